@@ -1,0 +1,86 @@
+//! Errors of the subnet manager. Each names what the user must change.
+
+use std::path::PathBuf;
+
+use ibnetsim_fabric::{FabricError, Location};
+
+/// Everything that can go wrong while configuring, routing or analysing a subnet.
+#[derive(Debug, thiserror::Error)]
+pub enum SmError {
+    /// A problem with the fabric itself.
+    #[error(transparent)]
+    Fabric(#[from] FabricError),
+    /// A routing engine name that is not registered.
+    #[error("unknown routing engine '{name}' (known engines: {known})")]
+    UnknownEngine {
+        /// What the user asked for.
+        name: String,
+        /// Comma-separated list of valid names.
+        known: String,
+    },
+    /// More LIDs are needed than the unicast LID space holds.
+    #[error("LMC {lmc} needs {needed} unicast LIDs but only {max} exist (0x0001-0xbfff); lower the LMC")]
+    LmcTooLarge {
+        /// Requested LMC.
+        lmc: u8,
+        /// LIDs the fabric would need.
+        needed: u64,
+        /// LIDs available.
+        max: u64,
+    },
+    /// An engine cannot handle this fabric (e.g. `dor` on an irregular one).
+    #[error("routing engine '{engine}' cannot route this fabric: {reason}")]
+    Unsupported {
+        /// Engine name.
+        engine: String,
+        /// Why.
+        reason: String,
+    },
+    /// A destination LID that some switch cannot reach.
+    #[error("LID {lid:#06x} ({target}) is unreachable from switch '{switch}'")]
+    Unroutable {
+        /// Switch name.
+        switch: String,
+        /// Destination LID.
+        lid: u16,
+        /// Node and port owning the LID.
+        target: String,
+    },
+    /// A bad option value.
+    #[error("invalid option '{key}': {msg}")]
+    InvalidOption {
+        /// Option name as the user spells it.
+        key: String,
+        /// What is wrong and what is expected.
+        msg: String,
+    },
+    /// Malformed input file.
+    #[error("{loc}: {msg}")]
+    Parse {
+        /// File and line.
+        loc: Location,
+        /// What is wrong.
+        msg: String,
+    },
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl SmError {
+    /// A parse error at `loc`.
+    pub fn parse(loc: Location, msg: impl Into<String>) -> Self {
+        SmError::Parse { loc, msg: msg.into() }
+    }
+
+    /// An invalid option error.
+    pub fn option(key: impl Into<String>, msg: impl Into<String>) -> Self {
+        SmError::InvalidOption { key: key.into(), msg: msg.into() }
+    }
+}

@@ -1,0 +1,20 @@
+//! The subnet manager: what OpenSM does for a real fabric, done for a modelled one.
+//!
+//! It assigns LIDs (with LMC), runs a routing engine to fill every switch's
+//! linear forwarding table, sets SL2VL and VLArbitration tables, and analyses
+//! the result: reachability, loops, path stretch, channel load and the credit
+//! loop (deadlock) check over the channel dependency graph. Routing engines are
+//! small modules registered by name in [`routing::ENGINES`], as OpenSM's are.
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod lft;
+pub mod lid;
+pub mod routing;
+pub mod subnet;
+
+pub use error::SmError;
+pub use lft::{ForwardingTables, Lft, NO_PATH};
+pub use lid::{Lid, LidMap, PortLid, MAX_UNICAST_LID};
+pub use routing::{RoutingEngine, RoutingOptions, Routing, ENGINES};
+pub use subnet::{SmConfig, Subnet, SubnetManager};

@@ -1,0 +1,214 @@
+//! LID assignment with LMC.
+//!
+//! Every cabled CA port gets `2^LMC` consecutive LIDs starting at a base LID
+//! aligned to `2^LMC` (IBA 7.11.1); the low LMC bits of a DLID select one of the
+//! port's paths. Switches answer on port 0 with a single LID (LMC 0 on switch
+//! port 0, OpenSM's default without `lmc_esp0`). CA ports are numbered first, in
+//! node and port order, so a generated fabric's hosts get LIDs 1, 2, 3, … at
+//! LMC 0; switches follow.
+
+use ibnetsim_fabric::{Fabric, LinkEnd, NodeId, PortNum};
+use rustc_hash::FxHashMap;
+
+use crate::error::SmError;
+
+/// A local identifier.
+pub type Lid = u16;
+
+/// Highest unicast LID (0xC000 and above are multicast).
+pub const MAX_UNICAST_LID: Lid = 0xBFFF;
+
+/// The LIDs of one port: `base .. base + 2^lmc`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortLid {
+    /// The port (a switch's is port 0).
+    pub end: LinkEnd,
+    /// First LID, aligned to `2^lmc`.
+    pub base: Lid,
+    /// LID mask control of this port.
+    pub lmc: u8,
+}
+
+impl PortLid {
+    /// Number of LIDs of the port.
+    pub fn count(&self) -> u32 {
+        1u32 << self.lmc
+    }
+
+    /// All LIDs of the port.
+    pub fn lids(&self) -> impl Iterator<Item = Lid> {
+        let base = self.base as u32;
+        (base..base + self.count()).map(|l| l as Lid)
+    }
+}
+
+/// The LID assignment of a subnet.
+#[derive(Debug, Clone)]
+pub struct LidMap {
+    lmc: u8,
+    ports: Vec<PortLid>,
+    /// For each LID, the index in `ports` of its owner, or `u32::MAX`.
+    owner: Vec<u32>,
+    by_end: FxHashMap<LinkEnd, u32>,
+}
+
+impl LidMap {
+    /// Assigns LIDs: CA ports first (aligned to `2^lmc`), then one LID per switch.
+    pub fn assign(fabric: &Fabric, lmc: u8) -> Result<Self, SmError> {
+        if lmc > 7 {
+            return Err(SmError::option("lmc", format!("{lmc} is out of range; IBA allows LMC 0..=7")));
+        }
+        let ca_ports = fabric.ca_ports();
+        let per_port = 1u64 << lmc;
+        let switches: Vec<NodeId> = fabric.switches().collect();
+        // The first aligned base is 2^lmc, because LID 0 is reserved.
+        let needed = (ca_ports.len() as u64 + 1) * per_port + switches.len() as u64 - 1;
+        if needed > MAX_UNICAST_LID as u64 {
+            return Err(SmError::LmcTooLarge { lmc, needed, max: MAX_UNICAST_LID as u64 });
+        }
+        let mut entries = Vec::with_capacity(ca_ports.len() + switches.len());
+        let mut next = per_port as u32;
+        for end in ca_ports {
+            entries.push(PortLid { end, base: next as Lid, lmc });
+            next += per_port as u32;
+        }
+        for sw in switches {
+            entries.push(PortLid { end: LinkEnd { node: sw, port: 0 }, base: next as Lid, lmc: 0 });
+            next += 1;
+        }
+        Self::from_entries(fabric, lmc, entries)
+    }
+
+    /// Builds a map from given LIDs (as read from a dump or a topology file),
+    /// checking that they are in range, aligned, non-overlapping and belong to
+    /// existing ports.
+    pub fn from_entries(fabric: &Fabric, lmc: u8, entries: Vec<PortLid>) -> Result<Self, SmError> {
+        let max = entries.iter().map(|p| p.base as u32 + p.count() - 1).max().unwrap_or(0);
+        if max > MAX_UNICAST_LID as u32 {
+            return Err(SmError::option("lid", format!("LID {max:#x} is beyond the unicast range 0x0001-0xbfff")));
+        }
+        let mut owner = vec![u32::MAX; max as usize + 1];
+        let mut by_end = FxHashMap::default();
+        for (i, p) in entries.iter().enumerate() {
+            let node = fabric.node(p.end.node);
+            let what = format!("{} port {}", node.name, p.end.port);
+            if p.end.port > node.num_ports || (node.kind.is_switch() != (p.end.port == 0)) {
+                return Err(SmError::option("lid", format!("{what} cannot own a LID")));
+            }
+            if p.base == 0 || p.base as u32 % p.count() != 0 {
+                return Err(SmError::option(
+                    "lid",
+                    format!("base LID {:#x} of {what} is not a non-zero multiple of 2^LMC = {}", p.base, p.count()),
+                ));
+            }
+            if by_end.insert(p.end, i as u32).is_some() {
+                return Err(SmError::option("lid", format!("{what} is given LIDs twice")));
+            }
+            for lid in p.lids() {
+                let slot = &mut owner[lid as usize];
+                if *slot != u32::MAX {
+                    let other = &entries[*slot as usize];
+                    let on = &fabric.node(other.end.node).name;
+                    return Err(SmError::option(
+                        "lid",
+                        format!("LID {lid:#x} is given to both {what} and {on} port {}", other.end.port),
+                    ));
+                }
+                *slot = i as u32;
+            }
+        }
+        Ok(LidMap { lmc, ports: entries, owner, by_end })
+    }
+
+    /// LMC of CA ports.
+    pub fn lmc(&self) -> u8 {
+        self.lmc
+    }
+
+    /// All ports with LIDs.
+    pub fn ports(&self) -> &[PortLid] {
+        &self.ports
+    }
+
+    /// CA ports with LIDs, in assignment order: the traffic endpoints.
+    pub fn ca_ports<'a>(&'a self, fabric: &'a Fabric) -> impl Iterator<Item = &'a PortLid> + 'a {
+        self.ports.iter().filter(move |p| fabric.node(p.end.node).kind.is_ca())
+    }
+
+    /// Highest LID in use: forwarding tables have `top_lid + 1` entries.
+    pub fn top_lid(&self) -> Lid {
+        (self.owner.len() - 1) as Lid
+    }
+
+    /// The port that owns `lid`.
+    #[inline]
+    pub fn owner(&self, lid: Lid) -> Option<&PortLid> {
+        match self.owner.get(lid as usize) {
+            Some(&i) if i != u32::MAX => Some(&self.ports[i as usize]),
+            _ => None,
+        }
+    }
+
+    /// The LIDs of a port.
+    pub fn of_port(&self, node: NodeId, port: PortNum) -> Option<&PortLid> {
+        self.by_end.get(&LinkEnd { node, port }).map(|&i| &self.ports[i as usize])
+    }
+
+    /// A switch's LID (port 0).
+    pub fn switch_lid(&self, sw: NodeId) -> Option<Lid> {
+        self.of_port(sw, 0).map(|p| p.base)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ibnetsim_fabric::LinkSpec;
+
+    fn star(hosts: u32) -> Fabric {
+        let mut f = Fabric::new();
+        let s = f.add_switch("s", 8).unwrap();
+        for i in 0..hosts {
+            let h = f.add_hca(format!("h{i}"), 1).unwrap();
+            f.connect(s, i + 1, h, 1, LinkSpec::default()).unwrap();
+        }
+        f
+    }
+
+    #[test]
+    fn lmc0_hosts_first_then_switch() {
+        let f = star(3);
+        let m = LidMap::assign(&f, 0).unwrap();
+        let bases: Vec<Lid> = m.ports().iter().map(|p| p.base).collect();
+        assert_eq!(bases, vec![1, 2, 3, 4]);
+        assert_eq!(m.switch_lid(NodeId(0)), Some(4));
+        assert_eq!(m.top_lid(), 4);
+    }
+
+    #[test]
+    fn lmc2_bases_are_aligned() {
+        let f = star(3);
+        let m = LidMap::assign(&f, 2).unwrap();
+        let bases: Vec<Lid> = m.ports().iter().map(|p| p.base).collect();
+        assert_eq!(bases, vec![4, 8, 12, 16]);
+        assert_eq!(m.owner(13).unwrap().end.node, f.node_by_name("h2").unwrap());
+        assert!(m.owner(3).is_none());
+        assert_eq!(m.owner(16).unwrap().lmc, 0);
+    }
+
+    #[test]
+    fn lmc_too_large() {
+        assert!(matches!(LidMap::assign(&star(1), 8), Err(SmError::InvalidOption { .. })));
+    }
+
+    #[test]
+    fn overlapping_entries_are_rejected() {
+        let f = star(2);
+        let e = vec![
+            PortLid { end: LinkEnd { node: NodeId(1), port: 1 }, base: 4, lmc: 2 },
+            PortLid { end: LinkEnd { node: NodeId(2), port: 1 }, base: 5, lmc: 0 },
+        ];
+        let err = LidMap::from_entries(&f, 2, e).unwrap_err().to_string();
+        assert!(err.contains("LID 0x5 is given to both"), "{err}");
+    }
+}

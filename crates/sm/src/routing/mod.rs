@@ -1,0 +1,97 @@
+//! Routing engines and their registry.
+//!
+//! An engine turns a fabric and its LIDs into linear forwarding tables. As in
+//! OpenSM (`struct osm_routing_engine`), an engine implements only what it
+//! needs: [`RoutingEngine::route`] is required; [`RoutingEngine::assign_lids`]
+//! lets an engine (such as `file`) impose its own LIDs. Engines are listed once
+//! in [`ENGINES`]; the CLI's `--list`, the docs and the unknown-name error all
+//! read that slice. Adding an engine is one module plus one line here.
+
+use std::path::PathBuf;
+
+use ibnetsim_fabric::Fabric;
+
+use crate::error::SmError;
+use crate::lft::ForwardingTables;
+use crate::lid::LidMap;
+
+/// Options every engine may read; each engine documents which it uses.
+#[derive(Debug, Clone, Default)]
+pub struct RoutingOptions {
+    /// Root switch(es) for tree-based engines (`updn`), by name or GUID.
+    /// Empty means "choose automatically".
+    pub roots: Vec<String>,
+    /// Input file for the `file` engine.
+    pub file: Option<PathBuf>,
+    /// Second input file (the `.fdbs.ini` key of an ib_flit_sim `.fdbs` table).
+    pub file_key: Option<PathBuf>,
+    /// Seed for engines that break ties randomly.
+    pub seed: u64,
+}
+
+/// What an engine produces.
+#[derive(Debug, Clone)]
+pub struct Routing {
+    /// One LFT per switch.
+    pub tables: ForwardingTables,
+    /// Human-readable facts about the run (chosen root, fallbacks taken, …).
+    pub notes: Vec<String>,
+}
+
+/// A routing engine. Runs once per fabric (cold path), so a trait object is fine.
+pub trait RoutingEngine: Send + Sync {
+    /// Registry name (the OpenSM name when the algorithm is the same).
+    fn name(&self) -> &'static str;
+
+    /// LIDs this engine requires, or `None` for the standard assignment.
+    fn assign_lids(&self, _fabric: &Fabric, _lmc: u8) -> Result<Option<LidMap>, SmError> {
+        Ok(None)
+    }
+
+    /// Fills the forwarding tables for every LID in `lids`.
+    fn route(&self, fabric: &Fabric, lids: &LidMap) -> Result<Routing, SmError>;
+}
+
+/// A registry entry.
+pub struct EngineInfo {
+    /// Name used in configs and on the command line.
+    pub name: &'static str,
+    /// One-line description for `--list` and the docs.
+    pub summary: &'static str,
+    /// Builds the engine from options, validating those it uses.
+    pub build: fn(&RoutingOptions) -> Result<Box<dyn RoutingEngine>, SmError>,
+}
+
+/// Every routing engine, by name.
+pub static ENGINES: &[EngineInfo] = &[];
+
+/// Builds the engine called `name`.
+pub fn build_engine(name: &str, options: &RoutingOptions) -> Result<Box<dyn RoutingEngine>, SmError> {
+    match ENGINES.iter().find(|e| e.name == name) {
+        Some(info) => (info.build)(options),
+        None => Err(SmError::UnknownEngine {
+            name: name.to_string(),
+            known: ENGINES.iter().map(|e| e.name).collect::<Vec<_>>().join(", "),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique() {
+        let mut names: Vec<&str> = ENGINES.iter().map(|e| e.name).collect();
+        names.sort_unstable();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n, "duplicate engine name in ENGINES");
+    }
+
+    #[test]
+    fn unknown_engine_lists_known_ones() {
+        let err = build_engine("nosuch", &RoutingOptions::default()).err().unwrap().to_string();
+        assert!(err.starts_with("unknown routing engine 'nosuch'"), "{err}");
+    }
+}
