@@ -1,8 +1,20 @@
 //! `ibnetsim._core`: the only crate that knows about Python.
+//!
+//! Python classes here are thin handles on core objects (`Fabric`, `Subnet`);
+//! the Python package wraps them in friendlier classes. Every long call
+//! releases the interpreter (`Python::detach`), and every core error goes
+//! through `errors.rs`, the single mapping to Python exceptions.
 use pyo3::prelude::*;
+
+mod errors;
+mod fabric;
+mod subnet;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
+    fabric::register(m)?;
+    subnet::register(m)?;
     Ok(())
 }

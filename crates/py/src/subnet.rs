@@ -1,0 +1,140 @@
+//! `Subnet`: a configured subnet (LIDs + forwarding tables) and its checks.
+
+use ibnetsim_fabric::{LinkEnd, NodeId};
+use ibnetsim_sm::{RoutingOptions, SmConfig, Subnet, SubnetManager, ENGINES};
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray2};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::{sm_err, ConfigError};
+use crate::fabric::PyFabric;
+
+#[pyclass(name = "Subnet", module = "ibnetsim._core", frozen)]
+pub struct PySubnet {
+    fabric: Py<PyFabric>,
+    inner: Subnet,
+}
+
+impl PySubnet {
+    fn ca(&self, fabric: &PyFabric, name: &str) -> PyResult<NodeId> {
+        let f = &fabric.inner;
+        let n = f.resolve(name).map_err(|e| ConfigError::new_err(e.to_string()))?;
+        if !f.node(n).kind.is_ca() {
+            return Err(ConfigError::new_err(format!("'{name}' is a switch; give a channel adapter")));
+        }
+        Ok(n)
+    }
+}
+
+#[pymethods]
+impl PySubnet {
+    /// Runs the subnet manager on a fabric.
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (fabric, engine, lmc, roots, file, file_key, seed))]
+    fn configure(
+        py: Python<'_>,
+        fabric: Py<PyFabric>,
+        engine: String,
+        lmc: u8,
+        roots: Vec<String>,
+        file: Option<std::path::PathBuf>,
+        file_key: Option<std::path::PathBuf>,
+        seed: u64,
+    ) -> PyResult<Self> {
+        let config = SmConfig {
+            routing_engine: engine,
+            lmc,
+            options: RoutingOptions { roots, file, file_key, seed },
+        };
+        let fab = fabric.get();
+        let inner = py.detach(|| SubnetManager::new(config).configure(&fab.inner)).map_err(sm_err)?;
+        Ok(PySubnet { fabric, inner })
+    }
+
+    #[getter]
+    fn engine(&self) -> &str {
+        &self.inner.engine
+    }
+
+    #[getter]
+    fn notes(&self) -> Vec<String> {
+        self.inner.notes.clone()
+    }
+
+    #[getter]
+    fn lmc(&self) -> u8 {
+        self.inner.lids.lmc()
+    }
+
+    /// LID assignment as columns.
+    fn lids_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let f = &self.fabric.get().inner;
+        let ports = self.inner.lids.ports();
+        let d = PyDict::new(py);
+        d.set_item("node", ports.iter().map(|p| f.node(p.end.node).name.as_str()).collect::<Vec<_>>())?;
+        d.set_item("port", ports.iter().map(|p| p.end.port).collect::<Vec<_>>())?;
+        d.set_item("kind", ports.iter().map(|p| format!("{:?}", f.node(p.end.node).kind)).collect::<Vec<_>>())?;
+        d.set_item("base_lid", ports.iter().map(|p| p.base).collect::<Vec<_>>())?;
+        d.set_item("lmc", ports.iter().map(|p| p.lmc).collect::<Vec<_>>())?;
+        Ok(d)
+    }
+
+    /// Switch names in row order of `lft_matrix`.
+    fn switch_names(&self) -> Vec<String> {
+        let f = &self.fabric.get().inner;
+        f.switches().map(|s| f.node(s).name.clone()).collect()
+    }
+
+    /// Forwarding tables as a (switch x LID) uint8 matrix, 255 = no path.
+    fn lft_matrix<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<u8>> {
+        let f = &self.fabric.get().inner;
+        let cols = self.inner.tables.top_lid() as usize + 1;
+        let switches: Vec<NodeId> = f.switches().collect();
+        let mut data = Vec::with_capacity(switches.len() * cols);
+        for s in &switches {
+            data.extend_from_slice(self.inner.tables.lft(*s).expect("switch has a table").entries());
+        }
+        Array2::from_shape_vec((switches.len(), cols), data).expect("rows of equal length").into_pyarray(py)
+    }
+
+    /// Hops (node name, output port) from CA `src` to CA `dst`'s base LID + offset.
+    fn trace(&self, src: &str, dst: &str, lid_offset: u16) -> PyResult<Vec<(String, u8)>> {
+        let fab = self.fabric.get();
+        let f = &fab.inner;
+        let (s, d) = (self.ca(fab, src)?, self.ca(fab, dst)?);
+        let dport = f.node(d).connected_ports().next().map(|(p, _)| p).unwrap_or(1);
+        let lids = self.inner.lids.of_port(d, dport).ok_or_else(|| ConfigError::new_err(format!("'{dst}' has no LID")))?;
+        if lid_offset as u32 >= lids.count() {
+            return Err(ConfigError::new_err(format!("lid_offset {lid_offset} is beyond 2^LMC = {}", lids.count())));
+        }
+        let lid = lids.base + lid_offset;
+        let sport = f.node(s).connected_ports().next().map(|(p, _)| p).unwrap_or(1);
+        let mut hops = vec![(f.node(s).name.clone(), sport)];
+        let mut at: Option<LinkEnd> = f.peer(s, sport);
+        while let Some(end) = at {
+            if end.node == d {
+                return Ok(hops);
+            }
+            if !f.node(end.node).kind.is_switch() || hops.len() > f.num_nodes() {
+                break;
+            }
+            let Some(out) = self.inner.tables.get(end.node, lid) else { break };
+            hops.push((f.node(end.node).name.clone(), out));
+            at = f.peer(end.node, out);
+        }
+        Err(ConfigError::new_err(format!("no route from '{src}' to LID {lid:#x} of '{dst}' (stopped after {hops:?})")))
+    }
+}
+
+#[pyfunction]
+fn routing_engines() -> Vec<(&'static str, &'static str)> {
+    ENGINES.iter().map(|e| (e.name, e.summary)).collect()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PySubnet>()?;
+    m.add_function(wrap_pyfunction!(routing_engines, m)?)?;
+    Ok(())
+}

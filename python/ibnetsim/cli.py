@@ -1,0 +1,258 @@
+"""The ``ibnetsim`` command.
+
+Exit status: 0 on success, 1 when ``check`` finds a defect, 2 on bad input
+(the message names the file, line or option to fix).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import click
+
+import ibnetsim
+from ibnetsim import topology
+from ibnetsim.errors import IbnetsimError
+from ibnetsim.sm import SubnetManager, routing_engines
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+def _friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turns library and OS errors into one line on stderr and exit status 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except IbnetsimError as e:
+            _fail(str(e))
+        except OSError as e:
+            _fail(f"{e.filename}: {e.strerror}" if e.filename else str(e))
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(ibnetsim.__version__, prog_name="ibnetsim")
+def main() -> None:
+    """ibnetsim: InfiniBand fabric simulator with its own subnet manager."""
+
+
+# --------------------------------------------------------------------------- topo
+@main.group()
+def topo() -> None:
+    """Generate, inspect and convert fabrics."""
+
+
+def _link_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--cable-m", "cable_length_m", default=1.0, show_default=True, help="Cable length in metres (5 ns/m).")(fn)
+    fn = click.option("--speed", "link_speed", default="SDR", show_default=True, help="SDR, DDR, QDR, FDR10, FDR, EDR, HDR or NDR.")(fn)
+    fn = click.option("--width", "link_width", default="1x", show_default=True, help="1x, 2x, 4x, 8x or 12x.")(fn)
+    fn = click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Output file (ibnetdiscover/ibsim net format).")(fn)
+    return fn
+
+
+def _write_generated(fab: topology.Fabric, output: str) -> None:
+    fab.write(output)
+    click.echo(f"wrote {output}: {fab.num_switches} switches, {fab.num_cas} CAs, {fab.num_links} links")
+
+
+@topo.group("gen")
+def topo_gen() -> None:
+    """Generate a fabric (seeded and deterministic)."""
+
+
+@topo_gen.command("irregular")
+@click.option("--switches", type=int, required=True, help="Number of switches.")
+@click.option("--ports", "switch_ports", type=int, required=True, help="Ports per switch.")
+@click.option("--links", "links_per_switch", type=int, default=None, help="Switch-to-switch links per switch.")
+@click.option("--total-links", type=int, default=None, help="Total switch-to-switch links (instead of --links).")
+@click.option("--cycles", "independent_cycles", type=int, default=None, help="Independent cycles (instead of --links).")
+@click.option("--hosts", "hosts_per_switch", type=int, required=True, help="Hosts per switch.")
+@click.option("--seed", type=int, required=True, help="Random seed.")
+@_link_options
+@_friendly_errors
+def gen_irregular(output: str, **kw: Any) -> None:
+    """Random irregular fabric, as in papers 000-003."""
+    link = {k: kw.pop(k) for k in ("link_width", "link_speed", "cable_length_m")}
+    _write_generated(topology.irregular(**kw, **link), output)
+
+
+@topo_gen.command("mesh")
+@click.option("--dims", required=True, help="Sizes per dimension, e.g. 4x4 or 4,4,4.")
+@click.option("--torus", is_flag=True, help="Wrap around (torus).")
+@click.option("--hosts", "hosts_per_switch", type=int, default=1, show_default=True)
+@_link_options
+@_friendly_errors
+def gen_mesh(output: str, dims: str, torus: bool, hosts_per_switch: int, **link: Any) -> None:
+    """n-dimensional mesh or torus (dimension d on ports 2d+1/2d+2)."""
+    try:
+        sizes = [int(x) for x in dims.replace("x", ",").split(",") if x]
+    except ValueError:
+        raise click.BadParameter(f"'{dims}' is not a list of sizes like 4x4 or 4,4,4", param_hint="--dims")
+    maker = topology.torus if torus else topology.mesh
+    _write_generated(maker(sizes, hosts_per_switch=hosts_per_switch, **link), output)
+
+
+@topo_gen.command("hypercube")
+@click.option("--dim", "dimension", type=int, required=True, help="Dimension d: 2^d switches.")
+@click.option("--hosts", "hosts_per_switch", type=int, default=1, show_default=True)
+@_link_options
+@_friendly_errors
+def gen_hypercube(output: str, dimension: int, hosts_per_switch: int, **link: Any) -> None:
+    """Hypercube (dimension i on port i+1)."""
+    _write_generated(topology.hypercube(dimension, hosts_per_switch=hosts_per_switch, **link), output)
+
+
+@topo_gen.command("fattree")
+@click.option("-k", "k", type=int, required=True, help="Arity: switches have 2k ports.")
+@click.option("-n", "n", type=int, required=True, help="Levels: k^n hosts.")
+@_link_options
+@_friendly_errors
+def gen_fattree(output: str, k: int, n: int, **link: Any) -> None:
+    """k-ary n-tree fat tree."""
+    _write_generated(topology.fat_tree(k, n, **link), output)
+
+
+@topo_gen.command("ring")
+@click.option("--switches", type=int, required=True)
+@click.option("--hosts", "hosts_per_switch", type=int, default=1, show_default=True)
+@_link_options
+@_friendly_errors
+def gen_ring(output: str, switches: int, hosts_per_switch: int, **link: Any) -> None:
+    """A ring of switches."""
+    _write_generated(topology.ring(switches, hosts_per_switch=hosts_per_switch, **link), output)
+
+
+@topo.command("kinds")
+def topo_kinds() -> None:
+    """List the generators."""
+    for name, summary in topology.generator_kinds():
+        click.echo(f"{name:14} {summary}")
+
+
+@topo.command("info")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--ibnl-dir", multiple=True, type=click.Path(file_okay=False), help="Extra folder of .ibnl system files.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_friendly_errors
+def topo_info(file: str, ibnl_dir: tuple[str, ...], as_json: bool) -> None:
+    """Summarise a topology file."""
+    fab = topology.read(file, ibnl_dir)
+    info = fab.info()
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    click.echo(f"{file} ({fab.source_format})")
+    for key, value in info.items():
+        click.echo(f"  {key:24} {value}")
+
+
+# --------------------------------------------------------------------------- route / check
+def _configure(file: str, engine: str, lmc: int, root: tuple[str, ...], lfts: Optional[str], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...]) -> tuple[topology.Fabric, SubnetManager, float, float]:
+    t0 = time.perf_counter()
+    fab = topology.read(file, ibnl_dir)
+    t1 = time.perf_counter()
+    sm = SubnetManager(fab, routing=engine, lmc=lmc, root=list(root), lfts_file=lfts, fdbs_key=fdbs_key)
+    t2 = time.perf_counter()
+    return fab, sm, t1 - t0, t2 - t1
+
+
+def _routing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--ibnl-dir", multiple=True, type=click.Path(file_okay=False), help="Extra folder of .ibnl system files.")(fn)
+    fn = click.option("--fdbs-key", type=click.Path(exists=True, dir_okay=False), help="The .fdbs.ini key of an ib_flit_sim .fdbs table.")(fn)
+    fn = click.option("--root", multiple=True, help="up*/down* root switch (name or GUID); repeat for several.")(fn)
+    fn = click.option("--lmc", type=click.IntRange(0, 7), default=0, show_default=True, help="LID mask control: 2^LMC LIDs per CA port.")(fn)
+    return fn
+
+
+@main.command("route")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False), required=False)
+@click.option("--engine", default="minhop", show_default=True, help="Routing engine (see --list).")
+@click.option("--lfts-file", type=click.Path(exists=True, dir_okay=False), help="Input tables for --engine file.")
+@_routing_options
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write opensm-lfts.dump here.")
+@click.option("--list", "list_engines", is_flag=True, help="List routing engines and exit.")
+@_friendly_errors
+def route(file: Optional[str], engine: str, lmc: int, root: tuple[str, ...], lfts_file: Optional[str], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], output: Optional[str], list_engines: bool) -> None:
+    """Compute forwarding tables for FILE and write them as an OpenSM LFT dump."""
+    if list_engines:
+        for name, summary in routing_engines():
+            click.echo(f"{name:10} {summary}")
+        return
+    if file is None:
+        raise click.UsageError("FILE is required (or use --list)")
+    fab, sm, t_read, t_route = _configure(file, engine, lmc, root, lfts_file, fdbs_key, ibnl_dir)
+    for note in sm.notes:
+        click.echo(f"note: {note}", err=True)
+    if output:
+        sm.write_lfts(output)
+        click.echo(f"wrote {output}: {fab.num_switches} switches, LIDs up to {sm.lft.shape[1] - 1}, engine {sm.routing}, lmc {sm.lmc}")
+    else:
+        click.echo(sm.lfts_dump(), nl=False)
+    click.echo(f"read {t_read:.2f} s, routed {t_route:.2f} s", err=True)
+
+
+@main.command("check")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--lfts", "lfts_file", type=click.Path(exists=True, dir_okay=False), help="Check these tables (OpenSM dump or .fdbs) instead of routing.")
+@click.option("--engine", default="minhop", show_default=True, help="Routing engine when no --lfts is given.")
+@_routing_options
+@click.option("--vls", "data_vls", type=click.IntRange(1, 15), default=1, show_default=True, help="Data VLs for the default SL2VL (SL i -> VL i mod VLs).")
+@click.option("--qos", "qos_file", type=click.Path(exists=True, dir_okay=False), help="opensm.conf-style QoS options (qos_sl2vl, qos_max_vls, ...).")
+@click.option("--spread-lmc", is_flag=True, help="Spread uniform traffic over every LID of a port for the channel load.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@_friendly_errors
+def check(file: str, lfts_file: Optional[str], engine: str, lmc: int, root: tuple[str, ...], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], data_vls: int, qos_file: Optional[str], spread_lmc: bool, as_json: bool) -> None:
+    """Reachability, loops, path stretch, channel load and credit loops of FILE's routing.
+
+    Exits 1 if any CA pair is unreachable, a forwarding loop exists, or the
+    channel dependency graph has a cycle (a possible credit-loop deadlock).
+    """
+    if lfts_file:
+        engine = "file"
+    fab, sm, t_read, t_route = _configure(file, engine, lmc, root, lfts_file, fdbs_key, ibnl_dir)
+    t0 = time.perf_counter()
+    report = sm.check(data_vls=data_vls, qos_file=qos_file, spread_lmc=spread_lmc)
+    t_check = time.perf_counter() - t0
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        click.echo(str(report))
+    click.echo(f"read {t_read:.2f} s, routed {t_route:.2f} s, checked {t_check:.2f} s", err=True)
+    sys.exit(0 if report.ok else 1)
+
+
+# --------------------------------------------------------------------------- demo
+@main.command("demo")
+@_friendly_errors
+def demo() -> None:
+    """Route and check built-in example fabrics (no files needed).
+
+    A 16-switch irregular fabric (8-port switches, 4 links and 4 hosts per
+    switch, as in the papers) routed with up*/down* and with minhop, and a 4x4
+    torus routed with dor on one VL, which has a credit loop.
+    """
+    fab = topology.irregular(switches=16, switch_ports=8, links_per_switch=4, hosts_per_switch=4, seed=1)
+    click.echo(f"== {fab!r}")
+    for engine in ("updn", "minhop"):
+        sm = SubnetManager(fab, routing=engine)
+        report = sm.check()
+        click.echo(f"\n-- routing engine {engine}" + "".join(f"\n   note: {n}" for n in sm.notes))
+        click.echo(str(report))
+    torus = topology.torus([4, 4], hosts_per_switch=1)
+    click.echo(f"\n== {torus!r}\n-- routing engine dor, 1 data VL")
+    click.echo(str(SubnetManager(torus, routing="dor").check(data_vls=1)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""The subnet manager: LID assignment, routing engines, forwarding tables and their checks."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ibnetsim import _core
+from ibnetsim.topology import Fabric
+
+__all__ = ["SubnetManager", "CheckReport", "routing_engines"]
+
+
+def routing_engines() -> list[tuple[str, str]]:
+    """(name, summary) of every registered routing engine."""
+    return list(_core.routing_engines())
+
+
+class CheckReport:
+    """What :meth:`SubnetManager.check` found: reachability, loops, path lengths,
+    channel load and credit loops. ``str(report)`` is the human-readable form."""
+
+    def __init__(self, data: dict[str, Any], text: str):
+        self._data = data
+        self._text = text
+
+    @property
+    def ok(self) -> bool:
+        """True when no defect was found (every pair reachable, no loop, no credit loop)."""
+        return not self._data["has_defects"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole report as plain Python data (JSON-compatible)."""
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __str__(self) -> str:
+        return self._text
+
+    def __repr__(self) -> str:
+        return f"<CheckReport ok={self.ok}>"
+
+
+class SubnetManager:
+    """Configures a fabric as OpenSM would: LIDs (with LMC) and forwarding tables.
+
+    ``routing`` is an engine name (see :func:`routing_engines`): ``minhop``,
+    ``updn``, ``dor`` or ``file`` (with ``lfts_file=`` an OpenSM ``opensm-lfts.dump``,
+    a ``dump_ucast_routes`` file, or an ib_flit_sim ``.fdbs`` plus ``fdbs_key=`` its
+    ``.fdbs.ini``). ``root`` names the up*/down* root switch(es) by name or GUID.
+    """
+
+    def __init__(
+        self,
+        fabric: Fabric,
+        routing: str = "minhop",
+        lmc: int = 0,
+        root: Optional[str | Sequence[str]] = None,
+        lfts_file: Optional[str | os.PathLike] = None,
+        fdbs_key: Optional[str | os.PathLike] = None,
+        seed: int = 0,
+    ):
+        roots = [root] if isinstance(root, str) else list(root or [])
+        self.fabric = fabric
+        self._inner = _core.Subnet.configure(
+            fabric._inner,
+            routing,
+            int(lmc),
+            roots,
+            None if lfts_file is None else os.fspath(lfts_file),
+            None if fdbs_key is None else os.fspath(fdbs_key),
+            int(seed),
+        )
+
+    @property
+    def routing(self) -> str:
+        """Name of the engine that produced the tables."""
+        return self._inner.engine
+
+    @property
+    def notes(self) -> list[str]:
+        """What the engine reported (chosen root, …)."""
+        return list(self._inner.notes)
+
+    @property
+    def lmc(self) -> int:
+        return self._inner.lmc
+
+    @property
+    def lids(self) -> pd.DataFrame:
+        """One row per port with LIDs: node, port, kind, base_lid, lmc."""
+        return pd.DataFrame(self._inner.lids_columns())
+
+    @property
+    def lft(self) -> np.ndarray:
+        """Forwarding tables as a (switch × LID) uint8 array; 255 = no path.
+        Rows follow :attr:`switches`."""
+        return self._inner.lft_matrix()
+
+    @property
+    def switches(self) -> list[str]:
+        """Switch names, in the row order of :attr:`lft`."""
+        return list(self._inner.switch_names())
+
+    def route(self, src: str, dst: str, lid_offset: int = 0) -> list[tuple[str, int]]:
+        """The (node, output port) hops from CA ``src`` to CA ``dst`` (its base LID + offset)."""
+        return list(self._inner.trace(src, dst, int(lid_offset)))
+
+    def lfts_dump(self) -> str:
+        """The tables in OpenSM's ``opensm-lfts.dump`` format."""
+        return self._inner.lfts_dump()
+
+    def write_lfts(self, path: str | os.PathLike) -> None:
+        """Writes ``opensm-lfts.dump``, loadable by OpenSM's ``file`` routing engine."""
+        self._inner.write_lfts(os.fspath(path))
+
+    def check(
+        self,
+        data_vls: int = 1,
+        qos_file: Optional[str | os.PathLike] = None,
+        spread_lmc: bool = False,
+    ) -> CheckReport:
+        """Reachability, loops, path stretch, channel load and the credit-loop check.
+
+        ``data_vls`` sets the default SL2VL mapping (SL i → VL i mod data_vls); a
+        ``qos_file`` in opensm.conf syntax (``qos_sl2vl``, ``qos_max_vls``, …)
+        overrides it. ``spread_lmc`` spreads uniform traffic over all LIDs of a port.
+        """
+        data, text = self._inner.check(
+            int(data_vls), None if qos_file is None else os.fspath(qos_file), bool(spread_lmc)
+        )
+        return CheckReport(data, text)
+
+    def __repr__(self) -> str:
+        return f"<SubnetManager routing={self.routing!r} lmc={self.lmc} {self.fabric!r}>"

@@ -1,0 +1,71 @@
+import numpy as np
+import pytest
+
+import ibnetsim as ib
+
+
+@pytest.fixture
+def irregular():
+    return ib.topology.irregular(switches=16, switch_ports=8, links_per_switch=4, hosts_per_switch=4, seed=1)
+
+
+def test_engines_are_registered():
+    names = [n for n, _ in ib.routing_engines()]
+    assert {"minhop", "updn", "dor", "file"} <= set(names)
+
+
+def test_lids_with_lmc_are_aligned(irregular):
+    sm = ib.SubnetManager(irregular, routing="minhop", lmc=2)
+    cas = sm.lids[sm.lids["kind"] == "Hca"]
+    assert len(cas) == 64
+    assert (cas["base_lid"] % 4 == 0).all()
+    assert (cas["lmc"] == 2).all()
+    assert sm.lft.shape == (16, sm.lids["base_lid"].max() + 1)
+
+
+def test_updn_is_deadlock_free_and_minhop_on_torus_is_not():
+    fab = ib.topology.irregular(switches=16, switch_ports=8, links_per_switch=4, hosts_per_switch=4, seed=1)
+    report = ib.SubnetManager(fab, routing="updn").check()
+    assert report.ok, str(report)
+    torus = ib.topology.torus([4, 4], hosts_per_switch=1)
+    report = ib.SubnetManager(torus, routing="dor").check(data_vls=1)
+    assert not report.ok
+    assert "cycle" in str(report).lower()
+
+
+def test_minhop_routes_are_minimal(irregular):
+    report = ib.SubnetManager(irregular, routing="minhop").check()
+    d = report.to_dict()
+    assert report.ok or d["credit_loops"]
+    assert d["paths"]["non_minimal_pairs"] == 0
+
+
+def test_route_trace_on_mesh_goes_x_first():
+    fab = ib.topology.mesh([3, 3], hosts_per_switch=1)
+    sm = ib.SubnetManager(fab, routing="dor")
+    hops = sm.route("h0", "h8")
+    # sw0 -> +x (port 1) -> +x -> +y (port 3) -> +y -> host port.
+    assert [p for _, p in hops[1:-1]] == [1, 1, 3, 3]
+
+
+def test_lfts_dump_round_trips_through_file_engine(irregular, tmp_path):
+    sm = ib.SubnetManager(irregular, routing="updn", lmc=1)
+    path = tmp_path / "opensm-lfts.dump"
+    sm.write_lfts(path)
+    again = ib.SubnetManager(irregular, routing="file", lfts_file=path)
+    assert np.array_equal(again.lft, sm.lft)
+
+
+def test_unknown_engine_and_root_are_errors(irregular):
+    with pytest.raises(ib.ConfigError, match="unknown routing engine 'spf'.*minhop"):
+        ib.SubnetManager(irregular, routing="spf")
+    with pytest.raises(ib.IbnetsimError, match="nosuchswitch"):
+        ib.SubnetManager(irregular, routing="updn", root="nosuchswitch")
+
+
+def test_real_routing_dumps_check(shared_data):
+    topo = shared_data / "topologies/ib_flit_sim_small/is1_3l_32n"
+    fab = ib.topology.read(topo / "is1_3l_32n.topo")
+    sm = ib.SubnetManager(fab, routing="file", lfts_file=topo / "is1_3l_32n.fdbs", fdbs_key=topo / "is1_3l_32n.fdbs.ini")
+    report = sm.check()
+    assert report.to_dict()["paths"]["unreachable_pairs"] == 0
