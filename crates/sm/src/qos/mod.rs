@@ -187,7 +187,11 @@ mod tests {
         assert_eq!(l.data_vls(s, 3), 4);
         assert_eq!(l.data_vls(h, 1), 2);
         assert_eq!(l.max_data_vls(), 4);
-        assert!(l.check_port("x", h, 0).unwrap_err().to_string().contains("port 0 does not exist on 'h' (ports 1..=2)"));
+        assert!(l
+            .check_port("x", h, 0)
+            .unwrap_err()
+            .to_string()
+            .contains("port 0 does not exist on 'h' (ports 1..=2)"));
         assert!(l.check_port("x", s, 0).is_ok());
         assert!(PortLayout::uniform(&f, 16).is_err());
         assert!(PortLayout::uniform(&f, 0).is_err());

@@ -273,8 +273,7 @@ impl QosConfig {
 
     /// Reads the QoS options of an opensm.conf file.
     pub fn read_opensm_conf(path: &Path) -> Result<Self, SmError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|source| SmError::Io { path: path.to_path_buf(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| SmError::Io { path: path.to_path_buf(), source })?;
         Self::parse_opensm_conf(&text, Some(path))
     }
 
@@ -312,7 +311,10 @@ impl QosConfig {
                 })?;
                 set_from_opensm(cfg.set_mut(class), field, value).map_err(fail)?;
             } else if key == "congestion_control" || key.starts_with("cc_") {
-                cfg.cc_options.entry(key.to_string()).or_default().push(RawOption { value: value.to_string(), loc: loc() });
+                cfg.cc_options
+                    .entry(key.to_string())
+                    .or_default()
+                    .push(RawOption { value: value.to_string(), loc: loc() });
             }
         }
         Ok(cfg)
@@ -325,7 +327,8 @@ impl QosConfig {
         if let Some(p) = &self.policy_file {
             let _ = writeln!(out, "qos_policy_file {p}");
         }
-        let sets = std::iter::once(("qos", &self.global)).chain(PortClass::ALL.iter().map(|&c| (c.prefix(), self.set(Some(c)))));
+        let sets = std::iter::once(("qos", &self.global))
+            .chain(PortClass::ALL.iter().map(|&c| (c.prefix(), self.set(Some(c)))));
         for (prefix, set) in sets {
             for (name, value) in set_values(set) {
                 let _ = writeln!(out, "{prefix}_{name} {value}");
@@ -392,9 +395,14 @@ impl QosConfig {
     ///   our switches count as having an enhanced port 0.
     /// - CA ports: `ca`'s settings. Routers do not exist in our fabric model.
     /// - Every VL written is folded onto the port's operational VLs
-    ///   ([`super::fold_vl`]), VL15 in SL2VL tables excepted, and arbitration
-    ///   tables are cut to the port's capacity as OpenSM's block writes cut
-    ///   them (see [`VlArbTables`]; capacity is 64 here).
+    ///   ([`super::fold_vl`]), VL15 in SL2VL tables excepted.
+    /// - Arbitration tables are cut as OpenSM's `vlarb_update` writes them: the
+    ///   first `min(cap, 32)` entries, then `cap % 32` more. Our ports hold 64
+    ///   entries, and `64 % 32` is 0, so entries 32..=63 of a longer table reach
+    ///   the port as weight 0 and are left out here, as arbitration skips them.
+    ///   Missing entries are not padded (OpenSM pads with `0:0`, also skipped).
+    /// - CA ports are all programmed; OpenSM reaches only the cabled ones, and
+    ///   an uncabled port carries no traffic either way.
     pub fn apply(&self, fabric: &Fabric) -> (Sl2VlTables, VlArbTables) {
         if !self.enabled {
             let n = self.global.max_vls.unwrap_or(OSM_DEFAULT_QOS_MAX_VLS);
@@ -703,7 +711,8 @@ impl QosSection {
             sl2vl: self.sl2vl.clone(),
         };
         let ctx = TomlCtx { source, file: file.map(Path::to_path_buf) };
-        let mut cfg = QosConfig { enabled: self.enabled.unwrap_or(true), global: ctx.set("qos", &global)?, ..Default::default() };
+        let mut cfg =
+            QosConfig { enabled: self.enabled.unwrap_or(true), global: ctx.set("qos", &global)?, ..Default::default() };
         for class in PortClass::ALL {
             let section = match class {
                 PortClass::Ca => &self.ca,
@@ -737,7 +746,12 @@ impl TomlCtx<'_> {
         }
     }
 
-    fn text<T>(&self, key: &str, v: &Option<Spanned<String>>, parse: fn(&str) -> Result<T, String>) -> Result<Option<T>, SmError> {
+    fn text<T>(
+        &self,
+        key: &str,
+        v: &Option<Spanned<String>>,
+        parse: fn(&str) -> Result<T, String>,
+    ) -> Result<Option<T>, SmError> {
         match v {
             None => Ok(None),
             Some(s) => match parse(s.get_ref()) {
@@ -830,7 +844,10 @@ mod tests {
         assert_eq!(s.table(s0, 1, 4), &parse_sl2vl(OSM_DEFAULT_QOS_SL2VL).unwrap());
         assert_eq!(s.vl(h0, 0, 1, 15), 7);
         let d = QosParams::opensm_default();
-        assert_eq!(a.get(s0, 3), &VlArbConfig { high: d.vlarb_high.clone(), low: d.vlarb_low.clone(), limit_of_high_priority: 0 });
+        assert_eq!(
+            a.get(s0, 3),
+            &VlArbConfig { high: d.vlarb_high.clone(), low: d.vlarb_low.clone(), limit_of_high_priority: 0 }
+        );
         // 8 VLs: the mask folds VL 8..14 onto 0..6, exactly SL i -> i mod 8.
         let (s, a) = conf("qos TRUE\nqos_max_vls 8\n").unwrap().apply(&f);
         for sl in 0..16u8 {
@@ -838,11 +855,38 @@ mod tests {
         }
         assert_eq!(
             a.get(h0, 1).low,
-            vec![(0, 0), (1, 4), (2, 4), (3, 4), (4, 4), (5, 4), (6, 4), (7, 4), (0, 4), (1, 4), (2, 4), (3, 4), (4, 4), (5, 4), (6, 4)]
+            vec![
+                (0, 0),
+                (1, 4),
+                (2, 4),
+                (3, 4),
+                (4, 4),
+                (5, 4),
+                (6, 4),
+                (7, 4),
+                (0, 4),
+                (1, 4),
+                (2, 4),
+                (3, 4),
+                (4, 4),
+                (5, 4),
+                (6, 4)
+            ]
         );
         assert_eq!(a.get(h0, 1).high[8], (0, 0));
         // One table per distinct (class, VLs): the whole fabric shares one SL2VL table here.
         assert_eq!(s.index_entries(), f.num_nodes());
+    }
+
+    #[test]
+    fn long_arbitration_tables_lose_entries_beyond_32_as_in_opensm() {
+        let f = fabric();
+        let low: Vec<String> = (0..40).map(|i| format!("{}:{}", i % 15, i + 1)).collect();
+        let (_, a) = conf(&format!("qos TRUE\nqos_vlarb_low {}\n", low.join(","))).unwrap().apply(&f);
+        let s0 = f.node_by_name("s0").unwrap();
+        let got = &a.get(s0, 4).low;
+        assert_eq!(got.len(), 32);
+        assert_eq!(got[31], (1, 32));
     }
 
     const SNIPPET: &str = "\
@@ -924,7 +968,10 @@ lmc 2
         .unwrap();
         let d = QosParams::opensm_default();
         let ca = cfg.resolve(PortClass::Ca);
-        assert_eq!((ca.max_vls, ca.high_limit, ca.vlarb_low, ca.vlarb_high), (2, 0, vec![(1, 9)], d.vlarb_high.clone()));
+        assert_eq!(
+            (ca.max_vls, ca.high_limit, ca.vlarb_low, ca.vlarb_high),
+            (2, 0, vec![(1, 9)], d.vlarb_high.clone())
+        );
         let sw0 = cfg.resolve(PortClass::Switch0);
         assert_eq!((sw0.max_vls, sw0.high_limit, sw0.vlarb_low, sw0.sl2vl), (4, 3, vec![(0, 1)], d.sl2vl));
         let swe = cfg.resolve(PortClass::SwitchExternal);
@@ -969,7 +1016,10 @@ qos_ca_sl2vl (null)
         assert_eq!(cfg.global, QosSet::default());
         assert_eq!(cfg.ca, QosSet::default());
         // An explicit unset marker also undoes an earlier value.
-        let cfg = conf("qos_ca_max_vls 4\nqos_ca_max_vls 0\nqos_sl2vl 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\nqos_sl2vl (null)").unwrap();
+        let cfg = conf(
+            "qos_ca_max_vls 4\nqos_ca_max_vls 0\nqos_sl2vl 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\nqos_sl2vl (null)",
+        )
+        .unwrap();
         assert_eq!(cfg.ca.max_vls, None);
         assert_eq!(cfg.global.sl2vl, None);
     }
@@ -1048,7 +1098,10 @@ qos_ca_sl2vl (null)
             assert!(got.starts_with(want), "for {text:?}\n got: {got}\nwant: {want}");
         }
         let long = format!("qos_vlarb_low {}", vec!["1:1"; 65].join(","));
-        assert_eq!(err(&long), "etc/opensm.conf:1: qos_vlarb_low: 65 entries listed; a VL arbitration table holds at most 64");
+        assert_eq!(
+            err(&long),
+            "etc/opensm.conf:1: qos_vlarb_low: 65 entries listed; a VL arbitration table holds at most 64"
+        );
         let missing = QosConfig::read_opensm_conf(Path::new("/nonexistent/opensm.conf")).unwrap_err();
         assert!(matches!(missing, SmError::Io { .. }), "{missing}");
     }
@@ -1114,10 +1167,16 @@ sl2vl = "7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7"
             ("[qos]\n[qos.router]\n", "scenario.toml:2: unknown field `router`"),
             ("[routing]\n", "scenario.toml:1: unknown field `routing`"),
             ("[qos]\nmax_vls = 0\n", "scenario.toml:2: qos.max_vls: 0 is out of range; expected 1..=15"),
-            ("[qos]\n\n[qos.swe]\nhigh_limit = 300\n", "scenario.toml:4: qos.swe.high_limit: 300 is out of range; expected 0..=255"),
+            (
+                "[qos]\n\n[qos.swe]\nhigh_limit = 300\n",
+                "scenario.toml:4: qos.swe.high_limit: 300 is out of range; expected 0..=255",
+            ),
             ("[qos.ca]\nvlarb_low = \"0:4,9\"\n", "scenario.toml:2: qos.ca.vlarb_low: entry 2 ('9') is not VL:weight"),
             ("[qos.sw0]\nsl2vl = \"(null)\"\n", "scenario.toml:2: qos.sw0.sl2vl: 1 VLs listed; expected 16"),
-            ("[qos]\nhigh_limit = \"4\"\n", "scenario.toml:2: invalid type: string \"4\", expected i64 (at `high_limit = \"4\"`)"),
+            (
+                "[qos]\nhigh_limit = \"4\"\n",
+                "scenario.toml:2: invalid type: string \"4\", expected i64 (at `high_limit = \"4\"`)",
+            ),
         ];
         for (text, want) in cases {
             let got = QosConfig::from_toml_str(text, p).unwrap_err().to_string();
@@ -1147,9 +1206,17 @@ sl2vl = "7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7"
     }
 
     fn arb_config() -> impl Strategy<Value = QosConfig> {
-        (any::<bool>(), arb_set(), arb_set(), arb_set(), arb_set(), arb_set()).prop_map(|(enabled, global, ca, sw0, swe, rtr)| {
-            QosConfig { enabled, global, ca, sw0, swe, rtr, ..Default::default() }
-        })
+        (any::<bool>(), arb_set(), arb_set(), arb_set(), arb_set(), arb_set()).prop_map(
+            |(enabled, global, ca, sw0, swe, rtr)| QosConfig {
+                enabled,
+                global,
+                ca,
+                sw0,
+                swe,
+                rtr,
+                ..Default::default()
+            },
+        )
     }
 
     proptest! {

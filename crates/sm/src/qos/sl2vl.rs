@@ -19,7 +19,7 @@ use std::sync::Arc;
 use ibnetsim_fabric::{Fabric, NodeId, PortNum};
 use rustc_hash::FxHashMap;
 
-use super::{check_data_vls, PortLayout};
+use super::PortLayout;
 use crate::error::SmError;
 
 /// The VL that means "drop": VL15 is reserved for subnet management packets.
@@ -57,7 +57,6 @@ impl Sl2VlTables {
     /// Every port maps SL `i` to VL `i mod data_vls`, the spread OpenSM's default
     /// `qos_sl2vl` gives once folded onto fewer VLs. `data_vls` is 1..=15.
     pub fn uniform(fabric: &Fabric, data_vls: u8) -> Result<Self, SmError> {
-        check_data_vls("data_vls", data_vls)?;
         Ok(Self::with_layout(Arc::new(PortLayout::uniform(fabric, data_vls)?), &uniform_map(data_vls)))
     }
 
@@ -163,10 +162,8 @@ impl Sl2VlTables {
 
     /// Sets the table of every port of every CA.
     pub fn set_all_cas(&mut self, map: &Sl2VlMap) -> Result<(), SmError> {
-        let cas: Vec<NodeId> = (0..self.layout.num_nodes() as u32)
-            .map(NodeId)
-            .filter(|&n| !self.layout.is_switch(n))
-            .collect();
+        let cas: Vec<NodeId> =
+            (0..self.layout.num_nodes() as u32).map(NodeId).filter(|&n| !self.layout.is_switch(n)).collect();
         for &n in &cas {
             for p in 1..=self.layout.num_ports(n) {
                 self.check_map(n, p, map)?;

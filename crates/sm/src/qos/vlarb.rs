@@ -26,7 +26,7 @@ use std::sync::Arc;
 use ibnetsim_fabric::{Fabric, NodeId, PortNum};
 use rustc_hash::FxHashMap;
 
-use super::{check_data_vls, fold_vl, PortLayout};
+use super::{fold_vl, PortLayout};
 use crate::error::SmError;
 
 /// Most entries a high or low table can hold (two 32-entry MAD blocks each).
@@ -142,7 +142,6 @@ pub struct VlArbTables {
 impl VlArbTables {
     /// Every port with `data_vls` data VLs and no priority ([`VlArbConfig::uniform`]).
     pub fn uniform(fabric: &Fabric, data_vls: u8) -> Result<Self, SmError> {
-        check_data_vls("data_vls", data_vls)?;
         Ok(Self::with_layout(Arc::new(PortLayout::uniform(fabric, data_vls)?)))
     }
 
@@ -299,14 +298,26 @@ mod tests {
             "invalid option 'vlarb': 's' port 1: low table entry 1 names VL 4, but the port operates 4 data VLs (0..=3)"
         );
         let long = VlArbConfig { high: vec![(0, 1); 65], low: vec![], limit_of_high_priority: 0 };
-        assert!(t.set(s, 1, long).unwrap_err().to_string().contains("the high table has 65 entries but the port holds 64"));
+        assert!(t
+            .set(s, 1, long)
+            .unwrap_err()
+            .to_string()
+            .contains("the high table has 65 entries but the port holds 64"));
         assert!(t.set(h, 0, ok.clone()).unwrap_err().to_string().contains("port 0 does not exist on 'h'"));
 
         t.set_capacity(s, 3, VlArbCap { high: 1, low: 8 }).unwrap();
-        assert!(t.set(s, 3, ok.clone()).unwrap_err().to_string().contains("the high table has 2 entries but the port holds 1"));
+        assert!(t
+            .set(s, 3, ok.clone())
+            .unwrap_err()
+            .to_string()
+            .contains("the high table has 2 entries but the port holds 1"));
         let e = t.set_capacity(s, 2, VlArbCap { high: 1, low: 8 }).unwrap_err().to_string();
         assert!(e.contains("the high table has 2 entries but the port holds 1"), "{e}");
-        assert!(t.set_capacity(s, 2, VlArbCap { high: 65, low: 8 }).unwrap_err().to_string().contains("beyond IBA's 64"));
+        assert!(t
+            .set_capacity(s, 2, VlArbCap { high: 65, low: 8 })
+            .unwrap_err()
+            .to_string()
+            .contains("beyond IBA's 64"));
         assert_eq!(t.capacity(s, 2), VlArbCap::default());
     }
 
@@ -314,10 +325,7 @@ mod tests {
     fn opensm_block_writes() {
         let table: Vec<(u8, u8)> = (0..40).map(|i| ((i % 15) as u8, i as u8 + 1)).collect();
         // Capacity 8: the first 8 entries, VLs masked to 4 data VLs.
-        assert_eq!(
-            opensm_entries(&table, 8, 4),
-            vec![(0, 1), (1, 2), (2, 3), (3, 4), (0, 5), (1, 6), (2, 7), (3, 8)]
-        );
+        assert_eq!(opensm_entries(&table, 8, 4), vec![(0, 1), (1, 2), (2, 3), (3, 4), (0, 5), (1, 6), (2, 7), (3, 8)]);
         // Capacity 40: both blocks in full.
         assert_eq!(opensm_entries(&table, 40, 15).len(), 40);
         // Capacity 64: OpenSM's second block length is 64 % 32 = 0.
