@@ -10,6 +10,7 @@
 pub mod error;
 pub mod lft;
 pub mod lid;
+pub mod qos;
 pub mod routing;
 pub mod subnet;
 
