@@ -1,0 +1,166 @@
+"""Point kinds: what one point of a sweep runs.
+
+A point kind is a plain function ``run(config: dict) -> dict`` from a point's
+resolved configuration (see :mod:`ibnetsim.experiment.scenario`) to its result
+columns, registered under a name with the scenario sections it reads. The sweep
+machinery knows nothing else about it, which is what lets the data plane add a
+``simulate`` kind beside the control-plane ``routing_stats`` and the analytic
+``tframe`` (the registry of CAMINOS's ``Plugs`` and OpenSM's
+``static_routing_modules[]``, in Python).
+
+Result columns are scalars (int, float, bool, str) or flat lists of numbers
+(per-port profiles, histograms); names are identifiers without dots, because
+dotted names are the parameters (``fabric.switches``) in the results table.
+
+Points run in worker processes or on dask workers: :func:`run_point` is the
+picklable entry point, and it imports the scenario's plugin modules first so
+kinds registered by a plugin exist on every worker.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import re
+import socket
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+__all__ = ["PointKind", "Figure", "register", "get", "names", "all_kinds", "run_point", "STATUS_OK", "STATUS_ERROR"]
+
+STATUS_OK = "ok"
+STATUS_ERROR = "error"
+
+_COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A standard figure of a point kind: ``y`` against ``x``, one series per
+    value of the other swept keys, mean over seeds with the min–max range shaded."""
+
+    name: str
+    x: str
+    y: str
+    title: str
+    ylabel: str
+    xlabel: Optional[str] = None
+    logy: bool = False
+
+
+@dataclass(frozen=True)
+class PointKind:
+    name: str
+    summary: str
+    run: Callable[[dict], dict]
+    #: Scenario sections the kind reads, in the order the reference lists them.
+    sections: tuple[str, ...]
+    #: Sections that must be present (sections with variants have no defaults).
+    required: tuple[str, ...] = ()
+    #: Result columns and what they mean (documented in docs/scenario.md).
+    columns: dict[str, str] = field(default_factory=dict)
+    figures: tuple[Figure, ...] = ()
+    #: Whole-point check run at validation time: ``(dotted key, message)`` or None.
+    check: Optional[Callable[[dict], Optional[tuple[str, str]]]] = None
+
+
+_KINDS: dict[str, PointKind] = {}
+_BUILTINS_LOADED = False
+
+
+def register(kind: PointKind) -> PointKind:
+    """Registers a point kind; names are unique."""
+    if not _COLUMN.match(kind.name):
+        raise ValueError(f"point kind name {kind.name!r} must be an identifier")
+    if kind.name in _KINDS and _KINDS[kind.name] is not kind:
+        raise ValueError(f"point kind '{kind.name}' is already registered")
+    from ibnetsim.experiment import schema
+
+    for s in kind.sections:
+        if s not in schema.sections():
+            raise ValueError(f"point kind '{kind.name}' reads section [{s}], which is not registered")
+    for c in kind.columns:
+        if not _COLUMN.match(c):
+            raise ValueError(f"point kind '{kind.name}': result column {c!r} must be an identifier without dots")
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def _load_builtins() -> None:
+    global _BUILTINS_LOADED
+    if not _BUILTINS_LOADED:
+        _BUILTINS_LOADED = True
+        importlib.import_module("ibnetsim.experiment.kinds.routing_stats")
+        importlib.import_module("ibnetsim.experiment.kinds.tframe")
+
+
+def names() -> list[str]:
+    _load_builtins()
+    return list(_KINDS)
+
+
+def all_kinds() -> list[PointKind]:
+    _load_builtins()
+    return list(_KINDS.values())
+
+
+def get(name: str) -> PointKind:
+    _load_builtins()
+    try:
+        return _KINDS[name]
+    except KeyError:
+        raise KeyError(f"unknown point kind '{name}' (known: {', '.join(_KINDS)})") from None
+
+
+# --------------------------------------------------------------------------- running
+def _check_columns(kind: str, out: Any) -> dict[str, Any]:
+    if not isinstance(out, dict):
+        raise TypeError(f"point kind '{kind}' returned {type(out).__name__}, not a dict of result columns")
+    clean: dict[str, Any] = {}
+    for name, v in out.items():
+        if not isinstance(name, str) or not _COLUMN.match(name):
+            raise TypeError(f"point kind '{kind}' returned column {name!r}; names must be identifiers without dots")
+        if hasattr(v, "item") and not hasattr(v, "__len__"):
+            v = v.item()  # numpy scalar
+        elif hasattr(v, "tolist"):
+            v = v.tolist()
+        if isinstance(v, (list, tuple)):
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+                raise TypeError(f"point kind '{kind}' returned column '{name}' as a list with non-numbers")
+            v = [float(x) for x in v]
+        elif v is not None and not isinstance(v, (bool, int, float, str)):
+            raise TypeError(f"point kind '{kind}' returned column '{name}' of type {type(v).__name__}")
+        if isinstance(v, float) and math.isnan(v):
+            v = None
+        clean[name] = v
+    return clean
+
+
+def run_point(kind: str, plugins: Sequence[str], config: dict) -> dict[str, Any]:
+    """Runs one point and returns its row fragment: ``status``, ``error``, the
+    result columns, and the runtime columns ``elapsed_s`` and ``host``.
+
+    An exception in the kind becomes an error row (message and traceback), so a
+    failing point never stops the sweep. KeyboardInterrupt and SystemExit are
+    not caught: they stop the sweep.
+    """
+    t0 = time.perf_counter()
+    meta = {"host": socket.gethostname(), "pid": os.getpid()}
+    try:
+        for mod in plugins:
+            importlib.import_module(mod)
+        out = _check_columns(kind, get(kind).run(config))
+        row: dict[str, Any] = {"status": STATUS_OK, "error": "", "traceback": ""}
+        row.update(out)
+    except Exception as e:  # noqa: BLE001 - a failing point is data, not a crash
+        row = {
+            "status": STATUS_ERROR,
+            "error": f"{type(e).__name__}: {e}",
+            "traceback": traceback.format_exc(),
+        }
+    row["elapsed_s"] = time.perf_counter() - t0
+    row.update(meta)
+    return row
