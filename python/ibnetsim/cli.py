@@ -254,5 +254,11 @@ def demo() -> None:
     click.echo(str(SubnetManager(torus, routing="dor").check(data_vls=1)))
 
 
+# --------------------------------------------------------------------------- sweep / results / plot / reproduce
+from ibnetsim.experiment.cli import register as _register_experiment_commands  # noqa: E402
+
+_register_experiment_commands(main)
+
+
 if __name__ == "__main__":
     main()

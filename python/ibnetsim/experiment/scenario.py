@@ -118,6 +118,7 @@ def key_lines(text: str) -> dict[tuple[str, ...], int]:
     table: tuple[str, ...] = ()
     in_multiline: Optional[str] = None
     inline_stack: list[tuple[str, ...]] = []
+    array_counts: dict[tuple[str, ...], int] = {}
     for no, raw in enumerate(text.splitlines(), start=1):
         line = raw
         if in_multiline:
@@ -131,6 +132,11 @@ def key_lines(text: str) -> dict[tuple[str, ...], int]:
             if m and "=" not in line.split("]")[0]:
                 table = tuple(_split_dotted(m.group(1)))
                 lines.setdefault(table, no)
+                if line.lstrip().startswith("[["):
+                    # Arrays of tables: the n-th [[x]] is also the path (x, "#n").
+                    n = array_counts[table] = array_counts.get(table, 0) + 1
+                    table = table + (f"#{n}",)
+                    lines.setdefault(table, no)
                 continue
         base = inline_stack[-1] if inline_stack else table
         pos = 0

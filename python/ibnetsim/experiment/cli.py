@@ -1,0 +1,228 @@
+"""The experiment commands of ``ibnetsim``: sweep, results, plot and reproduce.
+
+They live here, apart from :mod:`ibnetsim.cli`, and join the ``main`` group
+through :func:`register`, so the two files change independently.
+
+Exit status: 0 when every point succeeded (and, for ``reproduce``, every value
+with a tolerance is within it); 1 when a point failed or a value is outside its
+tolerance; 2 on bad input (the message names the file, line and key); 130 when
+interrupted with Ctrl-C (finished points are kept: run the same command again).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ibnetsim.errors import IbnetsimError
+
+__all__ = ["register"]
+
+_EXECUTORS = click.Choice(["local", "serial", "dask"])
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except IbnetsimError as e:
+            _fail(str(e))
+        except (KeyError, ValueError) as e:
+            _fail(str(e.args[0]) if e.args else str(e))
+        except OSError as e:
+            _fail(f"{e.filename}: {e.strerror}" if e.filename else str(e))
+
+    return wrapper
+
+
+def _executor_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker processes (default: every core).")(fn)
+    fn = click.option("--scheduler", default=None, help="dask scheduler address, e.g. tcp://host:8786 (with --executor dask).")(fn)
+    fn = click.option(
+        "--executor",
+        type=_EXECUTORS,
+        default="local",
+        show_default=True,
+        help="local: process pool; serial: this process; dask: dask.distributed (LocalCluster unless --scheduler).",
+    )(fn)
+    return fn
+
+
+def _make_executor(executor: str, workers: Optional[int], scheduler: Optional[str]):
+    from ibnetsim.experiment.executors import make_executor
+
+    if scheduler and executor != "dask":
+        raise click.UsageError("--scheduler needs --executor dask")
+    return make_executor(executor, workers=workers, scheduler=scheduler)
+
+
+@click.command("sweep")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=None, help="Results directory (default: results/<scenario name>).")
+@_executor_options
+@click.option("--skip-failed", is_flag=True, help="Do not re-run points that failed before.")
+@click.option("--dry-run", is_flag=True, help="Validate and list the points, run nothing.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@_friendly
+def sweep_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optional[str], workers: Optional[int], skip_failed: bool, dry_run: bool, no_progress: bool) -> None:
+    """Run every point of the scenario FILE, skipping those already in the results directory.
+
+    A list in the scenario is a sweep axis; the file expands to the Cartesian
+    product. Failed points are recorded with their error and the sweep goes on.
+    Ctrl-C stops cleanly; the same command resumes.
+    """
+    from ibnetsim.experiment.scenario import load
+    from ibnetsim.experiment.sweep import run_sweep
+
+    sc = load(file)
+    if dry_run:
+        click.echo(f"{file}: kind {sc.kind}, {len(sc.points)} points")
+        for a in sc.axes:
+            click.echo(f"  axis {a.name}: {', '.join(map(str, a.values))}")
+        for p in sc.points:
+            click.echo(f"  {p.index:5d} {p.key} {p.label()}")
+        return
+    out = Path(out_dir) if out_dir else Path("results") / Path(file).stem
+    ex = _make_executor(executor, workers, scheduler)
+    click.echo(f"{file}: {len(sc.points)} points on {ex.describe()} → {out}", err=True)
+    summary = run_sweep(sc, out, ex, progress=not no_progress, retry_failed=not skip_failed)
+    click.echo(str(summary), err=True)
+    for label, err in summary.errors[:10]:
+        click.echo(f"  failed: {label}: {err}", err=True)
+    if len(summary.errors) > 10:
+        click.echo(f"  … and {len(summary.errors) - 10} more (ibnetsim results {out} --failed)", err=True)
+    if summary.interrupted:
+        sys.exit(130)
+    sys.exit(1 if summary.failed else 0)
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        if v != v:
+            return ""
+        return f"{v:.6g}"
+    if isinstance(v, (list, tuple)) or (hasattr(v, "__len__") and not isinstance(v, str)):
+        return f"[{len(v)} values]"
+    return str(v)
+
+
+@click.command("results")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False))
+@click.option("--columns", default=None, help="Comma-separated columns to show (default: swept keys and results).")
+@click.option("--failed", is_flag=True, help="Show only failed points, with their error.")
+@click.option("--csv", "csv_out", type=click.Path(dir_okay=False), default=None, help="Also write every column to this CSV file.")
+@_friendly
+def results_cmd(directory: str, columns: Optional[str], failed: bool, csv_out: Optional[str]) -> None:
+    """Print the results of a sweep as a table (load them in Python with
+    ibnetsim.experiment.load_results(DIRECTORY))."""
+    from ibnetsim.experiment.store import RUNTIME_COLUMNS, Store, load_results
+
+    df = load_results(directory)
+    manifest = Store(directory).manifest()
+    if csv_out:
+        df.to_csv(csv_out, index=False)
+    if failed:
+        df = df[df["status"] != "ok"]
+    if columns:
+        cols = [c.strip() for c in columns.split(",") if c.strip()]
+        missing = [c for c in cols if c not in df.columns]
+        if missing:
+            raise click.UsageError(f"no column {', '.join(missing)} (columns: {', '.join(df.columns)})")
+    else:
+        axes = [a for a in manifest.get("axes", {}) if a in df.columns]
+        hidden = {"key", "index", "status", "error", "traceback", "kind", *RUNTIME_COLUMNS}
+        params = {c for c in df.columns if "." in c} | {"seed"}
+        results = [c for c in df.columns if c not in hidden and c not in params]
+        cols = ["index"] + axes + (["status", "error"] if failed else ["status"] + results)
+    sc = manifest.get("scenario", {})
+    title = f"{sc.get('name') or sc.get('kind', '')} — {len(df)} points"
+    table = Table(title=title, show_lines=False)
+    for c in cols:
+        table.add_column(c, overflow="fold", justify="right" if c not in ("status", "error") else "left")
+    for _, row in df.iterrows():
+        table.add_row(*[_fmt(row[c]) for c in cols])
+    Console().print(table)
+    if not failed:
+        nfail = int((df["status"] != "ok").sum()) if "status" in df else 0
+        if nfail:
+            click.echo(f"{nfail} points failed: ibnetsim results {directory} --failed", err=True)
+
+
+@click.command("plot")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False))
+@click.option("-o", "--output", "out", type=click.Path(file_okay=False), default=None, help="Folder for the figures (default: DIRECTORY/figures).")
+@click.option("--format", "formats", multiple=True, type=click.Choice(["png", "svg", "pdf"]), default=("png", "svg"), show_default=True)
+@_friendly
+def plot_cmd(directory: str, out: Optional[str], formats: tuple[str, ...]) -> None:
+    """Draw the standard figures of a sweep (PNG and SVG)."""
+    from ibnetsim.experiment.plots import plot_results
+
+    paths = plot_results(directory, out, formats)
+    if not paths:
+        click.echo(f"{directory}: no successful points to plot", err=True)
+        sys.exit(1)
+    for p in paths:
+        click.echo(str(p))
+
+
+@click.command("reproduce")
+@click.argument("experiment_id", required=False)
+@click.option("--list", "list_entries", is_flag=True, help="List the experiments and exit.")
+@click.option("--quick", is_flag=True, help="The scaled-down version (seconds to a minute, for CI).")
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=None, help="Results directory (default: reproduce/ID[-quick]).")
+@_executor_options
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@_friendly
+def reproduce_cmd(experiment_id: Optional[str], list_entries: bool, quick: bool, out_dir: Optional[str], executor: str, scheduler: Optional[str], workers: Optional[int], no_progress: bool) -> None:
+    """Run a paper experiment and write a report: the paper's values and ours, side by side."""
+    from ibnetsim.experiment import registry
+
+    if list_entries:
+        for e in registry.entries():
+            click.echo(f"{e.id:36} paper {e.paper}  {e.title}")
+        return
+    if not experiment_id:
+        raise click.UsageError("give an experiment ID (see --list)")
+    ex = _make_executor(executor, workers, scheduler)
+    rep = registry.reproduce(experiment_id, quick=quick, executor=ex, out_dir=out_dir, progress=not no_progress)
+    console = Console()
+    table = Table(title=f"{rep.entry.id}{' (quick)' if quick else ''}: {rep.entry.title}")
+    for c, j in (("quantity", "left"), ("source", "left"), ("paper", "right"), ("ours", "right"), ("ours − paper", "right"), ("relative", "right"), ("verdict", "left")):
+        table.add_column(c, justify=j, overflow="fold")
+    colour = {"within": "green", "outside": "red", "missing": "red", "context": "yellow"}
+    for r in rep.rows():
+        table.add_row(
+            r["quantity"],
+            r["citation"],
+            f"{r['paper']:.10g} {r['unit']}".strip(),
+            "—" if r["ours"] is None else f"{r['ours']:.10g} {r['unit']}".strip(),
+            "—" if r["diff"] is None else f"{r['diff']:+.4g}",
+            "—" if r["rel_diff"] is None else f"{r['rel_diff'] * 100:+.2f} %",
+            f"[{colour[r['verdict']]}]{r['verdict']}[/]",
+        )
+    console.print(table)
+    click.echo(f"report: {rep.directory / 'report.md'}", err=True)
+    if rep.summary is not None and rep.summary.interrupted:
+        sys.exit(130)
+    sys.exit(0 if rep.ok and not (rep.summary and rep.summary.failed) else 1)
+
+
+def register(group: click.Group) -> None:
+    """Adds the experiment commands to the ``ibnetsim`` group."""
+    for cmd in (sweep_cmd, results_cmd, plot_cmd, reproduce_cmd):
+        group.add_command(cmd)

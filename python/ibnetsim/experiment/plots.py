@@ -1,0 +1,248 @@
+"""The standard figures of a results directory, as PNG and SVG (matplotlib, Agg backend).
+
+Two families:
+
+- **Per-kind figures**: each point kind declares figures (``Figure``: a result
+  column against a swept key). Every other swept key except ``seed`` makes one
+  series; the line is the mean over seeds and the band their min–max range, so
+  every figure shows its spread and (in the legend) its sample size.
+- **Data-plane figures**, drawn whenever the rows carry these columns (the
+  contract for simulation kinds, documented in docs/scenario.md):
+
+  ====================== =====================================================
+  ``offered_load``       offered load, fraction of link bandwidth
+  ``accepted_load``      accepted traffic, fraction of link bandwidth
+  ``latency_mean_ns``    mean packet latency
+  ``port_utilization``   list: utilization of every port, in port order
+  ``latency_hist_edges_ns`` / ``latency_hist_counts``  list: histogram
+  ====================== =====================================================
+
+  giving latency vs accepted traffic (one series per swept key other than seed
+  and the load), throughput vs offered load, per-port utilization sorted and
+  unsorted, and latency histograms and CDFs. A per-link ``channel_loads`` list
+  (a routing kind's static analogue of utilization) is drawn like
+  ``port_utilization``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence, Union
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from ibnetsim.experiment import kinds  # noqa: E402
+from ibnetsim.experiment.store import Store  # noqa: E402
+
+__all__ = ["plot_results", "FORMATS", "PROFILE_COLUMNS"]
+
+FORMATS = ("png", "svg")
+PROFILE_COLUMNS = ("port_utilization", "channel_loads")
+
+
+def _slug(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", s).strip("_")
+
+
+def _is_numeric(values: Iterable[Any]) -> bool:
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+
+
+def _series_label(keys: Sequence[str], values: Sequence[Any]) -> str:
+    return ", ".join(f"{k.split('.')[-1]}={v}" for k, v in zip(keys, values)) or "all points"
+
+
+def _save(fig: plt.Figure, out: Path, name: str, formats: Sequence[str]) -> list[Path]:
+    paths = []
+    for fmt in formats:
+        p = out / f"{_slug(name)}.{fmt}"
+        fig.savefig(p, format=fmt, dpi=120, bbox_inches="tight")
+        paths.append(p)
+    plt.close(fig)
+    return paths
+
+
+def _groups(df: pd.DataFrame, keys: list[str]) -> list[tuple[tuple, pd.DataFrame]]:
+    if not keys:
+        return [((), df)]
+    return [((k if isinstance(k, tuple) else (k,)), g) for k, g in df.groupby(keys, sort=True, dropna=False)]
+
+
+def _metric_figure(df: pd.DataFrame, x: str, y: str, series: list[str], title: str, xlabel: str, ylabel: str, logy: bool = False) -> Optional[plt.Figure]:
+    if x not in df or y not in df:
+        return None
+    d = df[df[y].notna()]
+    if d.empty:
+        return None
+    xs_all = list(dict.fromkeys(d[x].tolist()))
+    numeric_x = _is_numeric(xs_all)
+    if numeric_x:
+        xs_all = sorted(xs_all)
+    pos = {v: i for i, v in enumerate(xs_all)}
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for values, g in _groups(d, series):
+        agg = g.groupby(x, sort=False)[y].agg(["mean", "min", "max", "count"]).reset_index()
+        agg["_pos"] = agg[x].map(lambda v: v if numeric_x else pos[v])
+        agg = agg.sort_values("_pos")
+        n = int(agg["count"].max())
+        label = _series_label(series, values) + (f" (n={n})" if n > 1 else "")
+        line = ax.plot(agg["_pos"], agg["mean"], marker="o", label=label)[0]
+        if n > 1:
+            ax.fill_between(agg["_pos"], agg["min"], agg["max"], alpha=0.18, color=line.get_color(), linewidth=0)
+    if not numeric_x:
+        ax.set_xticks(range(len(xs_all)), [str(v) for v in xs_all])
+    elif all(float(v).is_integer() for v in xs_all) and len(xs_all) <= 12:
+        ax.set_xticks(xs_all)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    if len(ax.get_lines()) > 1 or series:
+        ax.legend(fontsize="small")
+    return fig
+
+
+def _swept(manifest: dict, df: pd.DataFrame) -> list[str]:
+    axes = [a for a in manifest.get("axes", {}) if a in df.columns]
+    return axes
+
+
+def _load_key(axes: list[str]) -> list[str]:
+    return [a for a in axes if a.rsplit(".", 1)[-1] in ("load", "offered_load", "injection_rate")]
+
+
+def _as_list(v: Any) -> Optional[np.ndarray]:
+    if v is None:
+        return None
+    if isinstance(v, str):
+        v = json.loads(v)
+    arr = np.asarray(list(v), dtype=float)
+    return arr if arr.size else None
+
+
+def _representatives(df: pd.DataFrame, series: list[str]) -> list[tuple[str, pd.Series]]:
+    """One row per series: the lowest seed at the highest offered load (if any)."""
+    out = []
+    for values, g in _groups(df, series):
+        g = g.sort_values(["offered_load", "seed"] if "offered_load" in g else ["seed"], ascending=[False, True] if "offered_load" in g else [True])
+        row = g.iloc[0]
+        label = _series_label(series, values)
+        if "offered_load" in g:
+            label += f" @ load {row['offered_load']:.3g}"
+        out.append((label, row))
+    return out
+
+
+def plot_results(
+    directory: Union[str, os.PathLike],
+    out: Optional[Union[str, os.PathLike]] = None,
+    formats: Sequence[str] = FORMATS,
+) -> list[Path]:
+    """Draws the standard figures of a results directory into ``out`` (default ``DIR/figures``).
+
+    Returns the files written. Failed points are left out of every figure.
+    """
+    store = Store(directory)
+    manifest = store.manifest()
+    df = store.rows()
+    if df.empty or "status" not in df:
+        return []
+    df = df[df["status"] == "ok"].reset_index(drop=True)
+    if df.empty:
+        return []
+    outdir = Path(out) if out is not None else Path(directory) / "figures"
+    outdir.mkdir(parents=True, exist_ok=True)
+    sc = manifest.get("scenario", {})
+    prefix = (sc.get("name") or sc.get("kind") or "").strip()
+    title = (lambda t: f"{prefix}: {t}" if prefix else t)
+    axes = _swept(manifest, df)
+    non_seed = [a for a in axes if a != "seed"]
+    written: list[Path] = []
+
+    # Per-kind figures.
+    kind = sc.get("kind")
+    figs: Sequence[kinds.Figure] = ()
+    if kind:
+        for plugin in sc.get("plugins") or []:
+            __import__(plugin)
+        try:
+            figs = kinds.get(kind).figures
+        except KeyError:
+            figs = ()
+    for f in figs:
+        x = f.x if f.x in df else (non_seed[0] if non_seed else None)
+        if x is None or f.y not in df:
+            continue
+        series = [a for a in non_seed if a != x]
+        fig = _metric_figure(df, x, f.y, series, title(f.title), f.xlabel or x, f.ylabel, f.logy)
+        if fig is not None:
+            written += _save(fig, outdir, f.name, formats)
+
+    # Data-plane figures.
+    loads = _load_key(non_seed)
+    series = [a for a in non_seed if a not in loads]
+    if {"accepted_load", "latency_mean_ns"} <= set(df.columns):
+        fig = _metric_figure(df, "accepted_load", "latency_mean_ns", series, title("Latency vs accepted traffic"), "accepted traffic (fraction of link bandwidth)", "mean packet latency (ns)")
+        if fig is not None:
+            written += _save(fig, outdir, "latency_vs_accepted", formats)
+    if {"offered_load", "accepted_load"} <= set(df.columns):
+        fig = _metric_figure(df, "offered_load", "accepted_load", series, title("Throughput vs offered load"), "offered load (fraction of link bandwidth)", "accepted traffic (fraction)")
+        if fig is not None:
+            ax = fig.axes[0]
+            lim = float(df["offered_load"].max())
+            ax.plot([0, lim], [0, lim], color="grey", linestyle=":", linewidth=1, label="accepted = offered")
+            ax.legend(fontsize="small")
+            written += _save(fig, outdir, "throughput_vs_offered", formats)
+    for col in PROFILE_COLUMNS:
+        if col not in df:
+            continue
+        reps = [(label, _as_list(row[col])) for label, row in _representatives(df, series)]
+        reps = [(label, v) for label, v in reps if v is not None]
+        if not reps:
+            continue
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+        for label, v in reps:
+            ax1.plot(np.arange(len(v)), v, linewidth=1, label=label)
+            ax2.plot(np.arange(len(v)), np.sort(v)[::-1], linewidth=1.2, label=label)
+        name = "per-port utilization" if col == "port_utilization" else "per-link channel load"
+        ax1.set_title(title(f"{name}, unsorted"))
+        ax2.set_title(title(f"{name}, sorted"))
+        for ax in (ax1, ax2):
+            ax.set_xlabel("port (in fabric order)" if ax is ax1 else "rank")
+            ax.set_ylabel("utilization" if col == "port_utilization" else "load per unit injection")
+            ax.grid(True, alpha=0.3)
+        ax2.legend(fontsize="small")
+        written += _save(fig, outdir, col, formats)
+    if {"latency_hist_edges_ns", "latency_hist_counts"} <= set(df.columns):
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+        drawn = False
+        for label, row in _representatives(df, series):
+            edges, counts = _as_list(row["latency_hist_edges_ns"]), _as_list(row["latency_hist_counts"])
+            if edges is None or counts is None or len(edges) != len(counts) + 1 or counts.sum() <= 0:
+                continue
+            ax1.stairs(counts / counts.sum(), edges, label=label)
+            ax2.step(edges[1:], np.cumsum(counts) / counts.sum(), where="post", label=label)
+            drawn = True
+        if drawn:
+            ax1.set_title(title("Latency histogram"))
+            ax2.set_title(title("Latency CDF"))
+            ax1.set_ylabel("fraction of packets")
+            ax2.set_ylabel("cumulative fraction")
+            for ax in (ax1, ax2):
+                ax.set_xlabel("packet latency (ns)")
+                ax.grid(True, alpha=0.3)
+            ax2.legend(fontsize="small")
+            written += _save(fig, outdir, "latency_histogram", formats)
+        else:
+            plt.close(fig)
+    return written

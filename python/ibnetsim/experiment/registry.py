@@ -1,0 +1,392 @@
+"""The reproduce registry: paper experiments as data, and the paper-vs-ours report.
+
+An entry is a TOML file in ``python/ibnetsim/experiments/`` named after its id
+(``author-year-figure``). It names a scenario file (and optionally a scaled-down
+``quick_scenario`` for CI) and lists the values the paper reports, each with the
+table or figure it comes from and how to compute ours from the results::
+
+    id = "alfaro2001-table1"
+    title = "Time to send a full arbitration frame per link rate"
+    paper = "001"
+    reference = "F.J. Alfaro, J.L. Sánchez, J. Duato, ... 2001"
+    scenario = "alfaro2001-table1.scenario.toml"
+
+    [[value]]
+    quantity = "T_frame, 1x"
+    citation = "Table 1, row 1x"
+    paper = 3.342336
+    unit = "ms"
+    column = "t_frame_ms"                 # a result column, or a pandas expression
+    where = { "tframe.link_width" = "1x" }   # which rows (a list means any of)
+    aggregate = "mean"                    # mean, median, min, max or single
+    tolerance = { rel = 1e-9 }            # or { abs = ... }; none = shown for context
+
+A value may also be a ratio of two row sets matched on some columns (the paper's
+"factor of throughput increase"): ``denominator = { where = {...} }`` and
+``match = ["fabric.switches", "seed"]`` divide each matched pair, then aggregate.
+
+Entries are data, not code; adding a paper experiment is adding files here.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import pandas as pd
+
+from ibnetsim.experiment import scenario as _scenario
+from ibnetsim.experiment.scenario import ScenarioError, _Locator, tomllib
+
+__all__ = ["EXPERIMENTS_DIR", "Entry", "Value", "Comparison", "Report", "entries", "entry", "compare", "reproduce"]
+
+EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
+
+AGGREGATES = ("mean", "median", "min", "max", "single")
+_ENTRY_KEYS = {"id", "title", "paper", "reference", "scenario", "quick_scenario", "notes", "value"}
+_VALUE_KEYS = {"quantity", "citation", "paper", "unit", "column", "where", "aggregate", "tolerance", "note", "denominator", "match"}
+
+
+@dataclass(frozen=True)
+class Value:
+    quantity: str
+    citation: str
+    paper: float
+    column: str
+    unit: str = ""
+    where: dict = field(default_factory=dict)
+    aggregate: str = "mean"
+    tolerance_abs: Optional[float] = None
+    tolerance_rel: Optional[float] = None
+    note: str = ""
+    denominator_where: Optional[dict] = None
+    match: tuple[str, ...] = ()
+
+    @property
+    def has_tolerance(self) -> bool:
+        return self.tolerance_abs is not None or self.tolerance_rel is not None
+
+    def tolerance_text(self) -> str:
+        parts = []
+        if self.tolerance_abs is not None:
+            parts.append(f"±{self.tolerance_abs:g}")
+        if self.tolerance_rel is not None:
+            parts.append(f"±{self.tolerance_rel * 100:g} %")
+        return " or ".join(parts) if parts else "context"
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    title: str
+    paper: str
+    reference: str
+    scenario: Path
+    quick_scenario: Path
+    notes: str
+    values: tuple[Value, ...]
+    path: Path
+
+
+def _entry_error(loc: _Locator, path: tuple, msg: str) -> ScenarioError:
+    return loc.error(path, msg)
+
+
+def _load_entry(path: Path) -> Entry:
+    text = path.read_text(encoding="utf-8")
+    loc = _Locator(text, str(path))
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"invalid TOML: {e}", str(path)) from None
+    for k in raw:
+        if k not in _ENTRY_KEYS:
+            raise loc.error((k,), "unknown key; expected one of: " + ", ".join(sorted(_ENTRY_KEYS)))
+    for k in ("id", "title", "paper", "reference", "scenario"):
+        if not isinstance(raw.get(k), str) or not raw[k]:
+            raise ScenarioError(f"missing or empty `{k}` (a string)", str(path), loc.line((k,)), k)
+    if raw["id"] != path.stem:
+        raise loc.error(("id",), f"the id '{raw['id']}' must match the file name '{path.stem}'")
+    scen = path.parent / raw["scenario"]
+    quick = path.parent / raw.get("quick_scenario", raw["scenario"])
+    for key, p in (("scenario", scen), ("quick_scenario", quick)):
+        if not p.exists():
+            raise loc.error((key,), f"no such file: {p}")
+    values = []
+    raw_values = raw.get("value", [])
+    if not isinstance(raw_values, list) or not raw_values:
+        raise ScenarioError("an entry needs at least one [[value]]", str(path), None, "value")
+    for i, v in enumerate(raw_values):
+        base = ("value", f"#{i + 1}")
+        for k in v:
+            if k not in _VALUE_KEYS:
+                raise loc.error(base + (k,), f"unknown key in [[value]] #{i + 1}; expected one of: " + ", ".join(sorted(_VALUE_KEYS)))
+        for k in ("quantity", "citation", "column"):
+            if not isinstance(v.get(k), str) or not v[k]:
+                raise ScenarioError(f"[[value]] #{i + 1} needs `{k}` (a string)", str(path), loc.line(base), f"value #{i + 1}.{k}")
+        if not isinstance(v.get("paper"), (int, float)) or isinstance(v.get("paper"), bool):
+            raise ScenarioError(f"[[value]] #{i + 1} needs `paper`, the reported number", str(path), loc.line(base), f"value #{i + 1}.paper")
+        agg = v.get("aggregate", "mean")
+        if agg not in AGGREGATES:
+            raise loc.error(base + ("aggregate",), f"unknown aggregate '{agg}'; expected one of {', '.join(AGGREGATES)}")
+        tol = v.get("tolerance", {})
+        if not isinstance(tol, dict) or set(tol) - {"abs", "rel"}:
+            raise loc.error(base + ("tolerance",), "expected a table with `abs` and/or `rel`")
+        den = v.get("denominator")
+        if den is not None and (not isinstance(den, dict) or set(den) != {"where"}):
+            raise loc.error(base + ("denominator",), "expected { where = { ... } }")
+        if den is not None and not v.get("match"):
+            raise loc.error(base + ("match",), "a ratio (denominator) needs `match`, the columns that pair rows")
+        values.append(
+            Value(
+                quantity=v["quantity"],
+                citation=v["citation"],
+                paper=float(v["paper"]),
+                column=v["column"],
+                unit=v.get("unit", ""),
+                where=dict(v.get("where", {})),
+                aggregate=agg,
+                tolerance_abs=tol.get("abs"),
+                tolerance_rel=tol.get("rel"),
+                note=v.get("note", ""),
+                denominator_where=dict(den["where"]) if den else None,
+                match=tuple(v.get("match", ())),
+            )
+        )
+    return Entry(
+        id=raw["id"],
+        title=raw["title"],
+        paper=raw["paper"],
+        reference=raw["reference"],
+        scenario=scen,
+        quick_scenario=quick,
+        notes=raw.get("notes", "").strip(),
+        values=tuple(values),
+        path=path,
+    )
+
+
+def entries(directory: Union[str, os.PathLike, None] = None) -> list[Entry]:
+    """Every registry entry (files ``*.toml`` that are not ``*.scenario.toml``), sorted by id."""
+    d = Path(directory) if directory else EXPERIMENTS_DIR
+    files = sorted(p for p in d.glob("*.toml") if not p.name.endswith(".scenario.toml"))
+    return [_load_entry(p) for p in files]
+
+
+def entry(id: str, directory: Union[str, os.PathLike, None] = None) -> Entry:
+    d = Path(directory) if directory else EXPERIMENTS_DIR
+    p = d / f"{id}.toml"
+    if not p.exists():
+        known = ", ".join(e.id for e in entries(d))
+        raise KeyError(f"no experiment '{id}' (known: {known})")
+    return _load_entry(p)
+
+
+# --------------------------------------------------------------------------- comparing
+@dataclass
+class Comparison:
+    value: Value
+    ours: Optional[float]
+    n: int
+    problem: str = ""
+
+    @property
+    def diff(self) -> Optional[float]:
+        return None if self.ours is None else self.ours - self.value.paper
+
+    @property
+    def rel(self) -> Optional[float]:
+        if self.ours is None or self.value.paper == 0:
+            return None
+        return (self.ours - self.value.paper) / abs(self.value.paper)
+
+    @property
+    def verdict(self) -> str:
+        if self.ours is None:
+            return "missing"
+        if not self.value.has_tolerance:
+            return "context"
+        d = abs(self.diff)
+        ok = (self.value.tolerance_abs is not None and d <= self.value.tolerance_abs) or (
+            self.value.tolerance_rel is not None and self.rel is not None and abs(self.rel) <= self.value.tolerance_rel
+        )
+        return "within" if ok else "outside"
+
+
+def _select(df: pd.DataFrame, where: dict) -> pd.DataFrame:
+    mask = pd.Series(True, index=df.index)
+    for col, want in where.items():
+        if col not in df:
+            raise KeyError(f"where: no column '{col}' in the results")
+        if isinstance(want, list):
+            mask &= df[col].isin(want)
+        else:
+            mask &= df[col] == want
+    return df[mask]
+
+
+def _column(df: pd.DataFrame, expr: str) -> pd.Series:
+    if expr in df:
+        return pd.to_numeric(df[expr], errors="coerce")
+    return pd.to_numeric(df.eval(expr), errors="coerce")
+
+
+def _aggregate(s: pd.Series, how: str) -> tuple[Optional[float], str]:
+    s = s.dropna()
+    if s.empty:
+        return None, "no rows"
+    if how == "single":
+        if len(s) != 1:
+            return None, f"{len(s)} rows where one was expected"
+        return float(s.iloc[0]), ""
+    return float(getattr(s, how)()), ""
+
+
+def compare(values: tuple[Value, ...], df: pd.DataFrame) -> list[Comparison]:
+    """Computes our number for every paper value from the (ok) result rows."""
+    out = []
+    ok = df[df["status"] == "ok"] if "status" in df else df
+    for v in values:
+        try:
+            num = _select(ok, v.where)
+            if v.denominator_where is None:
+                series = _column(num, v.column)
+            else:
+                den = _select(ok, v.denominator_where)
+                a = num.assign(_v=_column(num, v.column))[list(v.match) + ["_v"]]
+                b = den.assign(_v=_column(den, v.column))[list(v.match) + ["_v"]]
+                m = a.merge(b, on=list(v.match), suffixes=("_n", "_d"))
+                series = m["_v_n"] / m["_v_d"]
+            ours, problem = _aggregate(series, v.aggregate)
+            out.append(Comparison(v, ours, int(series.notna().sum()), problem))
+        except (KeyError, ValueError, SyntaxError, TypeError) as e:
+            out.append(Comparison(v, None, 0, f"{type(e).__name__}: {e}"))
+    return out
+
+
+@dataclass
+class Report:
+    entry: Entry
+    quick: bool
+    comparisons: list[Comparison]
+    directory: Path
+    figures: list[Path]
+    summary: Any = None
+
+    @property
+    def ok(self) -> bool:
+        return all(c.verdict in ("within", "context") for c in self.comparisons)
+
+    def rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for c in self.comparisons:
+            rows.append(
+                {
+                    "quantity": c.value.quantity,
+                    "citation": c.value.citation,
+                    "paper": c.value.paper,
+                    "ours": c.ours,
+                    "unit": c.value.unit,
+                    "diff": c.diff,
+                    "rel_diff": c.rel,
+                    "n": c.n,
+                    "tolerance": c.value.tolerance_text(),
+                    "verdict": c.verdict,
+                    "note": c.problem or c.value.note,
+                }
+            )
+        return rows
+
+    def markdown(self) -> str:
+        e = self.entry
+        import ibnetsim
+
+        lines = [
+            f"# {e.id}: {e.title}",
+            "",
+            f"*{e.reference}* (paper {e.paper})",
+            "",
+            f"Run: `ibnetsim reproduce {e.id}{' --quick' if self.quick else ''}` "
+            f"({'quick, scaled-down' if self.quick else 'full, the paper parameters'}), "
+            f"ibnetsim {ibnetsim.__version__}, {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}.",
+            "",
+        ]
+        if e.notes:
+            lines += [e.notes, ""]
+        lines += [
+            "| quantity | source | paper | ours | unit | ours − paper | relative | n | tolerance | verdict |",
+            "|---|---|---:|---:|---|---:|---:|---:|---|---|",
+        ]
+        for r in self.rows():
+            lines.append(
+                f"| {r['quantity']} | {r['citation']} | {_num(r['paper'])} | {_num(r['ours'])} | {r['unit']} | "
+                f"{_num(r['diff'], signed=True)} | {_pct(r['rel_diff'])} | {r['n']} | {r['tolerance']} | {r['verdict']} |"
+            )
+        notes = [(r["quantity"], r["note"]) for r in self.rows() if r["note"]]
+        if notes:
+            lines += ["", "Notes:", ""] + [f"- {q}: {n}" for q, n in notes]
+        within = sum(c.verdict == "within" for c in self.comparisons)
+        judged = sum(c.verdict in ("within", "outside", "missing") for c in self.comparisons)
+        lines += ["", f"{within} of {judged} values with a tolerance are within it."]
+        if self.figures:
+            lines += ["", "## Figures", ""]
+            for f in self.figures:
+                if f.suffix == ".png":
+                    lines.append(f"![{f.stem}]({os.path.relpath(f, self.directory)})")
+        return "\n".join(lines) + "\n"
+
+    def write(self) -> Path:
+        p = self.directory / "report.md"
+        p.write_text(self.markdown(), encoding="utf-8")
+        (self.directory / "report.json").write_text(
+            json.dumps({"id": self.entry.id, "quick": self.quick, "ok": self.ok, "values": self.rows()}, indent=1, default=_json_default) + "\n",
+            encoding="utf-8",
+        )
+        return p
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, float) and math.isnan(o):
+        return None
+    return str(o)
+
+
+def _num(x: Optional[float], signed: bool = False) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    s = f"{x:+.10g}" if signed else f"{x:.10g}"
+    return s
+
+
+def _pct(x: Optional[float]) -> str:
+    return "—" if x is None else f"{x * 100:+.2f} %"
+
+
+def reproduce(
+    id: str,
+    quick: bool = False,
+    executor: Any = None,
+    out_dir: Union[str, os.PathLike, None] = None,
+    progress: bool = True,
+    directory: Union[str, os.PathLike, None] = None,
+) -> Report:
+    """Runs an experiment (resuming if ``out_dir`` holds part of it), plots it and writes the report."""
+    from ibnetsim.experiment.plots import plot_results
+    from ibnetsim.experiment.sweep import run_sweep
+
+    e = entry(id, directory)
+    sc = _scenario.load(e.quick_scenario if quick else e.scenario)
+    out = Path(out_dir) if out_dir else Path("reproduce") / (f"{e.id}-quick" if quick else e.id)
+    summary = run_sweep(sc, out, executor, progress=progress)
+    from ibnetsim.experiment.store import load_results
+
+    df = load_results(out)
+    figures = plot_results(out) if not summary.interrupted else []
+    rep = Report(e, quick, compare(e.values, df), out, figures, summary)
+    rep.write()
+    return rep
