@@ -141,22 +141,33 @@ class LocalExecutor(Executor):
                         self._kill(pool)
                         pool = self._pool(self.workers)
                     continue
+                broken = False
                 while queue and len(inflight) < 2 * self.workers:
                     t = queue.popleft()
-                    inflight[pool.submit(_execute, t)] = t
-                done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
-                broken = False
-                for fut in done:
-                    t = inflight.pop(fut)
                     try:
-                        row = fut.result()
+                        inflight[pool.submit(_execute, t)] = t
                     except BrokenProcessPool:
-                        suspects.append(t)
+                        queue.appendleft(t)
                         broken = True
-                        continue
-                    on_done(t, row)
+                        break
+                if not broken:
+                    done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        t = inflight.pop(fut)
+                        try:
+                            row = fut.result()
+                        except BrokenProcessPool:
+                            suspects.append(t)
+                            broken = True
+                            continue
+                        on_done(t, row)
                 if broken:
-                    suspects.extend(inflight.values())
+                    # Points that finished before the crash keep their rows; the rest are suspects.
+                    for fut, t in inflight.items():
+                        if fut.done() and not fut.cancelled() and fut.exception() is None:
+                            on_done(t, fut.result())
+                        else:
+                            suspects.append(t)
                     inflight.clear()
         except BaseException:
             # Ctrl-C (or an error in on_done): stop everything now; finished points are stored.

@@ -492,10 +492,14 @@ def render_reference() -> str:
     """The scenario reference page (``docs/scenario.md``), from the schema and the registries."""
     from ibnetsim.experiment import kinds
 
+    # Only what ships with ibnetsim: kinds and sections registered by plugins at
+    # run time are not part of the reference.
+    builtin = [pk for pk in kinds.all_kinds() if pk.run.__module__.startswith("ibnetsim.")]
+    used = {s for pk in builtin for s in pk.sections}
     lines = [_INTRO, "## Top-level keys", ""]
     lines += _key_table(TOP_LEVEL, "")
     lines += ["", "## Point kinds", ""]
-    for pk in kinds.all_kinds():
+    for pk in builtin:
         lines.append(f"### `kind = \"{pk.name}\"`")
         lines.append("")
         lines.append(pk.summary)
@@ -508,6 +512,8 @@ def render_reference() -> str:
             lines.append("")
     lines += ["## Sections", ""]
     for sec in _SECTIONS.values():
+        if sec.name not in used:
+            continue
         lines += [f"### `[{sec.name}]`", "", sec.doc, ""]
         lines += _key_table(sec.keys, f"{sec.name}.")
         lines.append("")

@@ -1,0 +1,253 @@
+"""Sweeps: store round trip, resume, failing and crashing points, Ctrl-C, and identical rows on every executor."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from textwrap import dedent
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from ibnetsim.experiment import load_results, loads_scenario, make_executor, run_sweep
+from ibnetsim.experiment.store import RUNTIME_COLUMNS, Store, flatten_config
+
+TESTS = Path(__file__).resolve().parent
+
+
+def synthetic(tmp_path: Path, seeds=(1, 2, 3, 4), xs=(1.0, 2.0), **extra) -> "object":
+    lines = [f"{k} = {json.dumps(v)}" for k, v in extra.items()]
+    text = dedent(
+        f"""\
+        kind = "synthetic"
+        name = "synthetic test"
+        plugins = ["experiment_plugin"]
+        seed = {json.dumps(list(seeds))}
+
+        [synthetic]
+        x = {json.dumps(list(xs))}
+        """
+    ) + "\n".join(lines) + "\n"
+    path = tmp_path / "synthetic.toml"
+    path.write_text(text)
+    return loads_scenario(text, path=path)
+
+
+def expected_mean(seed: int, x: float, n: int = 1000) -> float:
+    return float((np.random.default_rng(seed).standard_normal(n) * x).mean())
+
+
+def comparable(df: pd.DataFrame) -> pd.DataFrame:
+    return df.drop(columns=[c for c in RUNTIME_COLUMNS if c in df]).sort_values("key").reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------- store
+def test_flatten_config():
+    assert flatten_config({"seed": 1, "fabric": {"kind": "mesh", "dims": [4, 4], "seed": None}}) == {
+        "seed": 1,
+        "fabric.kind": "mesh",
+        "fabric.dims": "[4, 4]",
+        "fabric.seed": None,
+    }
+
+
+def test_store_round_trip(tmp_path):
+    sc = synthetic(tmp_path, seeds=(1, 2), xs=(0.5,))
+    store = Store(tmp_path / "out")
+    run = store.open_run(sc, "serial", 1)
+    p0, p1 = sc.points
+    store.write_point(p0, {"status": "ok", "error": "", "a": 1.5, "b": 7, "flag": True, "name": "x", "prof": [1.0, 2.5], "elapsed_s": 0.1}, run)
+    store.write_point(p1, {"status": "error", "error": "RuntimeError: boom", "elapsed_s": 0.2}, run)
+    df = store.rows()
+    assert list(df["key"]) == [p0.key, p1.key]
+    assert list(df["index"]) == [0, 1]
+    r0, r1 = df.iloc[0], df.iloc[1]
+    assert (r0["a"], r0["b"], bool(r0["flag"]), r0["name"], list(r0["prof"])) == (1.5, 7, True, "x", [1.0, 2.5])
+    assert r0["seed"] == 1 and r0["synthetic.x"] == 0.5 and r0["kind"] == "synthetic"
+    assert r1["status"] == "error" and r1["error"] == "RuntimeError: boom" and pd.isna(r1["a"])
+    assert store.finished_keys() == {p0.key}
+    assert store.finished_keys(include_failed=True) == {p0.key, p1.key}
+    # Compaction keeps every row, in one file, and removes the point files.
+    store.compact()
+    assert not list((tmp_path / "out" / "points").glob("*.parquet"))
+    again = Store(tmp_path / "out").rows()
+    pd.testing.assert_frame_equal(again, df)
+    # A newer row of a key replaces the older one.
+    store.write_point(p1, {"status": "ok", "error": "", "a": 3.0, "elapsed_s": 0.3}, run)
+    df2 = store.rows()
+    assert len(df2) == 2 and df2.iloc[1]["status"] == "ok" and df2.iloc[1]["a"] == 3.0
+    # The manifest records the scenario and every point.
+    m = store.manifest()
+    assert m["scenario"]["text"] == sc.text and m["scenario"]["kind"] == "synthetic"
+    assert [p["key"] for p in m["points"]] == [p0.key, p1.key]
+    assert m["points"][1]["config"]["seed"] == 2
+    assert m["axes"] == {"seed": [1, 2]}
+    assert {"ibnetsim_version", "git_commit", "host", "python", "runs"} <= set(m)
+
+
+def test_truncated_point_file_is_ignored(tmp_path):
+    sc = synthetic(tmp_path, seeds=(1, 2), xs=(1.0,))
+    store = Store(tmp_path / "out")
+    store.open_run(sc, "serial", 1)
+    store.write_point(sc.points[0], {"status": "ok", "error": "", "v": 1.0})
+    (tmp_path / "out" / "points" / f"{sc.points[1].key}.parquet").write_bytes(b"PAR1 cut short")
+    assert store.finished_keys() == {sc.points[0].key}
+
+
+def test_load_results_rejects_non_results_directory(tmp_path):
+    with pytest.raises(FileNotFoundError, match="not a results directory"):
+        load_results(tmp_path)
+
+
+# --------------------------------------------------------------------------- sweeps
+def test_sweep_values_and_resume_skips_finished(tmp_path):
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    sc = synthetic(tmp_path, marker_dir=str(markers))
+    s = run_sweep(sc, tmp_path / "out", make_executor("serial"), progress=False)
+    assert (s.total, s.skipped, s.done, s.failed, s.interrupted) == (8, 0, 8, 0, False)
+    df = load_results(tmp_path / "out")
+    for _, r in df.iterrows():
+        assert r["mean"] == expected_mean(int(r["seed"]), float(r["synthetic.x"]))
+    assert len(list(markers.iterdir())) == 8
+    s = run_sweep(sc, tmp_path / "out", make_executor("serial"), progress=False)
+    assert (s.skipped, s.done) == (8, 0)
+    assert len(list(markers.iterdir())) == 8  # nothing ran again
+    # A bigger sweep over the same directory runs only the new points.
+    bigger = synthetic(tmp_path, seeds=(1, 2, 3, 4, 5), marker_dir=str(markers))
+    s = run_sweep(bigger, tmp_path / "out", make_executor("serial"), progress=False)
+    assert (s.skipped, s.done) == (8, 2)
+    assert len(load_results(tmp_path / "out")) == 10
+    assert len(Store(tmp_path / "out").manifest()["runs"]) == 3
+
+
+def test_failing_point_is_recorded_and_sweep_goes_on(tmp_path):
+    sc = synthetic(tmp_path, fail_seed=3)
+    s = run_sweep(sc, tmp_path / "out", make_executor("local", workers=2), progress=False)
+    assert (s.done, s.failed) == (6, 2)
+    df = load_results(tmp_path / "out")
+    bad = df[df["status"] == "error"]
+    assert sorted(bad["seed"]) == [3, 3]
+    assert all(e == "RuntimeError: synthetic failure at seed 3" for e in bad["error"])
+    assert all("Traceback" in t and "_synthetic" in t for t in bad["traceback"])
+    assert df[df["status"] == "ok"]["mean"].notna().all()
+    # Failed points are retried on the next run (unless --skip-failed).
+    s = run_sweep(sc, tmp_path / "out", make_executor("serial"), progress=False, retry_failed=False)
+    assert (s.skipped, s.done, s.failed) == (8, 0, 0)
+    s = run_sweep(sc, tmp_path / "out", make_executor("serial"), progress=False)
+    assert (s.skipped, s.done, s.failed) == (6, 0, 2)
+
+
+def test_interrupted_sweep_resumes_where_it_stopped(tmp_path, monkeypatch):
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    # Point order: seed 1 (x=1, x=2), seed 2 (...), ...; seed 3 raises KeyboardInterrupt, as Ctrl-C would.
+    sc = synthetic(tmp_path, marker_dir=str(markers))
+    monkeypatch.setenv("SYNTHETIC_INTERRUPT_SEED", "3")
+    s = run_sweep(sc, tmp_path / "out", make_executor("serial"), progress=False)
+    assert s.interrupted and (s.done, s.failed, s.remaining) == (4, 0, 4)
+    df = load_results(tmp_path / "out")
+    assert sorted(df["seed"]) == [1, 1, 2, 2]
+    assert Store(tmp_path / "out").manifest()["runs"][0]["interrupted"] is True
+    for f in markers.iterdir():
+        f.unlink()
+    monkeypatch.delenv("SYNTHETIC_INTERRUPT_SEED")
+    s = run_sweep(sc, tmp_path / "out", make_executor("serial"), progress=False)
+    assert (s.skipped, s.done, s.interrupted) == (4, 4, False)
+    assert sorted(int(f.name.split("-")[0]) for f in markers.iterdir()) == [3, 3, 4, 4]
+    assert len(load_results(tmp_path / "out")) == 8
+
+
+def test_crashed_worker_loses_nothing_and_fails_only_its_point(tmp_path):
+    sc = synthetic(tmp_path, seeds=(1, 2, 3, 4, 5), crash_seed=2)
+    s = run_sweep(sc, tmp_path / "out", make_executor("local", workers=2), progress=False)
+    assert (s.done, s.failed) == (8, 2)
+    df = load_results(tmp_path / "out")
+    bad = df[df["status"] == "error"]
+    assert sorted(bad["seed"]) == [2, 2]
+    assert all("worker process died" in e for e in bad["error"])
+    ok = df[df["status"] == "ok"]
+    assert sorted(set(ok["seed"])) == [1, 3, 4, 5]
+
+
+def test_rows_identical_on_every_executor(tmp_path):
+    sc = synthetic(tmp_path, seeds=(1, 2, 3), xs=(0.5, 1.0, 2.0), fail_seed=2)
+    frames = {}
+    for name, ex in (
+        ("serial", make_executor("serial")),
+        ("local1", make_executor("local", workers=1)),
+        ("local2", make_executor("local", workers=2)),
+        ("dask", make_executor("dask", workers=2)),
+    ):
+        run_sweep(sc, tmp_path / name, ex, progress=False)
+        frames[name] = comparable(load_results(tmp_path / name))
+    base = frames.pop("serial")
+    assert len(base) == 9 and (base["status"] == "ok").sum() == 6
+    for name, df in frames.items():
+        pd.testing.assert_frame_equal(df, base, obj=name)
+    # The dask rows really came from other processes.
+    assert set(load_results(tmp_path / "dask")["pid"]) .isdisjoint({os.getpid()})
+
+
+def test_dask_records_a_killed_worker_as_failed(tmp_path):
+    from dask import config
+
+    sc = synthetic(tmp_path, seeds=(1, 2, 3), xs=(1.0,), crash_seed=2)
+    with config.set({"distributed.scheduler.allowed-failures": 0}):
+        s = run_sweep(sc, tmp_path / "out", make_executor("dask", workers=2), progress=False)
+    assert (s.done, s.failed) == (2, 1)
+    df = load_results(tmp_path / "out")
+    assert list(df.loc[df["status"] == "error", "seed"]) == [2]
+    assert "KilledWorker" in df.loc[df["status"] == "error", "error"].iloc[0]
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_finished_points(tmp_path):
+    gate = tmp_path / "gate"
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    # Seeds 1 and 2 finish at once; seeds 3 and up block until the gate file exists,
+    # so Ctrl-C arrives while seeds 3 and 4 are running.
+    scen = tmp_path / "s.toml"
+    scen.write_text(
+        dedent(
+            f"""\
+            kind = "synthetic"
+            plugins = ["experiment_plugin"]
+            seed = [1, 2, 3, 4, 5, 6]
+            [synthetic]
+            marker_dir = "{markers}"
+            wait_for = "{gate}"
+            wait_from_seed = 3
+            """
+        )
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "ibnetsim.cli", "sweep", str(scen), "-o", str(tmp_path / "out"), "--workers", "2", "--no-progress"]
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    started = lambda: sorted(int(f.name.split("-")[0]) for f in markers.iterdir())  # noqa: E731
+    deadline = time.monotonic() + 120
+    while started() != [1, 2, 3, 4]:
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, f"the sweep did not reach seeds 3 and 4 (started: {started()})"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "interrupted with 4 left" in err and "resume" in err
+    df = load_results(tmp_path / "out")
+    assert sorted(df["seed"]) == [1, 2] and (df["status"] == "ok").all()
+    assert Store(tmp_path / "out").manifest()["runs"][-1]["interrupted"] is True
+    # Resume with the gate open: exactly the four unfinished points run.
+    for f in markers.iterdir():
+        f.unlink()
+    gate.touch()
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert started() == [3, 4, 5, 6]
+    df = load_results(tmp_path / "out")
+    assert sorted(df["seed"]) == [1, 2, 3, 4, 5, 6] and (df["status"] == "ok").all()
