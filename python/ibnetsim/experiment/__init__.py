@@ -20,6 +20,15 @@ from ibnetsim.experiment.scenario import loads as loads_scenario
 from ibnetsim.experiment.store import Store, load_results
 from ibnetsim.experiment.sweep import SweepSummary, run_sweep
 
+
+
+def plot_results(*args, **kwargs):
+    """Draws a results directory's standard figures; see :func:`ibnetsim.experiment.plots.plot_results`."""
+    from ibnetsim.experiment.plots import plot_results as _plot
+
+    return _plot(*args, **kwargs)
+
+
 __all__ = [
     "load_scenario",
     "loads_scenario",
@@ -37,4 +46,5 @@ __all__ = [
     "load_results",
     "run_sweep",
     "SweepSummary",
+    "plot_results",
 ]

@@ -87,6 +87,7 @@ def sweep_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optio
     from ibnetsim.experiment.scenario import load
     from ibnetsim.experiment.sweep import run_sweep
 
+    ex = _make_executor(executor, workers, scheduler)
     sc = load(file)
     if dry_run:
         click.echo(f"{file}: kind {sc.kind}, {len(sc.points)} points")
@@ -96,7 +97,6 @@ def sweep_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optio
             click.echo(f"  {p.index:5d} {p.key} {p.label()}")
         return
     out = Path(out_dir) if out_dir else Path("results") / Path(file).stem
-    ex = _make_executor(executor, workers, scheduler)
     click.echo(f"{file}: {len(sc.points)} points on {ex.describe()} → {out}", err=True)
     summary = run_sweep(sc, out, ex, progress=not no_progress, retry_failed=not skip_failed)
     click.echo(str(summary), err=True)
@@ -119,6 +119,16 @@ def _fmt(v: Any) -> str:
     if isinstance(v, (list, tuple)) or (hasattr(v, "__len__") and not isinstance(v, str)):
         return f"[{len(v)} values]"
     return str(v)
+
+
+def _wide(console: Console, width: int) -> Console:
+    """Piped output is as wide as the table needs instead of folded to 80 columns."""
+    return console if console.is_terminal else Console(width=max(80, width))
+
+
+def _is_list_column(s) -> bool:
+    first = s.dropna()
+    return bool(len(first)) and hasattr(first.iloc[0], "__len__") and not isinstance(first.iloc[0], str)
 
 
 @click.command("results")
@@ -147,16 +157,18 @@ def results_cmd(directory: str, columns: Optional[str], failed: bool, csv_out: O
         axes = [a for a in manifest.get("axes", {}) if a in df.columns]
         hidden = {"key", "index", "status", "error", "traceback", "kind", *RUNTIME_COLUMNS}
         params = {c for c in df.columns if "." in c} | {"seed"}
-        results = [c for c in df.columns if c not in hidden and c not in params]
+        results = [c for c in df.columns if c not in hidden and c not in params and not _is_list_column(df[c])]
         cols = ["index"] + axes + (["status", "error"] if failed else ["status"] + results)
     sc = manifest.get("scenario", {})
     title = f"{sc.get('name') or sc.get('kind', '')} — {len(df)} points"
     table = Table(title=title, show_lines=False)
     for c in cols:
         table.add_column(c, overflow="fold", justify="right" if c not in ("status", "error") else "left")
-    for _, row in df.iterrows():
-        table.add_row(*[_fmt(row[c]) for c in cols])
-    Console().print(table)
+    cells = [[_fmt(row[c]) for c in cols] for _, row in df.iterrows()]
+    for r in cells:
+        table.add_row(*r)
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(cols)]
+    _wide(Console(), sum(widths) + 3 * len(cols) + 1).print(table)
     if not failed:
         nfail = int((df["status"] != "ok").sum()) if "status" in df else 0
         if nfail:
@@ -215,7 +227,7 @@ def reproduce_cmd(experiment_id: Optional[str], list_entries: bool, quick: bool,
             "—" if r["rel_diff"] is None else f"{r['rel_diff'] * 100:+.2f} %",
             f"[{colour[r['verdict']]}]{r['verdict']}[/]",
         )
-    console.print(table)
+    _wide(console, 140).print(table)
     click.echo(f"report: {rep.directory / 'report.md'}", err=True)
     if rep.summary is not None and rep.summary.interrupted:
         sys.exit(130)

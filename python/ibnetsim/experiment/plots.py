@@ -112,6 +112,29 @@ def _metric_figure(df: pd.DataFrame, x: str, y: str, series: list[str], title: s
     return fig
 
 
+def _curve_figure(df: pd.DataFrame, x: str, y: str, by: list[str], series: list[str], title: str, xlabel: str, ylabel: str) -> Optional[plt.Figure]:
+    """y against x where both are measured (latency vs accepted traffic): each point of a
+    curve is the mean over seeds of one setting of ``by`` (the load), in load order."""
+    d = df[df[x].notna() & df[y].notna()]
+    if d.empty:
+        return None
+    by = by or [x]
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for values, g in _groups(d, series):
+        agg = g.groupby(by, sort=True).agg(mx=(x, "mean"), my=(y, "mean"), ylo=(y, "min"), yhi=(y, "max"), n=(y, "count")).reset_index()
+        n = int(agg["n"].max())
+        label = _series_label(series, values) + (f" (n={n} seeds)" if n > 1 else "")
+        line = ax.plot(agg["mx"], agg["my"], marker="o", label=label)[0]
+        if n > 1:
+            ax.vlines(agg["mx"], agg["ylo"], agg["yhi"], color=line.get_color(), alpha=0.4)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
 def _swept(manifest: dict, df: pd.DataFrame) -> list[str]:
     axes = [a for a in manifest.get("axes", {}) if a in df.columns]
     return axes
@@ -173,11 +196,12 @@ def plot_results(
     kind = sc.get("kind")
     figs: Sequence[kinds.Figure] = ()
     if kind:
-        for plugin in sc.get("plugins") or []:
-            __import__(plugin)
         try:
+            for plugin in sc.get("plugins") or []:
+                __import__(plugin)
             figs = kinds.get(kind).figures
-        except KeyError:
+        except (ImportError, KeyError):
+            # A plugin kind that is not importable here: the data-plane figures still work.
             figs = ()
     for f in figs:
         x = f.x if f.x in df else (non_seed[0] if non_seed else None)
@@ -192,11 +216,11 @@ def plot_results(
     loads = _load_key(non_seed)
     series = [a for a in non_seed if a not in loads]
     if {"accepted_load", "latency_mean_ns"} <= set(df.columns):
-        fig = _metric_figure(df, "accepted_load", "latency_mean_ns", series, title("Latency vs accepted traffic"), "accepted traffic (fraction of link bandwidth)", "mean packet latency (ns)")
+        fig = _curve_figure(df, "accepted_load", "latency_mean_ns", loads or ["offered_load"] * ("offered_load" in df), series, title("Latency vs accepted traffic"), "accepted traffic (fraction of link bandwidth)", "mean packet latency (ns)")
         if fig is not None:
             written += _save(fig, outdir, "latency_vs_accepted", formats)
     if {"offered_load", "accepted_load"} <= set(df.columns):
-        fig = _metric_figure(df, "offered_load", "accepted_load", series, title("Throughput vs offered load"), "offered load (fraction of link bandwidth)", "accepted traffic (fraction)")
+        fig = _curve_figure(df, "offered_load", "accepted_load", loads, series, title("Throughput vs offered load"), "offered load (fraction of link bandwidth)", "accepted traffic (fraction)")
         if fig is not None:
             ax = fig.axes[0]
             lim = float(df["offered_load"].max())

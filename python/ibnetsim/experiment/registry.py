@@ -182,7 +182,7 @@ def entry(id: str, directory: Union[str, os.PathLike, None] = None) -> Entry:
     d = Path(directory) if directory else EXPERIMENTS_DIR
     p = d / f"{id}.toml"
     if not p.exists():
-        known = ", ".join(e.id for e in entries(d))
+        known = ", ".join(sorted(q.stem for q in d.glob("*.toml") if not q.name.endswith(".scenario.toml")))
         raise KeyError(f"no experiment '{id}' (known: {known})")
     return _load_entry(p)
 
