@@ -74,6 +74,8 @@ class Key:
     #: False for keys that select the shape of the scenario (``kind``): a list
     #: there is an error, not a sweep.
     sweep: bool = True
+    #: What the reference page shows as allowed values, instead of listing ``choices``.
+    allowed_doc: Optional[str] = None
 
     def __post_init__(self) -> None:
         if self.type not in TYPES:
@@ -156,7 +158,14 @@ def _point_kind_names() -> list[str]:
 
 
 TOP_LEVEL: tuple[Key, ...] = (
-    Key("kind", "str", "What each point runs: a registered point kind (see below).", choices=_point_kind_names, sweep=False),
+    Key(
+        "kind",
+        "str",
+        "What each point runs: a registered point kind (see below).",
+        choices=_point_kind_names,
+        sweep=False,
+        allowed_doc="a point kind",
+    ),
     Key("name", "str", "A label for the sweep, shown in reports and plot titles.", default="", sweep=False),
     Key("description", "str", "Free text kept in the results manifest.", default="", sweep=False),
     Key(
@@ -462,6 +471,8 @@ def _fmt_default(k: Key) -> str:
 
 
 def _fmt_allowed(k: Key) -> str:
+    if k.allowed_doc:
+        return k.allowed_doc
     parts = []
     allowed = k.allowed()
     if allowed is not None:
