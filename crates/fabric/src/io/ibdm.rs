@@ -135,7 +135,9 @@ fn read_sections(text: &str, src: &Src) -> Result<FxHashMap<String, Section>, Fa
                 .split_once('=')
                 .map(|(b, m)| (b.trim(), m.trim()))
                 .filter(|(b, m)| !b.is_empty() && !m.is_empty())
-                .ok_or_else(|| src.err(no, format!("bad CFG item '{item}': expected <board>=<modifier>, e.g. leaf3=R")))?;
+                .ok_or_else(|| {
+                    src.err(no, format!("bad CFG item '{item}': expected <board>=<modifier>, e.g. leaf3=R"))
+                })?;
             mods.insert(board.to_string(), modifier.to_string());
         }
         let mut items: Vec<String> = mods.iter().map(|(b, m)| format!("{b}={m}")).collect();
@@ -283,10 +285,9 @@ impl TopoBuilder<'_> {
                 let clash = matches!((prev_tags.width, tags.width), (Some(p), Some(q)) if p != q)
                     || matches!((prev_tags.speed, tags.speed), (Some(p), Some(q)) if p != q);
                 if clash {
-                    return Err(self.src.err(
-                        no,
-                        format!("this cable has different width/speed tags than at line {prev_line}"),
-                    ));
+                    return Err(self
+                        .src
+                        .err(no, format!("this cable has different width/speed tags than at line {prev_line}")));
                 }
                 return Ok(());
             }
@@ -294,12 +295,12 @@ impl TopoBuilder<'_> {
                 Some((line, _)) => format!("by line {line}"),
                 None => "inside its system".to_string(),
             };
-            return Err(self.src.err(
-                no,
-                format!("{} is already connected to {} ({by})", name(end), name(peer)),
-            ));
+            return Err(self.src.err(no, format!("{} is already connected to {} ({by})", name(end), name(peer))));
         }
-        let id = self.fabric.connect(a.node, a.port as u32, b.node, b.port as u32, spec).map_err(|e| e.at(self.src.at(no)))?;
+        let id = self
+            .fabric
+            .connect(a.node, a.port as u32, b.node, b.port as u32, spec)
+            .map_err(|e| e.at(self.src.at(no)))?;
         self.cable_line.insert(id, (no, tags));
         Ok(())
     }
@@ -308,7 +309,7 @@ impl TopoBuilder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rate::{LinkSpeed, LinkSpec, LinkWidth};
+    use crate::rate::{LinkSpec, LinkSpeed, LinkWidth};
 
     fn topo(text: &str) -> Result<Topology, FabricError> {
         parse_topo(text, Some(Path::new("/nonexistent/t.topo")), &ReadOptions::default())
@@ -349,7 +350,10 @@ mod tests {
         // leaf1 and leaf2 each have 12 uplinks, plus the one cable.
         assert_eq!(f.links().len(), 25);
         let e = topo("MTS14400 SW4 CFG: leaf3=R\n   L3/P1 -> MTS2400 SW1 P13\n").unwrap_err().to_string();
-        assert_eq!(e, "/nonexistent/t.topo:2: system 'SW4' (MTS14400) has no port 'L3/P1' (its CFG removed some boards)");
+        assert_eq!(
+            e,
+            "/nonexistent/t.topo:2: system 'SW4' (MTS14400) has no port 'L3/P1' (its CFG removed some boards)"
+        );
     }
 
     #[test]
@@ -391,7 +395,8 @@ mod tests {
         assert_eq!(t.fabric.num_nodes(), 2);
         let e = topo("MTS800 S\n\nCougar S\n").unwrap_err().to_string();
         assert_eq!(e, "/nonexistent/t.topo:3: system 'S' is a MTS800 (line 1), but this line says it is a Cougar");
-        let e = topo("MTS800 S\n   P1 -4X-> Cougar H P1\n\nCougar H\n   P1 -12X-> MTS800 S P1\n").unwrap_err().to_string();
+        let e =
+            topo("MTS800 S\n   P1 -4X-> Cougar H P1\n\nCougar H\n   P1 -12X-> MTS800 S P1\n").unwrap_err().to_string();
         assert_eq!(e, "/nonexistent/t.topo:5: this cable has different width/speed tags than at line 2");
     }
 }

@@ -15,7 +15,7 @@
 //!    P19 -10G-> spine1 P1        ... board connector P19 cabled to board spine1's P1
 //! ```
 //!
-//! A product is flattened into a [`Flat`]: its nodes named by instance path
+//! A product is flattened into a `Flat`: its nodes named by instance path
 //! (`leaf1/U1`), the links inside it, and a map from each front-panel
 //! connector to a node port. As in IBDM, a `CFG:` modifier `board=R` (or `X`,
 //! `Removed`) drops a board and everything cabled to it, and `board=12x`
@@ -35,7 +35,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::{read_text, ReadOptions};
 use crate::error::{FabricError, Location};
 use crate::fabric::{NodeKind, PortNum};
-use crate::rate::{LinkSpeed, LinkSpec, LinkWidth};
+use crate::rate::{LinkSpec, LinkSpeed, LinkWidth};
 
 /// The netlists shipped inside the crate: (file name, text).
 pub const BUILTIN_IBNL: [(&str, &str); 6] = [
@@ -52,7 +52,7 @@ const MAX_DEPTH: usize = 16;
 
 /// Width and speed tags of one netlist or cable line (`-4x-10G->`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tags {
+pub(crate) struct Tags {
     /// `1x`, `4x`, `8x`, `12x` (any case).
     pub width: Option<LinkWidth>,
     /// `2.5G`, `5G`, `10G` (and the later lane rates or generation names).
@@ -61,12 +61,12 @@ pub struct Tags {
 
 impl Tags {
     /// Each field from `self`, else from `other`.
-    pub fn or(self, other: Tags) -> Tags {
+    pub(crate) fn or(self, other: Tags) -> Tags {
         Tags { width: self.width.or(other.width), speed: self.speed.or(other.speed) }
     }
 
     /// The slower of two ends, field by field, where both say something.
-    pub fn slower(a: Tags, b: Tags) -> Tags {
+    pub(crate) fn slower(a: Tags, b: Tags) -> Tags {
         fn pick<T: Ord>(x: Option<T>, y: Option<T>) -> Option<T> {
             match (x, y) {
                 (Some(x), Some(y)) => Some(x.min(y)),
@@ -77,7 +77,7 @@ impl Tags {
     }
 
     /// A link spec with IBDM's defaults (4x, SDR) for what is still unknown.
-    pub fn spec(self) -> LinkSpec {
+    pub(crate) fn spec(self) -> LinkSpec {
         LinkSpec::new(self.width.unwrap_or(LinkWidth::X4), self.speed.unwrap_or(LinkSpeed::Sdr))
     }
 }
@@ -144,8 +144,13 @@ struct Inst {
 #[derive(Debug)]
 enum InstKind {
     /// The device name (`MT48436`) is not part of the fabric model and is not kept.
-    Node { kind: NodeKind, num_ports: u8 },
-    Board { master: String },
+    Node {
+        kind: NodeKind,
+        num_ports: u8,
+    },
+    Board {
+        master: String,
+    },
 }
 
 #[derive(Debug)]
@@ -295,9 +300,10 @@ pub(crate) fn parse_ibnl(text: &str, path: PathBuf) -> Result<IbnlFile, FabricEr
             }
         }
         for c in &mut sys.conns {
-            c.to = *sys.inst_by_name.get(&c.to_name).ok_or_else(|| {
-                err(c.line, format!("unknown instance '{}' in system '{}'", c.to_name, sys.names[0]))
-            })?;
+            c.to = *sys
+                .inst_by_name
+                .get(&c.to_name)
+                .ok_or_else(|| err(c.line, format!("unknown instance '{}' in system '{}'", c.to_name, sys.names[0])))?;
         }
     }
     Ok(IbnlFile { path, systems, by_name })
@@ -555,7 +561,11 @@ impl Builder<'_> {
         for inst in &sd.insts {
             resolved.push(match &inst.kind {
                 InstKind::Node { kind, num_ports, .. } => {
-                    self.nodes.push(FlatNode { rel: format!("{prefix}{}", inst.name), kind: *kind, num_ports: *num_ports });
+                    self.nodes.push(FlatNode {
+                        rel: format!("{prefix}{}", inst.name),
+                        kind: *kind,
+                        num_ports: *num_ports,
+                    });
                     Resolved::Node { idx: self.nodes.len() as u32 - 1, num_ports: *num_ports }
                 }
                 InstKind::Board { master } => {
@@ -587,7 +597,9 @@ impl Builder<'_> {
                             if depth >= MAX_DEPTH {
                                 return Err(FabricError::parse(
                                     loc(inst.line),
-                                    format!("boards nest deeper than {MAX_DEPTH} levels: does '{master}' contain itself?"),
+                                    format!(
+                                        "boards nest deeper than {MAX_DEPTH} levels: does '{master}' contain itself?"
+                                    ),
                                 ));
                             }
                             let ports = self.build(DefRef { sys: sub, ..def }, &format!("{hier}/"), depth + 1)?;
@@ -626,7 +638,13 @@ impl Builder<'_> {
         Ok(out)
     }
 
-    fn inst_port(&self, file: &IbnlFile, r: &Resolved, port: &str, loc: &Location) -> Result<Option<FlatPort>, FabricError> {
+    fn inst_port(
+        &self,
+        file: &IbnlFile,
+        r: &Resolved,
+        port: &str,
+        loc: &Location,
+    ) -> Result<Option<FlatPort>, FabricError> {
         match r {
             Resolved::Node { idx, num_ports } => {
                 let p = node_port(port, *num_ports).map_err(|m| FabricError::parse(loc.clone(), m))?;
@@ -639,7 +657,13 @@ impl Builder<'_> {
 
     /// Connector `port` of a board instance; `None` when the board was removed
     /// or its chosen variant lacks a connector that another variant has.
-    fn board_port(&self, file: &IbnlFile, r: &Resolved, port: &str, loc: &Location) -> Result<Option<FlatPort>, FabricError> {
+    fn board_port(
+        &self,
+        file: &IbnlFile,
+        r: &Resolved,
+        port: &str,
+        loc: &Location,
+    ) -> Result<Option<FlatPort>, FabricError> {
         let Resolved::Board { master, ports } = r else { return Ok(None) };
         if let Some(fp) = ports.get(port) {
             return Ok(Some(*fp));
@@ -701,7 +725,8 @@ mod tests {
     use super::*;
 
     fn lib_from(text: &str) -> (Library, DefRef) {
-        let mut lib = Library { sources: vec![Source { kind: SourceKind::Builtin, files: None, tops: FxHashMap::default() }] };
+        let mut lib =
+            Library { sources: vec![Source { kind: SourceKind::Builtin, files: None, tops: FxHashMap::default() }] };
         let f = parse_ibnl(text, PathBuf::from("t.ibnl")).unwrap();
         let mut tops = FxHashMap::default();
         for (i, s) in f.systems.iter().enumerate().filter(|(_, s)| s.top) {
@@ -781,13 +806,25 @@ SUBSYSTEM BOARD b2
     #[test]
     fn netlist_errors_name_file_and_line() {
         let e = |t: &str| parse_ibnl(t, PathBuf::from("e.ibnl")).unwrap_err().to_string();
-        assert_eq!(e("TOPSYSTEM T\nNODE SW 4 D U1\n   5 -> P5\n"), "e.ibnl:3: port 5 is out of range for a node with ports 1..=4");
+        assert_eq!(
+            e("TOPSYSTEM T\nNODE SW 4 D U1\n   5 -> P5\n"),
+            "e.ibnl:3: port 5 is out of range for a node with ports 1..=4"
+        );
         assert_eq!(e("TOPSYSTEM T\nNODE XX 4 D U1\n"), "e.ibnl:2: unknown node type 'XX': expected SW, CA or HCA");
-        assert_eq!(e("TOPSYSTEM T\nNODE SW 4 D U1\n 1 -3x-> P1\n"), "e.ibnl:3: bad width tag '-3x-': unknown link width '3x' (expected 1x, 2x, 4x, 8x or 12x)");
+        assert_eq!(
+            e("TOPSYSTEM T\nNODE SW 4 D U1\n 1 -3x-> P1\n"),
+            "e.ibnl:3: bad width tag '-3x-': unknown link width '3x' (expected 1x, 2x, 4x, 8x or 12x)"
+        );
         assert_eq!(e("TOPSYSTEM T\nNODE SW 4 D U1\n 1 -> U9 1\n"), "e.ibnl:3: unknown instance 'U9' in system 'T'");
-        assert_eq!(e("SYSTEM B\nNODE SW 4 D U1\n"), "e.ibnl: no TOPSYSTEM section: an .ibnl file must define one top system");
+        assert_eq!(
+            e("SYSTEM B\nNODE SW 4 D U1\n"),
+            "e.ibnl: no TOPSYSTEM section: an .ibnl file must define one top system"
+        );
         assert!(e("TOPSYSTEM T\nwhat is this\n").starts_with("e.ibnl:2: unrecognised line 'what is this'"));
-        assert_eq!(e("TOPSYSTEM T\nNODE SW 4 D U1\n 1 -> P1\n 2 -> P1\n"), "e.ibnl:4: connector 'P1' is already defined at line 3");
+        assert_eq!(
+            e("TOPSYSTEM T\nNODE SW 4 D U1\n 1 -> P1\n 2 -> P1\n"),
+            "e.ibnl:4: connector 'P1' is already defined at line 3"
+        );
     }
 
     #[test]
@@ -800,7 +837,10 @@ SUBSYSTEM BOARD b2
     #[test]
     fn arrows_and_tags() {
         let (p, t, r) = split_arrow("L1/P1 -8X-5G-> MT23108 H-1 P1").unwrap();
-        assert_eq!((p, t.width, t.speed, r), ("L1/P1", Some(LinkWidth::X8), Some(LinkSpeed::Ddr), vec!["MT23108", "H-1", "P1"]));
+        assert_eq!(
+            (p, t.width, t.speed, r),
+            ("L1/P1", Some(LinkWidth::X8), Some(LinkSpeed::Ddr), vec!["MT23108", "H-1", "P1"])
+        );
         let (p, t, r) = split_arrow("1 -> P1").unwrap();
         assert_eq!((p, t, r), ("1", Tags::default(), vec!["P1"]));
         let (_, t, _) = split_arrow("P19 -10G-> spine1 P1").unwrap();

@@ -14,10 +14,10 @@
 //! # Link width and speed when a file does not say
 //!
 //! None of these formats records cable length, so every link gets
-//! [`LinkSpec::default`]'s 1 m at 5 ns/m. Width and speed follow each tool:
+//! [`LinkSpec::default`](crate::LinkSpec::default)'s 1 m at 5 ns/m. Width and speed follow each tool:
 //!
 //! * net files: a port with neither `w=` nor an ibnetdiscover `4xQDR` comment
-//!   gets [`LinkSpec::default`] (1x SDR), the papers' baseline link; a width
+//!   gets [`LinkSpec::default`](crate::LinkSpec::default) (1x SDR), the papers' baseline link; a width
 //!   without a speed keeps the width at SDR.
 //! * `.topo`: a tag on the cable line (`-4X->`, `-8X-5G->`) wins; otherwise the
 //!   tags that the `.ibnl` netlists put on the two ports (lowest level first,

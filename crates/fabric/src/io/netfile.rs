@@ -44,7 +44,7 @@ use rustc_hash::FxHashMap;
 use super::{fill_guids, parse_c_number, read_text, Src, Topology, TopologyFormat};
 use crate::error::{FabricError, Location};
 use crate::fabric::{Fabric, NodeId, NodeKind, PortNum};
-use crate::rate::{LinkSpeed, LinkSpec, LinkWidth};
+use crate::rate::{LinkSpec, LinkSpeed, LinkWidth};
 
 /// Include files may nest this deep (ibsim has no limit, but a cycle must end).
 const MAX_INCLUDE_DEPTH: usize = 16;
@@ -226,10 +226,7 @@ impl Parser {
         let canon = path.canonicalize().unwrap_or_else(|_| path.clone());
         if self.include_stack.iter().any(|p| p.canonicalize().unwrap_or_else(|_| p.clone()) == canon) {
             let chain: Vec<String> = self.include_stack.iter().map(|p| p.display().to_string()).collect();
-            return Err(src.err(
-                no,
-                format!("include cycle: {} includes {} again", chain.join(" -> "), path.display()),
-            ));
+            return Err(src.err(no, format!("include cycle: {} includes {} again", chain.join(" -> "), path.display())));
         }
         if self.include_stack.len() >= MAX_INCLUDE_DEPTH {
             return Err(src.err(no, format!("includes nest deeper than {MAX_INCLUDE_DEPTH} files")));
@@ -253,7 +250,8 @@ impl Parser {
             .ok_or_else(|| src.err(no, format!("bad number of ports '{n}': expected 1..=255")))?
             as u8;
         c.skip_ws();
-        let name = c.quoted().ok_or_else(|| src.err(no, "expected the node id in double quotes after the port count"))?;
+        let name =
+            c.quoted().ok_or_else(|| src.err(no, "expected the node id in double quotes after the port count"))?;
         if name.is_empty() {
             return Err(src.err(no, "the node id is empty"));
         }
@@ -262,17 +260,13 @@ impl Parser {
             Some(cm) => cm,
             None if tail.is_empty() => "",
             None => {
-                return Err(src.err(
-                    no,
-                    format!("unexpected text '{tail}' after the node id (a comment must start with '#')"),
-                ))
+                return Err(
+                    src.err(no, format!("unexpected text '{tail}' after the node id (a comment must start with '#')"))
+                )
             }
         };
         if let Some(&first) = self.by_name.get(name) {
-            return Err(src.err(
-                no,
-                format!("node '{name}' already has a section at {}", self.nodes[first].loc),
-            ));
+            return Err(src.err(no, format!("node '{name}' already has a section at {}", self.nodes[first].loc)));
         }
         let (description, after_desc) = header_description(comment);
         let idx = self.nodes.len();
@@ -313,9 +307,9 @@ impl Parser {
             (n.kind, n.num_ports, n.name.clone())
         };
         let mut c = Cursor::new(t);
-        let port = c.bracketed_number().ok_or_else(|| {
-            src.err(no, "expected '[<port>]' at the start of the port line, e.g. '[1] \"peer\"[1]'")
-        })?;
+        let port = c
+            .bracketed_number()
+            .ok_or_else(|| src.err(no, "expected '[<port>]' at the start of the port line, e.g. '[1] \"peer\"[1]'"))?;
         if port == 0 || port > num_ports as u64 {
             let what = if port == 0 && kind.is_switch() {
                 "port 0 is the switch's management port and cannot be cabled".to_string()
@@ -332,9 +326,8 @@ impl Parser {
             .ok_or_else(|| src.err(no, "expected the peer's id in double quotes after the port"))?
             .to_string();
         c.skip_ws();
-        let peer_port = c
-            .bracketed_number()
-            .ok_or_else(|| src.err(no, format!("expected '[<peer port>]' after \"{peer}\"")))?;
+        let peer_port =
+            c.bracketed_number().ok_or_else(|| src.err(no, format!("expected '[<peer port>]' after \"{peer}\"")))?;
         c.skip_port_extras().map_err(|m| src.err(no, m))?;
         let tail = c.rest();
         let (opts, comment) = match tail.find('#') {
@@ -361,10 +354,8 @@ impl Parser {
                     ))
                 }
                 _ => {
-                    return Err(src.err(
-                        no,
-                        format!("unexpected '{opt}' on a port line: expected 'w=<lanes>' or a '#' comment"),
-                    ))
+                    return Err(src
+                        .err(no, format!("unexpected '{opt}' on a port line: expected 'w=<lanes>' or a '#' comment")))
                 }
             }
         }
@@ -390,7 +381,8 @@ impl Parser {
         let guids = fill_guids(&self.nodes.iter().map(|n| n.guid).collect::<Vec<_>>());
         let mut fabric = Fabric::new();
         for (n, &guid) in self.nodes.iter().zip(&guids) {
-            let id = fabric.add_node(n.kind, n.name.clone(), n.num_ports, Some(guid)).map_err(|e| e.at(n.loc.clone()))?;
+            let id =
+                fabric.add_node(n.kind, n.name.clone(), n.num_ports, Some(guid)).map_err(|e| e.at(n.loc.clone()))?;
             if let Some(d) = &n.description {
                 fabric.set_description(id, d.clone());
             }
@@ -538,11 +530,9 @@ impl Parser {
 
 /// `=<value>` of a `key=value` line.
 fn assignment(rest: &str, src: &Src, no: usize, key: &str) -> Result<u64, FabricError> {
-    let v = rest
-        .trim_start()
-        .strip_prefix('=')
-        .ok_or_else(|| src.err(no, format!("expected '{key}=<value>'")))?;
-    number_with_echo(v.trim()).ok_or_else(|| src.err(no, format!("bad value '{}' for {key}: expected a number", v.trim())))
+    let v = rest.trim_start().strip_prefix('=').ok_or_else(|| src.err(no, format!("expected '{key}=<value>'")))?;
+    number_with_echo(v.trim())
+        .ok_or_else(|| src.err(no, format!("bad value '{}' for {key}: expected a number", v.trim())))
 }
 
 /// `switchguid=G` (absolute) or `switchguid+N` (relative to the last absolute
@@ -714,7 +704,9 @@ impl<'a> Cursor<'a> {
 /// (`# "desc" lid 3 4xQDR`). `lids` gives `(node, port, base LID, LMC)`; a
 /// switch's LID is looked up on its port 0, a CA's on each port; unknown LIDs
 /// are written as 0 ("not assigned"). Cable length is not part of the format.
-/// A `"` in a description is written as `'` (the format has no escape).
+/// A `"` in a description is written as `'` (the format has no escape). ibsim
+/// looks for `w=`/`s=`/`e=` options anywhere on a port line, comment included,
+/// so a description containing such text confuses ibsim (not this reader).
 /// Fails if a node name contains `"`, `#`, `@` or a control character, which
 /// cannot appear in an ibsim id.
 pub fn write_netfile(
@@ -726,7 +718,10 @@ pub fn write_netfile(
         if n.name.is_empty() || n.name.chars().any(|c| matches!(c, '"' | '#' | '@') || c.is_control()) {
             return Err(FabricError::param(
                 "node name",
-                format!("'{}' cannot be written as an ibsim node id ('\"', '#', '@' and control characters are reserved)", n.name),
+                format!(
+                    "'{}' cannot be written as an ibsim node id ('\"', '#', '@' and control characters are reserved)",
+                    n.name
+                ),
             ));
         }
     }
@@ -738,7 +733,20 @@ pub fn write_netfile(
         lid_of.get(&(n, p)).copied().unwrap_or((0, 0))
     };
     let desc = |n: NodeId| -> String {
-        fabric.node(n).description.chars().map(|c| if c == '"' { '\'' } else if c.is_control() { ' ' } else { c }).collect()
+        fabric
+            .node(n)
+            .description
+            .chars()
+            .map(|c| {
+                if c == '"' {
+                    '\''
+                } else if c.is_control() {
+                    ' '
+                } else {
+                    c
+                }
+            })
+            .collect()
     };
     let io = |source| FabricError::Io { path: PathBuf::from("<netfile output>"), source };
     let mut out = String::new();
@@ -769,7 +777,8 @@ pub fn write_netfile(
             let (peer_lid, _) = addr(peer.node, peer.port);
             let rate = format!("{}x{}", spec.width.lanes(), spec.speed.name());
             if n.kind.is_switch() {
-                let peer_guid = if pn.kind.is_ca() { format!("({:x}) ", pn.port_guid(peer.port)) } else { String::new() };
+                let peer_guid =
+                    if pn.kind.is_ca() { format!("({:x}) ", pn.port_guid(peer.port)) } else { String::new() };
                 out.push_str(&format!(
                     "[{}]\t\"{}\"[{}]{}\tw={}\t\t# \"{}\" lid {} {}\n",
                     port,
@@ -894,7 +903,10 @@ caguid+0x10\nCa 1 \"j\"\n";
              'Ca <ports> \"<id>\"' header line before it"
         );
         assert_eq!(err("Switch x \"a\"\n"), "t.net:1: bad number of ports 'x': expected 1..=255");
-        assert_eq!(err("Switch 8 \"a\"\n[1] \"b\"[1] w=3\n"), "t.net:2: bad link width 'w=3': expected w=1, 2, 4, 8 or 12 (lanes)");
+        assert_eq!(
+            err("Switch 8 \"a\"\n[1] \"b\"[1] w=3\n"),
+            "t.net:2: bad link width 'w=3': expected w=1, 2, 4, 8 or 12 (lanes)"
+        );
     }
 
     #[test]
@@ -916,7 +928,10 @@ caguid+0x10\nCa 1 \"j\"\n";
             err("Switch 8 \"a\"\n[1] \"h\"[3]\n\nCa 2 \"h\"\n"),
             "t.net:2: port 3 is out of range for node 'h', which has ports 1..=2 (section at t.net:4)"
         );
-        assert_eq!(err("Switch 8 \"a\"\n[0] \"h\"[1]\n"), "t.net:2: port 0 is the switch's management port and cannot be cabled");
+        assert_eq!(
+            err("Switch 8 \"a\"\n[0] \"h\"[1]\n"),
+            "t.net:2: port 0 is the switch's management port and cannot be cabled"
+        );
     }
 
     #[test]

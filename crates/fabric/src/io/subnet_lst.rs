@@ -26,7 +26,7 @@ use rustc_hash::FxHashMap;
 use super::{Src, Topology, TopologyFormat};
 use crate::error::FabricError;
 use crate::fabric::{Fabric, LinkEnd, NodeId, NodeKind, PortNum};
-use crate::rate::{LinkSpeed, LinkSpec, LinkWidth};
+use crate::rate::{LinkSpec, LinkSpeed, LinkWidth};
 
 /// One `{ ... }` endpoint block.
 #[derive(Debug)]
@@ -106,7 +106,8 @@ pub fn parse_subnet_lst(text: &str, file: Option<&Path>) -> Result<Topology, Fab
                     n
                 }
                 None => {
-                    let n = fabric.add_node(e.kind, name, e.num_ports, Some(e.node_guid)).map_err(|x| x.at(src.at(no)))?;
+                    let n =
+                        fabric.add_node(e.kind, name, e.num_ports, Some(e.node_guid)).map_err(|x| x.at(src.at(no)))?;
                     fabric.set_description(n, e.description.clone());
                     fabric.set_system_guid(n, e.system_guid);
                     node_line.insert(n, no);
@@ -116,7 +117,10 @@ pub fn parse_subnet_lst(text: &str, file: Option<&Path>) -> Result<Topology, Fab
             if e.port == 0 || e.port > e.num_ports {
                 return Err(src.err(
                     no,
-                    format!("port {} is out of range for node {:#018x}, which has ports 1..={}", e.port, e.node_guid, e.num_ports),
+                    format!(
+                        "port {} is out of range for node {:#018x}, which has ports 1..={}",
+                        e.port, e.node_guid, e.num_ports
+                    ),
                 ));
             }
             let lid_port = if e.kind.is_switch() { 0 } else { e.port };
@@ -124,7 +128,10 @@ pub fn parse_subnet_lst(text: &str, file: Option<&Path>) -> Result<Topology, Fab
                 Some(&(l, at)) if l != e.lid => {
                     return Err(src.err(
                         no,
-                        format!("LID {:#06x} of node {:#018x} disagrees with LID {l:#06x} at line {at}", e.lid, e.node_guid),
+                        format!(
+                            "LID {:#06x} of node {:#018x} disagrees with LID {l:#06x} at line {at}",
+                            e.lid, e.node_guid
+                        ),
                     ))
                 }
                 Some(_) => {}
@@ -160,9 +167,8 @@ pub fn parse_subnet_lst(text: &str, file: Option<&Path>) -> Result<Topology, Fab
                 }
             }
             (None, None) => {
-                let l = fabric
-                    .connect(x.node, x.port as u32, y.node, y.port as u32, spec)
-                    .map_err(|e| e.at(src.at(no)))?;
+                let l =
+                    fabric.connect(x.node, x.port as u32, y.node, y.port as u32, spec).map_err(|e| e.at(src.at(no)))?;
                 link_line.insert(l, no);
             }
             (px, py) => {
@@ -227,7 +233,10 @@ impl<'a> Scan<'a> {
             other => return Err(format!("expected SW, CA or CA-SM, found '{}'", other.unwrap_or(""))),
         };
         let ports = self.hex("Ports:")?;
-        let num_ports = u8::try_from(ports).ok().filter(|&p| p > 0).ok_or_else(|| format!("bad Ports:{ports:x}: expected 1..=ff"))?;
+        let num_ports = u8::try_from(ports)
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or_else(|| format!("bad Ports:{ports:x}: expected 1..=ff"))?;
         let system_guid = self.hex("SystemGUID:")?;
         let node_guid = self.hex("NodeGUID:")?;
         self.hex("PortGUID:")?;
@@ -250,7 +259,9 @@ impl<'a> Scan<'a> {
         let port = u8::try_from(pn).map_err(|_| format!("bad PN:{pn:x}: expected at most ff"))?;
         match self.token() {
             Some("}") => {}
-            other => return Err(format!("expected '}}' to close the port description, found '{}'", other.unwrap_or(""))),
+            other => {
+                return Err(format!("expected '}}' to close the port description, found '{}'", other.unwrap_or("")))
+            }
         }
         Ok(End { kind, num_ports, system_guid, node_guid, description, lid, port })
     }
