@@ -14,10 +14,10 @@ use ibnetsim_fabric::io::{
 use ibnetsim_fabric::{Fabric, LinkEnd, LinkSpeed, LinkWidth, NodeId};
 
 fn shared_data() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("IBNETSIM_SHARED_DATA") {
-        return Some(PathBuf::from(p));
-    }
-    let found = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().map(|a| a.join("shared/data")).find(|p| p.is_dir());
+    let found = match std::env::var_os("IBNETSIM_SHARED_DATA") {
+        Some(p) => Some(PathBuf::from(p)).filter(|p| p.is_dir()),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().map(|a| a.join("shared/data")).find(|p| p.is_dir()),
+    };
     if found.is_none() {
         assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true but the shared test data is missing");
         eprintln!("shared test data not found; skipping");
