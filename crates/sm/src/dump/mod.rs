@@ -261,19 +261,43 @@ pub fn print_desc(desc: &str) -> String {
     desc.bytes().take(63).map(|b| if (0x20..0x7f).contains(&b) { b as char } else { ' ' }).collect()
 }
 
-/// The port a GUID names: a switch's node GUID is its port 0, a CA port's
-/// GUID is the node GUID plus the port number.
-pub fn port_of_guid(fabric: &Fabric, guid: u64) -> Result<LinkEnd, String> {
-    let node = fabric.node_by_guid(guid).ok_or_else(|| format!("port GUID {guid:#018x} is not in the fabric"))?;
-    let n = fabric.node(node);
-    if n.kind.is_switch() {
-        if n.guid == guid {
-            return Ok(LinkEnd { node, port: 0 });
+/// Every port by its GUID, as [`ibnetsim_fabric::Node::port_guid`] numbers
+/// them: a switch's node GUID is its port 0, a CA port's GUID is the node GUID
+/// plus the port number. Built once, because real GUIDs do not leave the low
+/// byte free for the port (`…8ea0` has port `…8ea1`), so a port GUID cannot be
+/// turned back into its node by masking.
+pub struct PortGuids<'a> {
+    fabric: &'a Fabric,
+    ports: FxHashMap<u64, LinkEnd>,
+}
+
+impl<'a> PortGuids<'a> {
+    /// Indexes the ports of `fabric`.
+    pub fn new(fabric: &'a Fabric) -> Self {
+        let mut ports = FxHashMap::default();
+        for id in fabric.ids() {
+            let n = fabric.node(id);
+            if n.kind.is_switch() {
+                ports.insert(n.guid, LinkEnd { node: id, port: 0 });
+            } else {
+                for p in 1..=n.num_ports {
+                    ports.insert(n.port_guid(p), LinkEnd { node: id, port: p });
+                }
+            }
         }
-    } else if guid > n.guid && guid - n.guid <= n.num_ports as u64 {
-        return Ok(LinkEnd { node, port: (guid - n.guid) as PortNum });
+        PortGuids { fabric, ports }
     }
-    Err(format!("GUID {guid:#018x} is not a port GUID of '{}'", n.name))
+
+    /// The port `guid` names, or why there is none.
+    pub fn port(&self, guid: u64) -> Result<LinkEnd, String> {
+        if let Some(&end) = self.ports.get(&guid) {
+            return Ok(end);
+        }
+        match self.fabric.node_by_guid(guid).filter(|&n| self.fabric.node(n).guid == guid) {
+            Some(n) => Err(format!("GUID {guid:#018x} is not a port GUID of '{}'", self.fabric.node(n).name)),
+            None => Err(format!("port GUID {guid:#018x} is not in the fabric")),
+        }
+    }
 }
 
 /// The name ib_flit_sim gives a node: the topology name with `/` and `-` as `_`.
@@ -332,10 +356,11 @@ fn lids_from_guids(dump: &LftDump, fabric: &Fabric, lmc: u8) -> Result<(Vec<Port
     }
     // Port -> its LIDs, and where the port was first named.
     let mut by_port: FxHashMap<LinkEnd, (Vec<Lid>, Location)> = FxHashMap::default();
+    let guids = PortGuids::new(fabric);
     let mut sorted: Vec<(Lid, (u64, Location))> = owner_of.into_iter().collect();
     sorted.sort_by_key(|(l, _)| *l);
     for (lid, (guid, at)) in sorted {
-        let end = port_of_guid(fabric, guid).map_err(|m| SmError::parse(at.clone(), format!("LID {lid:#06x}: {m}")))?;
+        let end = guids.port(guid).map_err(|m| SmError::parse(at.clone(), format!("LID {lid:#06x}: {m}")))?;
         by_port.entry(end).or_insert_with(|| (Vec::new(), at)).0.push(lid);
     }
     let mut ports: Vec<(LinkEnd, (Vec<Lid>, Location))> = by_port.into_iter().collect();
@@ -358,7 +383,10 @@ fn lids_from_guids(dump: &LftDump, fabric: &Fabric, lmc: u8) -> Result<(Vec<Port
         if need > 7 {
             return Err(SmError::parse(
                 at.clone(),
-                format!("port {} of '{}' is given LIDs {lo:#06x}..{hi:#06x}, more than LMC 7 allows", end.port, node.name),
+                format!(
+                    "port {} of '{}' is given LIDs {lo:#06x}..{hi:#06x}, more than LMC 7 allows",
+                    end.port, node.name
+                ),
             ));
         }
         lmc = lmc.max(need);
@@ -382,9 +410,10 @@ fn lids_from_host_names(dump: &LftDump, fabric: &Fabric, lmc: u8) -> Result<Vec<
     if lmc != 0 {
         return Err(SmError::option(
             "lmc",
-            format!("{}: ib_flit_sim tables give each host one LID (LMC 0), so lmc = {lmc} cannot be used with them", {
-                dump.file.as_deref().map_or("<input>".into(), |p| p.display().to_string())
-            }),
+            format!(
+                "{}: ib_flit_sim tables give each host one LID (LMC 0), so lmc = {lmc} cannot be used with them",
+                { dump.file.as_deref().map_or("<input>".into(), |p| p.display().to_string()) }
+            ),
         ));
     }
     let mut entries = Vec::new();
@@ -459,7 +488,10 @@ pub(crate) fn check_lids_fit(fabric: &Fabric, lids: &LidMap) -> Result<(), SmErr
         if p.end.node.index() >= fabric.num_nodes() || p.end.port > fabric.node(p.end.node).num_ports {
             return Err(SmError::option(
                 "lids",
-                format!("the given LIDs name node #{} port {}, which this fabric does not have", p.end.node.0, p.end.port),
+                format!(
+                    "the given LIDs name node #{} port {}, which this fabric does not have",
+                    p.end.node.0, p.end.port
+                ),
             ));
         }
     }
@@ -487,6 +519,7 @@ pub fn apply(dump: &LftDump, fabric: &Fabric, lids: &LidMap) -> Result<Routing, 
         dump_owner.entry(o.lid).or_insert(o.port_guid);
     }
     let mut remap_cache: FxHashMap<u64, Option<PortLid>> = FxHashMap::default();
+    let guids = PortGuids::new(fabric);
 
     let mut seen_switch: FxHashMap<NodeId, &Location> = FxHashMap::default();
     // Per LID, the line that set it on the current switch (0 = unset).
@@ -515,9 +548,9 @@ pub fn apply(dump: &LftDump, fabric: &Fabric, lids: &LidMap) -> Result<Routing, 
             }
             let mut lid = r.lid;
             if let Some(&guid) = dump_owner.get(&r.lid) {
-                let owner = *remap_cache.entry(guid).or_insert_with(|| {
-                    port_of_guid(fabric, guid).ok().and_then(|e| lids.of_port(e.node, e.port).copied())
-                });
+                let owner = *remap_cache
+                    .entry(guid)
+                    .or_insert_with(|| guids.port(guid).ok().and_then(|e| lids.of_port(e.node, e.port).copied()));
                 // As OpenSM's remap_lid: keep the path offset inside the owner's block.
                 if let Some(pl) = owner {
                     let (lo, hi) = (pl.base as u32, pl.base as u32 + pl.count() - 1);
@@ -594,20 +627,19 @@ impl<'a> SwitchResolver<'a> {
 
     fn resolve(&self, sw: &DumpSwitch) -> Result<NodeId, SmError> {
         match &sw.key {
-            SwitchKey::Guid(g) => {
-                match self.fabric.node_by_guid(*g).filter(|&n| self.fabric.node(n).guid == *g) {
-                    Some(n) if self.fabric.node(n).kind.is_switch() => Ok(n),
-                    Some(n) => Err(SmError::parse(
-                        sw.at.clone(),
-                        format!("GUID {g:#018x} is CA '{}', not a switch", self.fabric.node(n).name),
-                    )),
-                    None => Err(SmError::parse(sw.at.clone(), format!("switch GUID {g:#018x} is not in the fabric"))),
-                }
-            }
+            SwitchKey::Guid(g) => match self.fabric.node_by_guid(*g).filter(|&n| self.fabric.node(n).guid == *g) {
+                Some(n) if self.fabric.node(n).kind.is_switch() => Ok(n),
+                Some(n) => Err(SmError::parse(
+                    sw.at.clone(),
+                    format!("GUID {g:#018x} is CA '{}', not a switch", self.fabric.node(n).name),
+                )),
+                None => Err(SmError::parse(sw.at.clone(), format!("switch GUID {g:#018x} is not in the fabric"))),
+            },
             SwitchKey::Name(name) => {
                 // ib_flit_sim appends the ASIC name `U1` to single-ASIC systems;
                 // a topology may name such a switch without it.
-                let found = self.by_name.get(name).or_else(|| name.strip_suffix("_U1").and_then(|b| self.by_name.get(b)));
+                let found =
+                    self.by_name.get(name).or_else(|| name.strip_suffix("_U1").and_then(|b| self.by_name.get(b)));
                 match found.map(Vec::as_slice) {
                     Some([one]) => Ok(*one),
                     Some(many) => Err(SmError::parse(
@@ -669,7 +701,10 @@ Unicast lids [0-9] of switch Lid 2 guid 0x0000000000000010 ('s'):
     #[test]
     fn detects_each_format() {
         assert_eq!(detect_format(STAR_DUMP), Some(DumpFormat::OpenSmLfts));
-        assert_eq!(detect_format("\n# x\nosm_ucast_mgr_dump_ucast_routes: Switch 0x1\n"), Some(DumpFormat::UcastRoutes));
+        assert_eq!(
+            detect_format("\n# x\nosm_ucast_mgr_dump_ucast_routes: Switch 0x1\n"),
+            Some(DumpFormat::UcastRoutes)
+        );
         assert_eq!(detect_format("12: 255 0 1\n"), Some(DumpFormat::Vector));
         assert_eq!(detect_format("Switch 8 \"sw\"\n"), None);
         let e = parse("hello\n", Some(Path::new("x.dump"))).unwrap_err().to_string();
@@ -698,6 +733,22 @@ Unicast lids [0-9] of switch Lid 2 guid 0x0000000000000010 ('s'):
     }
 
     #[test]
+    fn port_guids_of_real_hcas_need_not_leave_the_low_byte_free() {
+        // Node GUID 0x0002c90109768ea0, port 1 GUID …8ea1 (ibutils' subnet.lst).
+        let mut f = Fabric::new();
+        let s = f.add_node(NodeKind::Switch, "s", 4, Some(0x10)).unwrap();
+        let h = f.add_node(NodeKind::Hca, "h", 2, Some(0x0002_c901_0976_8ea0)).unwrap();
+        f.connect(s, 2, h, 1, LinkSpec::default()).unwrap();
+        let text = "Unicast lids [0-7] of switch Lid 1 guid 0x0000000000000010 ('s'):\n\
+                    0x0007 002 # Channel Adapter portguid 0x0002c90109768ea1: 'h'\n";
+        let lids = derive_lids(&dump_of(text), &f, 0).unwrap();
+        assert_eq!(lids.of_port(h, 1).map(|p| p.base), Some(7));
+        let g = PortGuids::new(&f);
+        assert_eq!(g.port(0x0002_c901_0976_8ea2), Ok(LinkEnd { node: h, port: 2 }));
+        assert_eq!(g.port(0x0002_c901_0976_8ea3), Err("port GUID 0x0002c90109768ea3 is not in the fabric".into()));
+    }
+
+    #[test]
     fn lid_derivation_errors_name_the_line() {
         let (f, _) = star();
         let err = |text: &str| derive_lids(&dump_of(text), &f, 0).unwrap_err().to_string();
@@ -719,7 +770,9 @@ Unicast lids [0-9] of switch Lid 2 guid 0x0000000000000010 ('s'):
             "lfts.dump:1: switch 's' is given LIDs 0x0002 and 0x0007; a switch has one LID"
         );
         assert_eq!(
-            err(&format!("{h}0x0001 001 # x portguid 0x0000000000000101\n0x0100 001 # x portguid 0x0000000000000101\n")),
+            err(&format!(
+                "{h}0x0001 001 # x portguid 0x0000000000000101\n0x0100 001 # x portguid 0x0000000000000101\n"
+            )),
             "lfts.dump:2: port 1 of 'a' is given LIDs 0x0001..0x0100, more than LMC 7 allows"
         );
         let routes = ucast_routes::parse("dump_ucast_routes: Switch 0x10\n", Some(Path::new("o.fdbs"))).unwrap();
@@ -772,7 +825,12 @@ Unicast lids [0-9] of switch Lid 2 guid 0x0000000000000010 ('s'):
         let text = "Unicast lids [0-9] of switch Lid 4 guid 0x0000000000000010 ('s'):\n0x0001 001\n0x0030 002\n";
         let r = apply(&dump_of(text), &f, &lids).unwrap();
         assert_eq!(r.tables.get(s, 1), Some(1));
-        assert_eq!(r.notes, vec!["1 entries for LIDs above 0x0004, which no port owns, were left out (first: LID 0x0030 at lfts.dump:3)"]);
+        assert_eq!(
+            r.notes,
+            vec![
+                "1 entries for LIDs above 0x0004, which no port owns, were left out (first: LID 0x0030 at lfts.dump:3)"
+            ]
+        );
     }
 
     #[test]

@@ -31,7 +31,9 @@ use std::path::Path;
 
 use ibnetsim_fabric::Fabric;
 
-use super::{lines, location, opensm_switch_order, print_desc, DumpFormat, DumpSwitch, LftDump, LidOwner, Route, SwitchKey};
+use super::{
+    lines, location, opensm_switch_order, print_desc, DumpFormat, DumpSwitch, LftDump, LidOwner, Route, SwitchKey,
+};
 use crate::error::SmError;
 use crate::lft::{ForwardingTables, NO_PATH};
 use crate::lid::{Lid, LidMap, MAX_UNICAST_LID};
@@ -313,7 +315,10 @@ Unicast lids [0x0-0x5] of switch Lid 1 guid 0x0000000000200000 (Switch1):
     #[test]
     fn errors_name_file_and_line() {
         let h = "Unicast lids [0-2] of switch Lid 1 guid 0x1 ('x'):\n";
-        assert_eq!(err("0x0001 001 # x\n"), "lfts.dump:1: a forwarding entry before any 'Unicast lids ... guid 0x...' switch header");
+        assert_eq!(
+            err("0x0001 001 # x\n"),
+            "lfts.dump:1: a forwarding entry before any 'Unicast lids ... guid 0x...' switch header"
+        );
         assert_eq!(err(&format!("{h}0x00g1 001\n")), "lfts.dump:2: cannot parse LID: '0x00g1 001'");
         assert_eq!(err(&format!("{h}0x0001 0a1\n")), "lfts.dump:2: cannot parse port of LID 0x0001: '0a1'");
         assert_eq!(err(&format!("{h}0x0001\n")), "lfts.dump:2: cannot parse port of LID 0x0001: ''");
@@ -326,13 +331,23 @@ Unicast lids [0x0-0x5] of switch Lid 1 guid 0x0000000000200000 (Switch1):
             err(&format!("{h}0x0001 001 # Switch portguid 0xzz: 'a'\n")),
             "lfts.dump:2: cannot parse port GUID: 'zz: 'a''"
         );
-        assert_eq!(err("Unicast lids [0-2] of switch Lid 1\n"), "lfts.dump:1: cannot parse switch definition: no ' guid 0x<GUID>'");
-        assert_eq!(err("Unicast lids [0-2] guid 0x12q4 ('x'):\n"), "lfts.dump:1: cannot parse switch GUID: '12q4 ('x'):'");
-        assert_eq!(err(&format!("{h}\n{h}")), "lfts.dump:3: switch GUID 0x0000000000000001 already has a table at line 1");
+        assert_eq!(
+            err("Unicast lids [0-2] of switch Lid 1\n"),
+            "lfts.dump:1: cannot parse switch definition: no ' guid 0x<GUID>'"
+        );
+        assert_eq!(
+            err("Unicast lids [0-2] guid 0x12q4 ('x'):\n"),
+            "lfts.dump:1: cannot parse switch GUID: '12q4 ('x'):'"
+        );
+        assert_eq!(
+            err(&format!("{h}\n{h}")),
+            "lfts.dump:3: switch GUID 0x0000000000000001 already has a table at line 1"
+        );
         assert_eq!(
             err(&format!("{h}0x0001 001\nroute 2 via 3\n")),
             "lfts.dump:3: expected a 'Unicast lids ... guid 0x<GUID> ...' header or a '0x<LID> <port> ...' entry, found 'route 2 via 3'"
         );
-        assert!(err("Multicast mlids [0xc000-0xc001] of switch Lid 1 guid 0x1:\n").starts_with("lfts.dump:1: this is a multicast"));
+        assert!(err("Multicast mlids [0xc000-0xc001] of switch Lid 1 guid 0x1:\n")
+            .starts_with("lfts.dump:1: this is a multicast"));
     }
 }

@@ -45,11 +45,8 @@ pub fn write(fabric: &Fabric, lids: &LidMap, tables: &ForwardingTables) -> Strin
     let mut out = String::new();
     for sw in opensm_switch_order(fabric) {
         // `fmt::Write` for `String` cannot fail.
-        let _ = write!(
-            out,
-            "dump_ucast_routes: Switch 0x{:016x}\nLID    : Port : Hops : Optimal\n",
-            fabric.node(sw).guid
-        );
+        let _ =
+            write!(out, "dump_ucast_routes: Switch 0x{:016x}\nLID    : Port : Hops : Optimal\n", fabric.node(sw).guid);
         for lid in 1..=top {
             let _ = write!(out, "0x{lid:04X} : ");
             let (Some(owner), Some(port)) = (lids.owner(lid), tables.get(sw, lid)) else {
@@ -163,8 +160,12 @@ impl<'a> HopMatrix<'a> {
 
 /// Parses a `dump_ucast_routes` listing.
 pub fn parse(text: &str, file: Option<&Path>) -> Result<LftDump, SmError> {
-    let mut dump =
-        LftDump { format: DumpFormat::UcastRoutes, file: file.map(Path::to_path_buf), switches: Vec::new(), owners: Vec::new() };
+    let mut dump = LftDump {
+        format: DumpFormat::UcastRoutes,
+        file: file.map(Path::to_path_buf),
+        switches: Vec::new(),
+        owners: Vec::new(),
+    };
     let mut first_line: rustc_hash::FxHashMap<u64, usize> = rustc_hash::FxHashMap::default();
     for (no, raw) in lines(text) {
         let err = |msg: String| SmError::parse(location(file, no), msg);
@@ -206,7 +207,12 @@ pub fn parse(text: &str, file: Option<&Path>) -> Result<LftDump, SmError> {
 
 /// `<hex LID> : <port> : <hops or HOPS UNKNOWN> ...` or `<hex LID> : UNREACHABLE`.
 fn parse_entry(rest: &str, line: u32) -> Result<Route, String> {
-    let bad = || format!("expected '0x<LID> : <port> : <hops> : <optimal>' or '0x<LID> : UNREACHABLE', found '0x{}'", shorten(rest));
+    let bad = || {
+        format!(
+            "expected '0x<LID> : <port> : <hops> : <optimal>' or '0x<LID> : UNREACHABLE', found '0x{}'",
+            shorten(rest)
+        )
+    };
     let (lid, after) = hex_prefix(rest).ok_or_else(bad)?;
     if lid > MAX_UNICAST_LID as u128 {
         return Err(format!("LID {lid:#x} is not a unicast LID (0x0001-0xbfff)"));
@@ -335,7 +341,10 @@ LID    : Port : Hops : Optimal
     #[test]
     fn errors_name_file_and_line() {
         let h = "dump_ucast_routes: Switch 0x0000000000000001\nLID    : Port : Hops : Optimal\n";
-        assert_eq!(err("0x0001 : 000  : 00   : yes\n"), "opensm.fdbs:1: an entry before any 'dump_ucast_routes: Switch 0x<GUID>' header");
+        assert_eq!(
+            err("0x0001 : 000  : 00   : yes\n"),
+            "opensm.fdbs:1: an entry before any 'dump_ucast_routes: Switch 0x<GUID>' header"
+        );
         assert_eq!(err("dump_ucast_routes: Switch 0xabcz\n"), "opensm.fdbs:1: cannot parse switch GUID: 'abcz'");
         assert_eq!(
             err(&format!("{h}0x0001 : 004\n")),
@@ -345,9 +354,17 @@ LID    : Port : Hops : Optimal
             err(&format!("{h}0x0001 : UNREACHABEL\n")),
             "opensm.fdbs:3: expected '0x<LID> : <port> : <hops> : <optimal>' or '0x<LID> : UNREACHABLE', found '0x0001 : UNREACHABEL'"
         );
-        assert_eq!(err(&format!("{h}0x0001 : 300  : 01   : yes\n")), "opensm.fdbs:3: port 300 of LID 0x0001 is out of range (0..=254)");
-        assert_eq!(err(&format!("{h}0xC000 : 001  : 01   : yes\n")), "opensm.fdbs:3: LID 0xc000 is not a unicast LID (0x0001-0xbfff)");
-        assert!(err(&format!("{h}\n{h}")).starts_with("opensm.fdbs:4: switch GUID 0x0000000000000001 already has a table at line 1"));
-        assert!(err(&format!("{h}Switch 2\n")).starts_with("opensm.fdbs:3: expected a 'dump_ucast_routes: Switch 0x<GUID>' header"));
+        assert_eq!(
+            err(&format!("{h}0x0001 : 300  : 01   : yes\n")),
+            "opensm.fdbs:3: port 300 of LID 0x0001 is out of range (0..=254)"
+        );
+        assert_eq!(
+            err(&format!("{h}0xC000 : 001  : 01   : yes\n")),
+            "opensm.fdbs:3: LID 0xc000 is not a unicast LID (0x0001-0xbfff)"
+        );
+        assert!(err(&format!("{h}\n{h}"))
+            .starts_with("opensm.fdbs:4: switch GUID 0x0000000000000001 already has a table at line 1"));
+        assert!(err(&format!("{h}Switch 2\n"))
+            .starts_with("opensm.fdbs:3: expected a 'dump_ucast_routes: Switch 0x<GUID>' header"));
     }
 }

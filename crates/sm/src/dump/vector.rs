@@ -132,10 +132,9 @@ pub fn parse_key(text: &str, file: Option<&Path>) -> Result<Vec<KeyEntry>, SmErr
         if name.is_empty() || name.contains(['*', '?', '[', '{']) {
             return Err(err(format!("'{}' does not name one switch module", shorten(key.trim()))));
         }
-        let row: u32 = value
-            .trim()
-            .parse()
-            .map_err(|_| err(format!("row '{}' of switch '{name}' is not a non-negative integer", shorten(value.trim()))))?;
+        let row: u32 = value.trim().parse().map_err(|_| {
+            err(format!("row '{}' of switch '{name}' is not a non-negative integer", shorten(value.trim())))
+        })?;
         out.push(KeyEntry { name: name.to_string(), row, line: no });
     }
     Ok(out)
@@ -143,12 +142,7 @@ pub fn parse_key(text: &str, file: Option<&Path>) -> Result<Vec<KeyEntry>, SmErr
 
 /// Parses a `.fdbs` table and its `.fdbs.ini` key into a dump, switches in row
 /// order. Every row must have exactly one switch and every key line a row.
-pub fn parse(
-    table: &str,
-    table_file: Option<&Path>,
-    key: &str,
-    key_file: Option<&Path>,
-) -> Result<LftDump, SmError> {
+pub fn parse(table: &str, table_file: Option<&Path>, key: &str, key_file: Option<&Path>) -> Result<LftDump, SmError> {
     let rows = parse_table(table, table_file)?;
     let keys = parse_key(key, key_file)?;
     let mut name_at: FxHashMap<&str, usize> = FxHashMap::default();
@@ -246,7 +240,10 @@ mod tests {
             table_err("0: 1 -1\n"),
             "t.fdbs:1: row 0: '-1' is not a port (expected a 0-based gate index 0..=254, or 255 for none)"
         );
-        assert_eq!(table_err("3: 255 256\n"), "t.fdbs:1: row 3: value 256 for LID 1 is out of range (0-based gates 0..=254, 255 = unused)");
+        assert_eq!(
+            table_err("3: 255 256\n"),
+            "t.fdbs:1: row 3: value 256 for LID 1 is out of range (0-based gates 0..=254, 255 = unused)"
+        );
     }
 
     #[test]
@@ -263,12 +260,21 @@ mod tests {
             key_err("0: 255\n", "**.SW_A_U1.pktfwd.fdbIndex = 0\n**.SW_B_U1.pktfwd.fdbIndex = 4\n"),
             "t.fdbs.ini:2: switch 'SW_B_U1' is keyed to row 4, which t.fdbs does not have"
         );
-        assert_eq!(key_err("0: 255\n1: 255\n", "**.SW_A_U1.pktfwd.fdbIndex = 0\n"), "t.fdbs:2: row 1 has no switch in t.fdbs.ini");
+        assert_eq!(
+            key_err("0: 255\n1: 255\n", "**.SW_A_U1.pktfwd.fdbIndex = 0\n"),
+            "t.fdbs:2: row 1 has no switch in t.fdbs.ini"
+        );
         assert_eq!(
             key_err("0: 255\n", "**.SW_A_U1.pktfwd.fdbSize = 0\n"),
             "t.fdbs.ini:1: expected '**.<switch>.pktfwd.fdbIndex = <row>', found '**.SW_A_U1.pktfwd.fdbSize = 0'"
         );
-        assert_eq!(key_err("0: 255\n", "**.SW_A_U1.pktfwd.fdbIndex = zero\n"), "t.fdbs.ini:1: row 'zero' of switch 'SW_A_U1' is not a non-negative integer");
-        assert_eq!(key_err("0: 255\n", "**.pktfwd.fdbIndex = 0\n"), "t.fdbs.ini:1: '**.pktfwd.fdbIndex' does not name one switch module");
+        assert_eq!(
+            key_err("0: 255\n", "**.SW_A_U1.pktfwd.fdbIndex = zero\n"),
+            "t.fdbs.ini:1: row 'zero' of switch 'SW_A_U1' is not a non-negative integer"
+        );
+        assert_eq!(
+            key_err("0: 255\n", "**.pktfwd.fdbIndex = 0\n"),
+            "t.fdbs.ini:1: '**.pktfwd.fdbIndex' does not name one switch module"
+        );
     }
 }
