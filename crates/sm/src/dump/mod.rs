@@ -212,7 +212,20 @@ pub fn read(file: &Path, key: Option<&Path>) -> Result<LftDump, SmError> {
             let key_text = read_text(key)?;
             vector::parse(&text, Some(file), &key_text, Some(key))
         }
-        Some(_) => parse(&text, Some(file)),
+        Some(format) => {
+            if let Some(k) = key {
+                return Err(SmError::option(
+                    "file_key",
+                    format!(
+                        "{} is an {}, which needs no key; {} is only for ib_flit_sim .fdbs tables",
+                        file.display(),
+                        format.describe(),
+                        k.display()
+                    ),
+                ));
+            }
+            parse(&text, Some(file))
+        }
         None => Err(unknown_format(&text, Some(file))),
     }
 }
@@ -334,6 +347,9 @@ fn lids_from_guids(dump: &LftDump, fabric: &Fabric, lmc: u8) -> Result<(Vec<Port
     // LID -> (port GUID, line naming it)
     let mut owner_of: FxHashMap<Lid, (u64, Location)> = FxHashMap::default();
     let mut claim = |lid: Lid, guid: u64, at: Location| -> Result<(), SmError> {
+        if lid == 0 {
+            return Err(SmError::parse(at, format!("LID 0 is reserved; port GUID {guid:#018x} cannot own it")));
+        }
         match owner_of.get(&lid) {
             Some((g, first)) if *g != guid => Err(SmError::parse(
                 at,
@@ -774,6 +790,10 @@ Unicast lids [0-9] of switch Lid 2 guid 0x0000000000000010 ('s'):
                 "{h}0x0001 001 # x portguid 0x0000000000000101\n0x0100 001 # x portguid 0x0000000000000101\n"
             )),
             "lfts.dump:2: port 1 of 'a' is given LIDs 0x0001..0x0100, more than LMC 7 allows"
+        );
+        assert_eq!(
+            err(&format!("{h}0x0000 001 # Channel Adapter portguid 0x0000000000000101: 'a'\n")),
+            "lfts.dump:2: LID 0 is reserved; port GUID 0x0000000000000101 cannot own it"
         );
         let routes = ucast_routes::parse("dump_ucast_routes: Switch 0x10\n", Some(Path::new("o.fdbs"))).unwrap();
         let e = derive_lids(&routes, &f, 0).unwrap_err().to_string();

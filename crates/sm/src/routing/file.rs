@@ -162,6 +162,18 @@ Unicast lids [0-9] of switch Lid 9 guid 0x0000000000000010 ('s'):
     }
 
     #[test]
+    fn a_key_for_an_opensm_dump_is_an_error() {
+        let dump = temp_file("keyed.lfts", "Unicast lids [0-1] of switch Lid 1 guid 0x10 ('s'):\n");
+        let options = RoutingOptions { file: Some(dump), file_key: Some("x.ini".into()), ..RoutingOptions::default() };
+        let err = FileEngine::open(&options).err().unwrap().to_string();
+        assert!(
+            err.starts_with("invalid option 'file_key': ")
+                && err.ends_with("x.ini is only for ib_flit_sim .fdbs tables"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn vector_table_finds_its_ini_by_default() {
         let table = temp_file("star.fdbs", "0: 255 0 2\n");
         temp_file("star.fdbs.ini", "**.s.pktfwd.fdbIndex = 0\n");
