@@ -7,6 +7,8 @@
 //! in [`ENGINES`]; the CLI's `--list`, the docs and the unknown-name error all
 //! read that slice. Adding an engine is one module plus one line here.
 
+pub mod file;
+
 use std::path::PathBuf;
 
 use ibnetsim_fabric::Fabric;
@@ -63,7 +65,9 @@ pub struct EngineInfo {
 }
 
 /// Every routing engine, by name.
-pub static ENGINES: &[EngineInfo] = &[];
+pub static ENGINES: &[EngineInfo] = &[
+    EngineInfo { name: file::NAME, summary: "load forwarding tables from an OpenSM or ib_flit_sim dump", build: file::build },
+];
 
 /// Builds the engine called `name`.
 pub fn build_engine(name: &str, options: &RoutingOptions) -> Result<Box<dyn RoutingEngine>, SmError> {
