@@ -20,12 +20,12 @@
 
 use std::path::PathBuf;
 
-use ibnetsim_fabric::Fabric;
+use ibnetsim_fabric::{Fabric, LinkEnd, NodeId, PortNum};
 
 use super::{Routing, RoutingEngine, RoutingOptions};
 use crate::dump::{self, LftDump};
 use crate::error::SmError;
-use crate::lid::LidMap;
+use crate::lid::{LidMap, PortLid};
 
 /// Registry name.
 pub const NAME: &str = "file";
@@ -35,12 +35,14 @@ pub const NAME: &str = "file";
 pub struct FileEngine {
     dump: LftDump,
     lids: Option<LidMap>,
+    /// LIDs stated by the topology file, used when no `LidMap` was given.
+    given: Vec<(NodeId, PortNum, u16, u8)>,
 }
 
 impl FileEngine {
     /// An engine for an already parsed dump, taking LIDs from the dump.
     pub fn new(dump: LftDump) -> Self {
-        FileEngine { dump, lids: None }
+        FileEngine { dump, lids: None, given: Vec::new() }
     }
 
     /// Uses `lids` (e.g. read from `subnet.lst` with the topology) instead of
@@ -55,7 +57,8 @@ impl FileEngine {
         let file: &PathBuf = options.file.as_ref().ok_or_else(|| {
             SmError::option("file", "the 'file' routing engine needs a forwarding-table dump: set file = \"<path>\"")
         })?;
-        Ok(FileEngine::new(dump::read(file, options.file_key.as_deref())?))
+        let engine = FileEngine::new(dump::read(file, options.file_key.as_deref())?);
+        Ok(FileEngine { given: options.topology_lids.clone(), ..engine })
     }
 
     /// The loaded dump.
@@ -74,6 +77,17 @@ impl RoutingEngine for FileEngine {
             Some(l) => {
                 dump::check_lids_fit(fabric, l)?;
                 Ok(Some(l.clone()))
+            }
+            None if !self.given.is_empty() => {
+                let entries: Vec<PortLid> = self
+                    .given
+                    .iter()
+                    .map(|&(node, port, base, lmc)| PortLid { end: LinkEnd { node, port }, base, lmc })
+                    .collect();
+                let ca_lmc = entries.iter().filter(|p| p.end.port != 0).map(|p| p.lmc).max().unwrap_or(lmc);
+                let lids = LidMap::from_entries(fabric, ca_lmc, entries)?;
+                dump::check_lids_fit(fabric, &lids)?;
+                Ok(Some(lids))
             }
             None => dump::derive_lids(&self.dump, fabric, lmc).map(Some),
         }

@@ -11,7 +11,7 @@ pub mod file;
 
 use std::path::PathBuf;
 
-use ibnetsim_fabric::Fabric;
+use ibnetsim_fabric::{Fabric, NodeId, PortNum};
 
 use crate::error::SmError;
 use crate::lft::ForwardingTables;
@@ -29,6 +29,10 @@ pub struct RoutingOptions {
     pub file_key: Option<PathBuf>,
     /// Seed for engines that break ties randomly.
     pub seed: u64,
+    /// LIDs the topology file stated, as (node, port, base LID, LMC). The `file`
+    /// engine uses them in place of the dump's own (a `dump_ucast_routes` dump
+    /// names no LID owners, so its LIDs must come from e.g. `subnet.lst`).
+    pub topology_lids: Vec<(NodeId, PortNum, u16, u8)>,
 }
 
 /// What an engine produces.
