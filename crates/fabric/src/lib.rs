@@ -10,6 +10,7 @@
 
 pub mod error;
 pub mod fabric;
+pub mod gen;
 pub mod rate;
 
 pub use error::{FabricError, Location};
