@@ -77,7 +77,10 @@ impl FatTreeParams {
         }
         let ports = check_ports("k", 2 * k, &format!("k = {k} down + {k} up ports"))?;
         let too_big = || {
-            FabricError::param("n", format!("a {k}-ary {n}-tree does not fit the {MAX_UNICAST_LIDS} LIDs of an IBA subnet"))
+            FabricError::param(
+                "n",
+                format!("a {k}-ary {n}-tree does not fit the {MAX_UNICAST_LIDS} LIDs of an IBA subnet"),
+            )
         };
         let hosts = (k as u64).checked_pow(n).filter(|&h| h <= MAX_UNICAST_LIDS).ok_or_else(too_big)?;
         let per_level = hosts / k as u64;
@@ -178,9 +181,7 @@ mod tests {
     #[test]
     fn two_ary_three_tree_by_hand() {
         let f = FatTreeParams::new(2, 3).build().unwrap();
-        let peer = |sw: u32, port: u8| {
-            f.peer(NodeId(sw), port).map(|e| (f.node(e.node).name.clone(), e.port))
-        };
+        let peer = |sw: u32, port: u8| f.peer(NodeId(sw), port).map(|e| (f.node(e.node).name.clone(), e.port));
         let at = |name: &str, port: u8| Some((name.to_string(), port));
         // Roots sw0..3 = ⟨00,0⟩ ⟨01,0⟩ ⟨10,0⟩ ⟨11,0⟩; level 1 sw4..7; leaves sw8..11.
         assert_eq!(peer(0, 1), at("sw4", 3));

@@ -15,10 +15,10 @@
 //!   neighbours, ten topologies per size: `switch_ports = 8, links_per_switch
 //!   = 4` or `switch_ports = 10, links_per_switch = 6`, `hosts_per_switch = 4`,
 //!   seeds 0..10.
-//! * Paper 003 (Martínez et al. 2005, §4): 16 and 64 switches of 8 ports with
-//!   4 hosts (4 links), and a 32-switch network with 4 workstations per switch
-//!   for the I/O traces: `switch_ports = 8, links_per_switch = 4,
-//!   hosts_per_switch = 4`.
+//! * Paper 003 (Martínez et al. 2005, §4.1 "The IBA Subnet Model"): 16 and 64
+//!   switches of 8 ports with 4 hosts each (so 4 links), ten topologies per
+//!   size, and a 32-switch network with 4 workstations per switch for the I/O
+//!   traces: `switch_ports = 8, links_per_switch = 4, hosts_per_switch = 4`.
 //! * Paper 000 (Kim et al., TPDS 2007, §4 and Table 1): "15-node and 30-node
 //!   irregular networks designed using 5-port switches and HCAs". A node is a
 //!   switch with one HCA: the forwarding tables of §5.1 have 15 × 2^k entries
@@ -53,8 +53,10 @@
 //!    side and cross-connect the ends; each join removes one component, so this
 //!    ends after at most N − 1 joins. It always succeeds for valid parameters
 //!    because E ≥ N − 1 guarantees enough cycle edges.
-//! 4. Mix again with moves that are undone when they disconnect the graph, to
-//!    blur the joins.
+//! 4. If step 3 joined anything, mix again with moves that are undone when
+//!    they disconnect the graph, to blur the joins. A graph that step 2 left
+//!    connected is kept: it is a draw of the chain conditioned on
+//!    connectivity, which is what we want (for L ≥ 3 this is the usual case).
 //!
 //! The number of moves is a fixed multiple of E, so generation never loops and
 //! takes O(E) moves. Switch-link ports are numbered from 1 in random order;
@@ -136,7 +138,13 @@ impl IrregularParams {
     }
 
     /// Exactly `total_links` switch links, any degree up to P − H.
-    pub fn with_total_links(switches: u32, switch_ports: u8, total_links: u32, hosts_per_switch: u8, seed: u64) -> Self {
+    pub fn with_total_links(
+        switches: u32,
+        switch_ports: u8,
+        total_links: u32,
+        hosts_per_switch: u8,
+        seed: u64,
+    ) -> Self {
         IrregularParams {
             total_links: Some(total_links),
             links_per_switch: None,
@@ -203,7 +211,9 @@ impl IrregularParams {
             [first, second, ..] => {
                 return Err(FabricError::param(
                     *second,
-                    format!("conflicts with '{first}': give exactly one of links_per_switch, total_links or independent_cycles"),
+                    format!(
+                    "conflicts with '{first}': give exactly one of links_per_switch, total_links or independent_cycles"
+                ),
                 ))
             }
         }
@@ -245,7 +255,9 @@ impl IrregularParams {
             if n > 2 && l == 1 {
                 return Err(FabricError::param(
                     key,
-                    format!("one link per switch pairs the switches off, which cannot connect {n} switches; use at least 2"),
+                    format!(
+                        "one link per switch pairs the switches off, which cannot connect {n} switches; use at least 2"
+                    ),
                 ));
             }
             return Ok(Plan::Regular(l));
@@ -297,7 +309,7 @@ impl IrregularParams {
             Plan::Regular(l) => vec![l; n],
             Plan::Total { links, .. } => even_degrees(n as u32, links),
         };
-        let internal = |what: &str| {
+        let internal = |what: &'static str| {
             FabricError::param("switches", format!("internal error: {what} for valid parameters {self:?}"))
         };
         let mut g = Graph::havel_hakimi(&degrees).ok_or_else(|| internal("Havel–Hakimi failed"))?;
@@ -306,11 +318,15 @@ impl IrregularParams {
             Plan::Regular(_) => g.mix_swaps(&mut rng, MIX_MOVES_PER_LINK * links, false),
             Plan::Total { max_degree, .. } => g.mix_rewires(&mut rng, MIX_MOVES_PER_LINK * links, max_degree, false),
         }
-        g.join_components(&mut rng).map_err(|m| internal(m))?;
-        match plan {
-            Plan::Regular(_) => g.mix_swaps(&mut rng, CONNECTED_MOVES_PER_LINK * links, true),
-            Plan::Total { max_degree, .. } => {
-                g.mix_rewires(&mut rng, CONNECTED_MOVES_PER_LINK * links, max_degree, true)
+        // A graph that came out of the mixing connected is a sample of the
+        // chain conditioned on connectivity, so it is kept as is; only joined
+        // graphs are mixed again.
+        if g.join_components(&mut rng).map_err(internal)? {
+            match plan {
+                Plan::Regular(_) => g.mix_swaps(&mut rng, CONNECTED_MOVES_PER_LINK * links, true),
+                Plan::Total { max_degree, .. } => {
+                    g.mix_rewires(&mut rng, CONNECTED_MOVES_PER_LINK * links, max_degree, true)
+                }
             }
         }
 
@@ -559,7 +575,8 @@ impl Graph {
     /// a–v instead. Components with cycles are joined first, so that M never
     /// runs out of non-tree edges: there are E − N + k of them for k
     /// components, and k − 1 joins consume at most one each.
-    fn join_components(&mut self, rng: &mut ChaCha8Rng) -> Result<(), &'static str> {
+    /// Returns whether there was anything to join.
+    fn join_components(&mut self, rng: &mut ChaCha8Rng) -> Result<bool, &'static str> {
         let n = self.adj.len();
         const NONE: u32 = u32::MAX;
         let mut label = vec![NONE; n];
@@ -590,7 +607,7 @@ impl Graph {
         }
         let k = roots.len();
         if k <= 1 {
-            return Ok(());
+            return Ok(false);
         }
         let mut tree: Vec<Vec<u32>> = vec![Vec::new(); k];
         let mut cyclic: Vec<Vec<u32>> = vec![Vec::new(); k];
@@ -644,7 +661,7 @@ impl Graph {
                 }
             }
         }
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -703,8 +720,22 @@ mod tests {
         let f = p.build().unwrap();
         let pairs = switch_pairs(&f, &p);
         assert_eq!(pairs.len(), 23);
-        // Algorithm 1 of paper 000: cycles = back edges of a BFS tree = E − (N − 1).
-        assert_eq!(pairs.len() + 1 - 15, 9);
+        // Algorithm 1 of paper 000: the cycles are the edges left out of a BFS (or DFS) tree.
+        let mut seen = [false; 15];
+        let mut tree_edges = 0;
+        let mut queue = vec![0u32];
+        seen[0] = true;
+        while let Some(u) = queue.pop() {
+            for (_, peer) in f.switch_neighbors(NodeId(u)) {
+                if !seen[peer.node.index()] {
+                    seen[peer.node.index()] = true;
+                    tree_edges += 1;
+                    queue.push(peer.node.0);
+                }
+            }
+        }
+        assert!(seen.iter().all(|&s| s));
+        assert_eq!(pairs.len() - tree_edges, 9);
         assert!(degrees(15, &pairs).iter().all(|&d| (1..=4).contains(&d)));
         assert_eq!(f.cas().count(), 15);
         assert_eq!(f.links().len(), 23 + 15);
@@ -812,7 +843,10 @@ mod tests {
         let mut both = IrregularParams::with_total_links(15, 5, 23, 1, 0);
         both.independent_cycles = Some(9);
         let e = err(&both);
-        assert!(e.starts_with("invalid parameter 'independent_cycles'") && e.contains("conflicts with 'total_links'"), "{e}");
+        assert!(
+            e.starts_with("invalid parameter 'independent_cycles'") && e.contains("conflicts with 'total_links'"),
+            "{e}"
+        );
         both.total_links = None;
         both.independent_cycles = None;
         assert!(err(&both).contains("exactly one of"));
@@ -820,10 +854,9 @@ mod tests {
 
     #[test]
     fn toml_keys() {
-        let p: IrregularParams = toml::from_str(
-            "switches = 15\nswitch_ports = 5\nhosts_per_switch = 1\nindependent_cycles = 9\nseed = 4",
-        )
-        .unwrap();
+        let p: IrregularParams =
+            toml::from_str("switches = 15\nswitch_ports = 5\nhosts_per_switch = 1\nindependent_cycles = 9\nseed = 4")
+                .unwrap();
         assert_eq!(p, IrregularParams::with_independent_cycles(15, 5, 9, 1, 4));
         let e = toml::from_str::<IrregularParams>("switches = 15\nswitch_ports = 5\nhosts_per_switch = 1\nlinks = 4")
             .unwrap_err()
@@ -851,7 +884,7 @@ mod tests {
         let mut g = Graph::havel_hakimi(&[3; 20]).unwrap();
         assert!(!(1..20).all(|v| g.linked(0, v)), "the test needs a disconnected start");
         let mut rng = ChaCha8Rng::seed_from_u64(9);
-        g.join_components(&mut rng).unwrap();
+        assert!(g.join_components(&mut rng).unwrap());
         assert!(g.adj.iter().all(|a| a.len() == 3));
         assert!((1..20).all(|v| g.linked(0, v)));
         let mut pairs: Vec<_> = g.edges.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();

@@ -68,7 +68,9 @@ impl MeshParams {
             if size < 2 {
                 return Err(FabricError::param(
                     "dims",
-                    format!("dims[{d}] = {size}: every dimension needs at least 2 switches (drop dimensions of size 1)"),
+                    format!(
+                        "dims[{d}] = {size}: every dimension needs at least 2 switches (drop dimensions of size 1)"
+                    ),
                 ));
             }
             count = count.saturating_mul(size as u64).min(MAX_UNICAST_LIDS + 1);
@@ -82,11 +84,8 @@ impl MeshParams {
         let dim_ports = 2 * self.dims.len() as u32;
         let h = self.hosts_per_switch as u32;
         check_ports("dims", dim_ports, &format!("2 per dimension × {}", self.dims.len()))?;
-        let ports = check_ports(
-            "hosts_per_switch",
-            dim_ports + h,
-            &format!("{dim_ports} dimension ports + {h} hosts"),
-        )?;
+        let ports =
+            check_ports("hosts_per_switch", dim_ports + h, &format!("{dim_ports} dimension ports + {h} hosts"))?;
         check_size("dims", switches, switches * h as u64)?;
 
         let mut f = Fabric::new();
