@@ -11,6 +11,7 @@
 pub mod error;
 pub mod fabric;
 pub mod io;
+pub mod gen;
 pub mod rate;
 
 pub use error::{FabricError, Location};
