@@ -325,15 +325,16 @@ impl Fabric {
         self.by_name.get(name).copied()
     }
 
-    /// A node by node GUID, or by the port GUID of one of its ports.
+    /// A node by node GUID, or by the port GUID of one of its ports
+    /// (a CA port's GUID is its node GUID plus the port number).
     pub fn node_by_guid(&self, guid: u64) -> Option<NodeId> {
         if let Some(&n) = self.by_guid.get(&guid) {
             return Some(n);
         }
-        let base = guid & !0xff;
-        self.by_guid.get(&base).copied().filter(|&n| {
+        (1..=u8::MAX as u64).filter(|&p| p <= guid).find_map(|p| {
+            let n = *self.by_guid.get(&(guid - p))?;
             let node = self.node(n);
-            node.kind.is_ca() && (guid & 0xff) as u32 <= node.num_ports as u32
+            (node.kind.is_ca() && p <= node.num_ports as u64).then_some(n)
         })
     }
 
@@ -450,6 +451,10 @@ mod tests {
         assert_eq!(f.resolve("s").unwrap(), s);
         let pg = f.node(h).port_guid(2);
         assert_eq!(f.resolve(&format!("{pg:#x}")).unwrap(), h);
+        let mut g = Fabric::new();
+        let real = g.add_node(NodeKind::Hca, "node1", 2, Some(0x2c90300001dd0)).unwrap();
+        assert_eq!(g.node_by_guid(0x2c90300001dd1), Some(real));
+        assert_eq!(g.node_by_guid(0x2c90300001dd3), None);
         assert!(f.resolve("nobody").is_err());
     }
 }

@@ -10,6 +10,8 @@
 
 pub mod error;
 pub mod fabric;
+pub mod io;
+pub mod gen;
 pub mod rate;
 
 pub use error::{FabricError, Location};

@@ -7,9 +7,11 @@
 //! in [`ENGINES`]; the CLI's `--list`, the docs and the unknown-name error all
 //! read that slice. Adding an engine is one module plus one line here.
 
+pub mod file;
+
 use std::path::PathBuf;
 
-use ibnetsim_fabric::Fabric;
+use ibnetsim_fabric::{Fabric, NodeId, PortNum};
 
 use crate::error::SmError;
 use crate::lft::ForwardingTables;
@@ -27,6 +29,10 @@ pub struct RoutingOptions {
     pub file_key: Option<PathBuf>,
     /// Seed for engines that break ties randomly.
     pub seed: u64,
+    /// LIDs the topology file stated, as (node, port, base LID, LMC). The `file`
+    /// engine uses them in place of the dump's own (a `dump_ucast_routes` dump
+    /// names no LID owners, so its LIDs must come from e.g. `subnet.lst`).
+    pub topology_lids: Vec<(NodeId, PortNum, u16, u8)>,
 }
 
 /// What an engine produces.
@@ -63,7 +69,9 @@ pub struct EngineInfo {
 }
 
 /// Every routing engine, by name.
-pub static ENGINES: &[EngineInfo] = &[];
+pub static ENGINES: &[EngineInfo] = &[
+    EngineInfo { name: file::NAME, summary: "load forwarding tables from an OpenSM or ib_flit_sim dump", build: file::build },
+];
 
 /// Builds the engine called `name`.
 pub fn build_engine(name: &str, options: &RoutingOptions) -> Result<Box<dyn RoutingEngine>, SmError> {

@@ -1,0 +1,3 @@
+//! Integration tests of ibnetsim-fabric, one module per behaviour.
+
+mod gen;

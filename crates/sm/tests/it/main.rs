@@ -1,0 +1,3 @@
+//! Integration tests of ibnetsim-sm, one module per behaviour.
+
+mod dumps;
