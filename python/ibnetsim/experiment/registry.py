@@ -194,6 +194,8 @@ class Comparison:
     ours: Optional[float]
     n: int
     problem: str = ""
+    #: A quick run leaves out part of the sweep; values it has no rows for are not judged.
+    quick: bool = False
 
     @property
     def diff(self) -> Optional[float]:
@@ -208,7 +210,7 @@ class Comparison:
     @property
     def verdict(self) -> str:
         if self.ours is None:
-            return "missing"
+            return "not in quick run" if self.quick and self.n == 0 else "missing"
         if not self.value.has_tolerance:
             return "context"
         d = abs(self.diff)
@@ -247,7 +249,7 @@ def _aggregate(s: pd.Series, how: str) -> tuple[Optional[float], str]:
     return float(getattr(s, how)()), ""
 
 
-def compare(values: tuple[Value, ...], df: pd.DataFrame) -> list[Comparison]:
+def compare(values: tuple[Value, ...], df: pd.DataFrame, quick: bool = False) -> list[Comparison]:
     """Computes our number for every paper value from the (ok) result rows."""
     out = []
     ok = df[df["status"] == "ok"] if "status" in df else df
@@ -263,9 +265,9 @@ def compare(values: tuple[Value, ...], df: pd.DataFrame) -> list[Comparison]:
                 m = a.merge(b, on=list(v.match), suffixes=("_n", "_d"))
                 series = m["_v_n"] / m["_v_d"]
             ours, problem = _aggregate(series, v.aggregate)
-            out.append(Comparison(v, ours, int(series.notna().sum()), problem))
+            out.append(Comparison(v, ours, int(series.notna().sum()), problem, quick))
         except (KeyError, ValueError, SyntaxError, TypeError) as e:
-            out.append(Comparison(v, None, 0, f"{type(e).__name__}: {e}"))
+            out.append(Comparison(v, None, -1, f"{type(e).__name__}: {e}"))
     return out
 
 
@@ -280,7 +282,7 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return all(c.verdict in ("within", "context") for c in self.comparisons)
+        return all(c.verdict in ("within", "context", "not in quick run") for c in self.comparisons)
 
     def rows(self) -> list[dict[str, Any]]:
         rows = []
@@ -294,7 +296,7 @@ class Report:
                     "unit": c.value.unit,
                     "diff": c.diff,
                     "rel_diff": c.rel,
-                    "n": c.n,
+                    "n": max(c.n, 0),
                     "tolerance": c.value.tolerance_text(),
                     "verdict": c.verdict,
                     "note": c.problem or c.value.note,
@@ -387,6 +389,6 @@ def reproduce(
 
     df = load_results(out)
     figures = plot_results(out) if not summary.interrupted else []
-    rep = Report(e, quick, compare(e.values, df), out, figures, summary)
+    rep = Report(e, quick, compare(e.values, df, quick), out, figures, summary)
     rep.write()
     return rep

@@ -137,49 +137,34 @@ def routing_options(fabric, sm) -> dict[str, float]:
     }
 
 
-def _get(d: Any, *path: str) -> Any:
-    for p in path:
-        if not isinstance(d, dict) or p not in d:
-            return None
-        d = d[p]
-    return d
-
-
 def flatten_check(report: dict) -> dict[str, Any]:
-    """The scalar statistics of a :meth:`ibnetsim.SubnetManager.check` report."""
-    paths = report.get("paths", {}) or {}
-    load = report.get("channel_load", {}) or {}
-    out: dict[str, Any] = {}
-    for src, dst in (
-        ("pairs", "pairs"),
-        ("mean_hops", "mean_hops"),
-        ("max_hops", "max_hops"),
-        ("mean_min_hops", "mean_min_hops"),
-        ("mean_stretch", "mean_stretch"),
-        ("max_stretch", "max_stretch"),
-        ("non_minimal_pairs", "non_minimal_pairs"),
-        ("non_minimal_fraction", "non_minimal_fraction"),
-    ):
-        if src in paths:
-            out[dst] = paths[src]
-    if "non_minimal_fraction" not in out and out.get("pairs"):
-        out["non_minimal_fraction"] = out.get("non_minimal_pairs", 0) / out["pairs"]
-    for src, dst in (
-        ("max", "max_channel_load"),
-        ("max_load", "max_channel_load"),
-        ("mean", "mean_channel_load"),
-        ("mean_load", "mean_channel_load"),
-        ("throughput_bound", "throughput_bound"),
-    ):
-        if src in load and dst not in out:
-            out[dst] = load[src]
-    loops = report.get("credit_loops")
-    if isinstance(loops, dict):
-        out["credit_loop"] = bool(loops.get("found", loops.get("has_cycle", loops.get("cycle"))))
-    else:
-        out["credit_loop"] = bool(loops)
-    out["unreachable_pairs"] = _get(report, "reachability", "unreachable_pairs") or 0
-    out["ok"] = not report.get("has_defects", False)
+    """The statistics of a :meth:`ibnetsim.SubnetManager.check` report as result columns."""
+    paths = report["paths"]
+    load = report["channel_load"]
+    loops = report["credit_loops"]
+    out: dict[str, Any] = {
+        key: paths[key]
+        for key in (
+            "pairs",
+            "unreachable_pairs",
+            "loop_pairs",
+            "min_hops",
+            "mean_hops",
+            "max_hops",
+            "non_minimal_pairs",
+            "non_minimal_fraction",
+            "mean_stretch",
+            "max_stretch",
+        )
+    }
+    out["hop_histogram"] = [float(x) for x in paths["hop_histogram"]]
+    out["max_channel_load"] = load["max_load"]
+    out["mean_channel_load"] = load["mean_load"]
+    out["mean_switch_link_load"] = load["mean_switch_link_load"]
+    out["throughput_bound"] = load["throughput_bound"]
+    out["cyclic_sccs"] = loops["cyclic_sccs"]
+    out["credit_loop"] = loops["cyclic_sccs"] > 0
+    out["ok"] = not report["has_defects"]
     return out
 
 
@@ -219,19 +204,23 @@ KIND = register(
             "switches": "Switches in the fabric.",
             "cas": "Channel adapters.",
             "links": "Links (switch-switch and switch-CA).",
-            "pairs": "CA-to-CA pairs traced.",
-            "mean_hops": "Mean switch-to-switch hops over CA pairs, as routed.",
-            "max_hops": "Longest routed path, in hops.",
-            "mean_min_hops": "Mean shortest-path hops over the same pairs.",
+            "pairs": "CA-to-CA (source port, destination LID) pairs traced.",
+            "unreachable_pairs": "Pairs the tables do not deliver.",
+            "loop_pairs": "Pairs caught in a forwarding loop.",
+            "min_hops": "Shortest delivered route, in switch hops.",
+            "mean_hops": "Mean switch hops over delivered pairs, as routed.",
+            "max_hops": "Longest delivered route, in switch hops.",
+            "hop_histogram": "List: delivered pairs by number of switch hops.",
+            "non_minimal_pairs": "Delivered pairs routed longer than the shortest path.",
+            "non_minimal_fraction": "non_minimal_pairs ÷ delivered pairs.",
             "mean_stretch": "Mean of routed hops ÷ shortest hops.",
             "max_stretch": "Largest routed ÷ shortest ratio.",
-            "non_minimal_pairs": "Pairs routed on a longer than shortest path.",
-            "non_minimal_fraction": "non_minimal_pairs ÷ pairs.",
-            "max_channel_load": "Largest load on one channel per unit of injection at every CA (uniform traffic).",
-            "mean_channel_load": "Mean channel load of uniform traffic.",
-            "throughput_bound": "1 ÷ max_channel_load: no simulation of uniform traffic may accept more (fraction of injection bandwidth).",
-            "credit_loop": "True when the channel dependency graph over (link, VL) has a cycle.",
-            "unreachable_pairs": "CA pairs the tables do not connect.",
+            "max_channel_load": "Highest load on a directed link under uniform all-to-all traffic (1.0 = the link's data rate, every source injecting at full rate).",
+            "mean_channel_load": "Mean load over every directed link.",
+            "mean_switch_link_load": "Mean load over directed switch-to-switch links.",
+            "throughput_bound": "1 ÷ max_channel_load, capped at 1: the uniform injection rate every source can sustain; no simulation may accept more.",
+            "cyclic_sccs": "Strongly connected components with a cycle in the channel dependency graph.",
+            "credit_loop": "True when the channel dependency graph over (link, VL) has a cycle (the routing can deadlock).",
             "ok": "True when `check` found no defect.",
             "options_pct_1": "Percent of (switch, remote host) pairs with 1 FA routing option (paper 002 Table 2).",
             "options_pct_2": "… with 2 options.",
