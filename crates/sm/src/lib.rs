@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod hops;
 pub mod lft;
 pub mod lid;
 pub mod routing;

@@ -15,6 +15,13 @@ use crate::error::SmError;
 use crate::lft::ForwardingTables;
 use crate::lid::LidMap;
 
+pub mod dor;
+pub mod minhop;
+#[cfg(test)]
+pub(crate) mod testfab;
+pub(crate) mod ucast;
+pub mod updn;
+
 /// Options every engine may read; each engine documents which it uses.
 #[derive(Debug, Clone, Default)]
 pub struct RoutingOptions {
@@ -63,7 +70,23 @@ pub struct EngineInfo {
 }
 
 /// Every routing engine, by name.
-pub static ENGINES: &[EngineInfo] = &[];
+pub static ENGINES: &[EngineInfo] = &[
+    EngineInfo {
+        name: "minhop",
+        summary: "minimum-hop paths, routes balanced over equal-hop ports as OpenSM does (OpenSM's default)",
+        build: minhop::build,
+    },
+    EngineInfo {
+        name: "updn",
+        summary: "up*/down* (deadlock-free on any topology); roots given or found by OpenSM's hop-histogram test",
+        build: updn::build,
+    },
+    EngineInfo {
+        name: "dor",
+        summary: "dimension-order: minhop taking the lowest-numbered productive port (meshes, hypercubes)",
+        build: dor::build,
+    },
+];
 
 /// Builds the engine called `name`.
 pub fn build_engine(name: &str, options: &RoutingOptions) -> Result<Box<dyn RoutingEngine>, SmError> {
