@@ -147,8 +147,14 @@ impl UpDn {
     }
 }
 
+/// Switch names for a note; long lists are cut after eight names.
 fn names(hops: &SwitchHops, fabric: &Fabric, idx: &[usize]) -> String {
-    idx.iter().map(|&i| fabric.node(hops.switches()[i]).name.as_str()).collect::<Vec<_>>().join(", ")
+    const SHOWN: usize = 8;
+    let mut s = idx.iter().take(SHOWN).map(|&i| fabric.node(hops.switches()[i]).name.as_str()).collect::<Vec<_>>().join(", ");
+    if idx.len() > SHOWN {
+        s.push_str(&format!(", … ({} in all)", idx.len()));
+    }
+    s
 }
 
 /// OpenSM's `updn_find_root_nodes_by_min_hop`, in switch-table order.
@@ -336,9 +342,9 @@ impl<'a> UpDownPaths<'a> {
             for b in sc.buckets.iter_mut() {
                 b.clear();
             }
-            for s in 0..n {
-                if len[s] != UNREACHABLE {
-                    sc.buckets[len[s] as usize].push(s as u32);
+            for (s, &l) in len.iter().enumerate() {
+                if l != UNREACHABLE {
+                    sc.buckets[l as usize].push(s as u32);
                 }
             }
             let mut k = 0;
@@ -414,10 +420,10 @@ impl<'a> UpDownPaths<'a> {
         }
         let mut entries = 0u64;
         let mut example = None;
-        for t in 0..n {
+        for (t, &at) in lids_at.iter().enumerate() {
             for s in 0..n {
-                if s != t && self.len[t * n + s] == UNREACHABLE && hops.by_index(s, t) != UNREACHABLE && lids_at[t] > 0 {
-                    entries += lids_at[t];
+                if s != t && self.len[t * n + s] == UNREACHABLE && hops.by_index(s, t) != UNREACHABLE && at > 0 {
+                    entries += at;
                     example.get_or_insert((s, t));
                 }
             }
@@ -576,6 +582,36 @@ mod tests {
         assert_eq!(r.tables.get(id("s3"), h1), Some(2));
         assert_eq!(r.notes[0], "updn roots (given): s0; max rank 2");
         check_routes(&f, &lids, &r.tables).unwrap();
+    }
+
+    #[test]
+    fn a_switch_entered_going_down_keeps_routing_down() {
+        // Roots r < u < s (GUIDs follow creation order); a1, a2, t have rank 1.
+        // Toward t: s alone would go up to u (s-u-t, 2 hops), but r has no up
+        // hop and reaches t only down through s, so s must route down too:
+        // s-a1-a2-t (down, down, down), 3 hops. Without that, r -> s -> u
+        // would go up after down.
+        let mut f = Fabric::new();
+        let [r, u, s, a1, a2, t] = ["r", "u", "s", "a1", "a2", "t"].map(|n| f.add_switch(n, 4).unwrap());
+        for (x, px, y, py) in [(r, 1, s, 1), (u, 1, s, 2), (s, 3, a1, 1), (a1, 2, a2, 1), (a2, 2, t, 1), (u, 2, a2, 3), (u, 3, t, 2)] {
+            f.connect(x, px, y, py, LinkSpec::default()).unwrap();
+        }
+        let ht = f.add_hca("ht", 1).unwrap();
+        f.connect(t, 3, ht, 1, LinkSpec::default()).unwrap();
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let (rt, roots) = updn(&["r", "u", "s"]).route_and_roots(&f, &lids).unwrap();
+        let lid = lids.of_port(ht, 1).unwrap().base;
+        assert_eq!(rt.tables.get(s, lid), Some(3), "s must go down to a1");
+        assert_eq!(rt.tables.get(u, lid), Some(3));
+        let path: Vec<NodeId> = trace(&f, &lids, &rt.tables, r, lid).unwrap().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(path, vec![r, s, a1, a2, t]);
+        legal(&f, &lids, &rt.tables, &root_nodes(&f, &roots), r, lid).unwrap();
+        // Min-hop sends s's traffic for t through u.
+        assert_eq!(MinHop.route(&f, &lids).unwrap().tables.get(s, lid), Some(2));
+        // r has no legal route to u's LID (r can only go down, to s, and s -> u
+        // is up); r has no hosts, so it gets a min-hop entry and a note.
+        assert_eq!(rt.tables.get(r, lids.switch_lid(u).unwrap()), Some(1));
+        assert!(rt.notes[1].contains("no legal up*/down* route"), "{:?}", rt.notes);
     }
 
     #[test]
