@@ -37,9 +37,10 @@ pub fn host(f: &Fabric, prefix: &str, i: usize) -> NodeId {
 }
 
 /// A random connected fabric: a random spanning tree over `switches` switches,
-/// `extra` more random switch links (parallel cables allowed), and 0 to
-/// `max_hosts` single-port HCAs per switch. GUIDs are random, so that GUID
-/// order and node order differ.
+/// `extra` more random switch links (parallel cables and loopback cables from
+/// a switch to itself allowed), and 0 to `max_hosts` HCAs per switch, a quarter
+/// of them dual-ported with the second port on a random switch. GUIDs are
+/// random, so that GUID order and node order differ.
 pub fn random_connected(seed: u64, switches: usize, extra: usize, max_hosts: u32) -> Fabric {
     const PORTS: u8 = 24;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -56,8 +57,9 @@ pub fn random_connected(seed: u64, switches: usize, extra: usize, max_hosts: u32
         .map(|i| f.add_node(NodeKind::Switch, format!("s{i}"), PORTS, Some(guid(&mut rng))).unwrap())
         .collect();
     let link = |f: &mut Fabric, next: &mut [u32], a: usize, b: usize| {
-        if next[a] <= PORTS as u32 && next[b] <= PORTS as u32 {
-            f.connect(sw[a], next[a], sw[b], next[b], LinkSpec::default()).unwrap();
+        let pb = next[b] + u32::from(a == b);
+        if next[a] <= PORTS as u32 && pb <= PORTS as u32 {
+            f.connect(sw[a], next[a], sw[b], pb, LinkSpec::default()).unwrap();
             next[a] += 1;
             next[b] += 1;
         }
@@ -72,7 +74,7 @@ pub fn random_connected(seed: u64, switches: usize, extra: usize, max_hosts: u32
         }
         let a = rng.random_range(0..switches);
         let b = rng.random_range(0..switches);
-        if a != b {
+        if a != b || rng.random_ratio(1, 8) {
             link(&mut f, &mut next_port, a, b);
         }
     }
@@ -82,10 +84,16 @@ pub fn random_connected(seed: u64, switches: usize, extra: usize, max_hosts: u32
             if next_port[i] > PORTS as u32 {
                 break;
             }
-            let ca = f.add_node(NodeKind::Hca, format!("h{h}"), 1, Some(guid(&mut rng))).unwrap();
+            let dual = rng.random_ratio(1, 4);
+            let ca = f.add_node(NodeKind::Hca, format!("h{h}"), 1 + u8::from(dual), Some(guid(&mut rng))).unwrap();
             f.connect(s, next_port[i], ca, 1, LinkSpec::default()).unwrap();
             next_port[i] += 1;
             h += 1;
+            let j = rng.random_range(0..switches);
+            if dual && next_port[j] <= PORTS as u32 {
+                f.connect(sw[j], next_port[j], ca, 2, LinkSpec::default()).unwrap();
+                next_port[j] += 1;
+            }
         }
     }
     f
