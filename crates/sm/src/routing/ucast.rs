@@ -299,7 +299,7 @@ impl Choice<'_> {
                 continue;
             }
             let check_count = self.counts[p.port as usize];
-            // `Some(forwarded_to)` where OpenSM's `p_remote_guid` is non-null.
+            // `Some(forwarded_to)` where OpenSM's `p_remote_guid` is non-null (LMC > 0 only).
             let mut remote: Option<u32> = None;
             if self.dor {
                 match first_remote {
@@ -333,10 +333,10 @@ impl Choice<'_> {
                 port_found = true;
                 best_port = p.port;
                 least_paths = check_count;
-                if let Some(f) = remote.filter(|_| self.lmc) {
+                if let Some(f) = remote {
                     least_forwarded_to = least_forwarded_to.min(f);
                 }
-            } else if let Some(f) = remote.filter(|_| self.lmc) {
+            } else if let Some(f) = remote {
                 if check_count == least_paths && f < least_forwarded_to {
                     least_forwarded_to = f;
                     best_port = p.port;
@@ -354,5 +354,68 @@ impl Choice<'_> {
             }
         }
         Some(best_port)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::testfab::{self, check_routes};
+    use crate::routing::{RoutingOptions, ENGINES};
+    use crate::subnet::{SmConfig, SubnetManager};
+    use ibnetsim_fabric::{LinkSpec, NodeKind};
+
+    #[test]
+    fn opensm_table_order_is_byte_swapped_guid_order() {
+        let mut keys = [0x0000_0000_0001_0000u64, 0x0000_0000_0000_0200, 0x0100_0000_0000_0100];
+        keys.sort_by_key(|&g| opensm_key(g));
+        // The lowest byte weighs most (all 0 here), then the next one (0, 1, 2).
+        assert_eq!(keys, [0x0000_0000_0001_0000, 0x0100_0000_0000_0100, 0x0000_0000_0000_0200]);
+    }
+
+    #[test]
+    fn destinations_by_switch_load_then_port_guid() {
+        let mut f = Fabric::new();
+        // GUIDs chosen so that GUID order and OpenSM's table order differ for the switches.
+        let a = f.add_node(NodeKind::Switch, "a", 8, Some(0x0001_0000)).unwrap();
+        let b = f.add_node(NodeKind::Switch, "b", 8, Some(0x0000_0200)).unwrap();
+        let c = f.add_node(NodeKind::Switch, "c", 8, Some(0x0000_0100)).unwrap();
+        f.connect(a, 1, b, 1, LinkSpec::default()).unwrap();
+        f.connect(b, 2, c, 1, LinkSpec::default()).unwrap();
+        let mut hca = |f: &mut Fabric, name: &str, guid: u64, ports: u8| f.add_node(NodeKind::Hca, name, ports, Some(guid)).unwrap();
+        let ha = hca(&mut f, "ha", 0x0500, 1);
+        let hb1 = hca(&mut f, "hb1", 0x0600, 1);
+        let hb2 = hca(&mut f, "hb2", 0x0700, 2);
+        let hc = hca(&mut f, "hc", 0x0800, 1);
+        f.connect(a, 2, ha, 1, LinkSpec::default()).unwrap();
+        f.connect(b, 5, hb1, 1, LinkSpec::default()).unwrap();
+        f.connect(b, 3, hb2, 1, LinkSpec::default()).unwrap();
+        // hb2's second port is cabled to hc, not to a switch.
+        f.connect(hb2, 2, hc, 1, LinkSpec::default()).unwrap();
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let order: Vec<String> = port_order(&f, &lids)
+            .into_iter()
+            .map(|i| {
+                let e = lids.ports()[i].end;
+                format!("{}/{}", f.node(e.node).name, e.port)
+            })
+            .collect();
+        // b has two CA links, a one, c none; b's CAs in b's port order (hb2 on
+        // port 3 before hb1 on port 5). Then the rest by swapped port GUID,
+        // lowest byte first: a (1_00_00), c (01_00), b (02_00), hc/1 (08_01), hb2/2 (07_02).
+        assert_eq!(order, ["hb2/1", "hb1/1", "ha/1", "a/0", "c/0", "b/0", "hc/1", "hb2/2"]);
+    }
+
+    #[test]
+    fn every_registered_engine_configures_a_fat_tree() {
+        let f = testfab::fat_tree(3, 3, 3, 2);
+        for info in ENGINES.iter().filter(|e| ["minhop", "updn", "dor"].contains(&e.name)) {
+            for lmc in [0, 1] {
+                let config = SmConfig { routing_engine: info.name.into(), lmc, options: RoutingOptions::default() };
+                let subnet = SubnetManager::new(config).configure(&f).unwrap();
+                assert_eq!(subnet.engine, info.name);
+                check_routes(&f, &subnet.lids, &subnet.tables).unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            }
+        }
     }
 }

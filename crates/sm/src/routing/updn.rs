@@ -219,7 +219,22 @@ fn route_with_roots(
     how: &str,
 ) -> Result<Routing, SmError> {
     let paths = UpDownPaths::compute(fabric, hops, roots);
-    let tables = build_lfts(fabric, lids, hops, &paths, false)?;
+    let tables = build_lfts(fabric, lids, hops, &paths, false).map_err(|err| match err {
+        // Say why when a path exists but none is legal: the user can pick other roots.
+        SmError::Unroutable { switch, lid, target } => {
+            let legal_only = fabric
+                .node_by_name(&switch)
+                .zip(lids.owner(lid))
+                .is_some_and(|(sw, owner)| hops.end_hops(fabric, sw, owner.end).is_some());
+            let target = if legal_only {
+                format!("{target}; no legal up*/down* route with roots {}", names(hops, fabric, roots))
+            } else {
+                target
+            };
+            SmError::Unroutable { switch, lid, target }
+        }
+        other => other,
+    })?;
     let max_rank = paths.key.iter().map(|k| k.0).filter(|&r| r != u32::MAX).max().unwrap_or(0);
     let mut notes = vec![format!("updn roots ({how}): {}; max rank {max_rank}", names(hops, fabric, roots))];
     if let Some(note) = paths.fallback_note(fabric, lids, hops) {
@@ -611,7 +626,16 @@ mod tests {
         // r has no legal route to u's LID (r can only go down, to s, and s -> u
         // is up); r has no hosts, so it gets a min-hop entry and a note.
         assert_eq!(rt.tables.get(r, lids.switch_lid(u).unwrap()), Some(1));
-        assert!(rt.notes[1].contains("no legal up*/down* route"), "{:?}", rt.notes);
+        assert!(rt.notes[1].contains("forwarding entries have no legal up*/down* route"), "{:?}", rt.notes);
+        // With a host on r, CA traffic would need that route: an error naming the roots.
+        let hr = f.add_hca("hr", 1).unwrap();
+        f.connect(r, 4, hr, 1, LinkSpec::default()).unwrap();
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let err = updn(&["r", "u", "s"]).route(&f, &lids).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "LID 0x0004 (u port 0; no legal up*/down* route with roots r, u, s) is unreachable from switch 'r'"
+        );
     }
 
     #[test]
@@ -652,7 +676,7 @@ mod tests {
         assert!(r.notes[0].starts_with("updn roots (found by OpenSM's hop-histogram test): core0_0, core1_0"), "{:?}", r.notes);
         // The two cores share no legal route (down to a leaf, then up again):
         // their LIDs get min-hop entries on switches without hosts, and the note says so.
-        assert!(r.notes.iter().any(|n| n.contains("no legal up*/down* route")), "{:?}", r.notes);
+        assert!(r.notes.iter().any(|n| n.contains("forwarding entries have no legal up*/down* route")), "{:?}", r.notes);
         check_routes(&f, &lids, &r.tables).unwrap();
         let rn = root_nodes(&f, &roots);
         for sw in f.switches().filter(|&s| has_ca(&f, s)) {
@@ -710,7 +734,7 @@ mod tests {
             let (r, roots) = engine.route_and_roots(&f, &lids).unwrap();
             check_routes(&f, &lids, &r.tables).map_err(TestCaseError::fail)?;
             let rn = root_nodes(&f, &roots);
-            let fallback = r.notes.iter().any(|n| n.contains("no legal up*/down* route"));
+            let fallback = r.notes.iter().any(|n| n.contains("forwarding entries have no legal up*/down* route"));
             // One root: every switch has a legal route to everything.
             prop_assert!(roots.len() > 1 || !fallback, "{:?}", r.notes);
             for sw in f.switches() {
