@@ -382,7 +382,7 @@ mod tests {
         let c = f.add_node(NodeKind::Switch, "c", 8, Some(0x0000_0100)).unwrap();
         f.connect(a, 1, b, 1, LinkSpec::default()).unwrap();
         f.connect(b, 2, c, 1, LinkSpec::default()).unwrap();
-        let mut hca = |f: &mut Fabric, name: &str, guid: u64, ports: u8| f.add_node(NodeKind::Hca, name, ports, Some(guid)).unwrap();
+        let hca = |f: &mut Fabric, name: &str, guid: u64, ports: u8| f.add_node(NodeKind::Hca, name, ports, Some(guid)).unwrap();
         let ha = hca(&mut f, "ha", 0x0500, 1);
         let hb1 = hca(&mut f, "hb1", 0x0600, 1);
         let hb2 = hca(&mut f, "hb2", 0x0700, 2);
