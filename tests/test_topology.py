@@ -53,7 +53,7 @@ def test_bad_generator_parameter_names_the_key():
         ib.topology.irregular(switches=4, switch_ports=4, links_per_switch=4, hosts_per_switch=2, seed=1)
     with pytest.raises(ib.TopologyError, match="unknown field `colour`"):
         ib.topology.generate("ring", switches=4, colour="red")
-    with pytest.raises(ib.ConfigError, match="link_speed"):
+    with pytest.raises(ib.TopologyError, match="unknown link speed 'XDR'"):
         ib.topology.ring(4, link_speed="XDR")
 
 

@@ -111,8 +111,12 @@ def generate(
     Unknown parameter names and impossible values raise :class:`ibnetsim.TopologyError`
     naming the parameter. ``link_*`` and ``cable_length_m`` apply to every link.
     """
-    spec = {"kind": kind, **params}
-    return Fabric(_core.Fabric.generate(json.dumps(spec), link_width, link_speed, float(cable_length_m)))
+    spec = {
+        "kind": kind,
+        **params,
+        "link": {"width": link_width, "speed": link_speed, "length_m": float(cable_length_m)},
+    }
+    return Fabric(_core.Fabric.generate(json.dumps(spec)))
 
 
 def irregular(

@@ -16,6 +16,7 @@ pub const DEFAULT_PROPAGATION_PS_PER_M: u32 = 5_000;
 
 /// Number of lanes of a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum LinkWidth {
     /// One lane.
     X1,
@@ -93,6 +94,7 @@ impl Encoding {
 
 /// Per-lane signalling rate generation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum LinkSpeed {
     /// 2.5 Gbaud.
     Sdr,
@@ -194,8 +196,29 @@ impl FromStr for LinkSpeed {
     }
 }
 
-/// Physical parameters of one link.
+macro_rules! string_serde {
+    ($t:ty) => {
+        impl TryFrom<String> for $t {
+            type Error = String;
+            fn try_from(s: String) -> Result<Self, String> {
+                s.parse()
+            }
+        }
+        impl From<$t> for String {
+            fn from(v: $t) -> String {
+                v.to_string()
+            }
+        }
+    };
+}
+string_serde!(LinkWidth);
+string_serde!(LinkSpeed);
+
+/// Physical parameters of one link. In config files: `width = "4x"`,
+/// `speed = "QDR"`, `length_m = 20.0`, `propagation_ps_per_m = 5000`; omitted
+/// keys take the defaults of [`LinkSpec::default`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct LinkSpec {
     /// Lanes.
     pub width: LinkWidth,
@@ -295,8 +318,7 @@ mod tests {
 
     #[test]
     fn propagation_default_5ns_per_m() {
-        let mut l = LinkSpec::default();
-        l.length_m = 20.0;
+        let l = LinkSpec { length_m: 20.0, ..LinkSpec::default() };
         assert_eq!(l.propagation_ps(), 100_000);
     }
 }

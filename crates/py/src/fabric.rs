@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use ibnetsim_fabric::gen::GeneratorSpec;
 use ibnetsim_fabric::io::{self, ReadOptions, TopologyFormat};
-use ibnetsim_fabric::{Fabric, LinkSpec, NodeId, PortNum};
+use ibnetsim_fabric::{Fabric, NodeId, PortNum};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::errors::{fabric_err, ConfigError, TopologyError};
+use crate::errors::{fabric_err, TopologyError};
 
 /// LIDs a topology file stated: (node, port, base LID, LMC).
 pub type FileLids = Vec<(NodeId, PortNum, u16, u8)>;
@@ -67,19 +67,12 @@ impl PyFabric {
         Ok(PyFabric::new(topo.fabric, topo.lids, Some(format_name(topo.format))))
     }
 
-    /// Generates a fabric from a JSON generator spec (`{"kind": ..., params}`).
+    /// Generates a fabric from a JSON generator spec (`{"kind": ..., params, "link": {...}}`).
     #[staticmethod]
-    fn generate(py: Python<'_>, spec_json: &str, width: &str, speed: &str, cable_length_m: f64) -> PyResult<Self> {
+    fn generate(py: Python<'_>, spec_json: &str) -> PyResult<Self> {
         let spec: GeneratorSpec =
             serde_json::from_str(spec_json).map_err(|e| TopologyError::new_err(format!("generator parameters: {e}")))?;
-        let mut link = LinkSpec::default();
-        link.width = width.parse().map_err(|e: String| ConfigError::new_err(format!("link_width: {e}")))?;
-        link.speed = speed.parse().map_err(|e: String| ConfigError::new_err(format!("link_speed: {e}")))?;
-        if !(cable_length_m.is_finite() && cable_length_m >= 0.0) {
-            return Err(ConfigError::new_err(format!("cable_length_m: {cable_length_m} is not a length in metres >= 0")));
-        }
-        link.length_m = cable_length_m;
-        let fabric = py.detach(|| spec.build_with_link(link)).map_err(fabric_err)?;
+        let fabric = py.detach(|| spec.build()).map_err(fabric_err)?;
         Ok(PyFabric::new(fabric, Vec::new(), None))
     }
 

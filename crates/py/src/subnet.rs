@@ -1,6 +1,7 @@
 //! `Subnet`: a configured subnet (LIDs + forwarding tables) and its checks.
 
 use ibnetsim_fabric::{LinkEnd, NodeId};
+use ibnetsim_sm::dump::opensm_lfts;
 use ibnetsim_sm::{RoutingOptions, SmConfig, Subnet, SubnetManager, ENGINES};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2};
@@ -43,12 +44,12 @@ impl PySubnet {
         file_key: Option<std::path::PathBuf>,
         seed: u64,
     ) -> PyResult<Self> {
+        let fab = fabric.get();
         let config = SmConfig {
             routing_engine: engine,
             lmc,
-            options: RoutingOptions { roots, file, file_key, seed },
+            options: RoutingOptions { roots, file, file_key, seed, topology_lids: fab.file_lids.clone() },
         };
-        let fab = fabric.get();
         let inner = py.detach(|| SubnetManager::new(config).configure(&fab.inner)).map_err(sm_err)?;
         Ok(PySubnet { fabric, inner })
     }
@@ -97,6 +98,18 @@ impl PySubnet {
             data.extend_from_slice(self.inner.tables.lft(*s).expect("switch has a table").entries());
         }
         Array2::from_shape_vec((switches.len(), cols), data).expect("rows of equal length").into_pyarray(py)
+    }
+
+    /// The tables in OpenSM's `opensm-lfts.dump` format.
+    fn lfts_dump(&self, py: Python<'_>) -> String {
+        let f = &self.fabric.get().inner;
+        py.detach(|| opensm_lfts::write(f, &self.inner.lids, &self.inner.tables))
+    }
+
+    /// Writes `opensm-lfts.dump`.
+    fn write_lfts(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        let text = self.lfts_dump(py);
+        std::fs::write(&path, text).map_err(|source| sm_err(ibnetsim_sm::SmError::Io { path, source }))
     }
 
     /// Hops (node name, output port) from CA `src` to CA `dst`'s base LID + offset.

@@ -9,6 +9,7 @@
 
 pub mod dump;
 pub mod error;
+pub mod hops;
 pub mod lft;
 pub mod lid;
 pub mod qos;

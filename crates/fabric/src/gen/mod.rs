@@ -210,7 +210,7 @@ mod tests {
     #[test]
     fn link_spec_applies_to_every_link() {
         let text = "kind = \"ring\"\nswitches = 4\nhosts_per_switch = 2\n\
-                    link = { width = \"X4\", speed = \"Qdr\", length_m = 20.0, propagation_ps_per_m = 5000 }";
+                    link = { width = \"4x\", speed = \"QDR\", length_m = 20.0 }";
         let f = toml::from_str::<GeneratorSpec>(text).unwrap().build().unwrap();
         assert_eq!(f.links().len(), 4 + 8);
         for l in f.links() {

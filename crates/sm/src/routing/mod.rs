@@ -17,6 +17,13 @@ use crate::error::SmError;
 use crate::lft::ForwardingTables;
 use crate::lid::LidMap;
 
+pub mod dor;
+pub mod minhop;
+#[cfg(test)]
+pub(crate) mod testfab;
+pub(crate) mod ucast;
+pub mod updn;
+
 /// Options every engine may read; each engine documents which it uses.
 #[derive(Debug, Clone, Default)]
 pub struct RoutingOptions {
@@ -70,6 +77,21 @@ pub struct EngineInfo {
 
 /// Every routing engine, by name.
 pub static ENGINES: &[EngineInfo] = &[
+    EngineInfo {
+        name: "minhop",
+        summary: "minimum-hop paths, routes balanced over equal-hop ports as OpenSM does (OpenSM's default)",
+        build: minhop::build,
+    },
+    EngineInfo {
+        name: "updn",
+        summary: "up*/down* (deadlock-free on any topology); roots given or found by OpenSM's hop-histogram test",
+        build: updn::build,
+    },
+    EngineInfo {
+        name: "dor",
+        summary: "dimension-order: minhop taking the lowest-numbered productive port (meshes, hypercubes)",
+        build: dor::build,
+    },
     EngineInfo { name: file::NAME, summary: "load forwarding tables from an OpenSM or ib_flit_sim dump", build: file::build },
 ];
 

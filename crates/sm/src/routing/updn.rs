@@ -1,0 +1,752 @@
+//! `updn`: up*/down* routing, deadlock-free on any topology.
+//!
+//! Follows OpenSM's engine (`opensm/osm_ucast_updn.c`):
+//!
+//! * Roots. Given by [`RoutingOptions::roots`] (names, descriptions or GUIDs,
+//!   resolved with [`Fabric::resolve`]), or found automatically by OpenSM's
+//!   `updn_find_root_nodes_by_min_hop`: for each switch, a histogram of the hop
+//!   distances to every CA port (each CA counted at the distance to the switch
+//!   it is cabled to); a switch is a root when exactly one bar holds more than
+//!   90 % of the CA ports and no other bar more than 5 %. This picks the spines
+//!   of a fat tree.
+//! * Ranks. A multi-source BFS from the roots (`updn_subn_rank`): rank 0 for
+//!   roots, then hop distance.
+//! * Orientation (`updn_get_dir`). A hop toward a lower rank is "up". Between
+//!   equal ranks, the hop toward the *smaller* node GUID is "up" (OpenSM: "bigger
+//!   == UP direction" for the BFS that walks from the destination backwards, so
+//!   a packet moving from the bigger to the smaller GUID goes up). A legal route
+//!   never goes up after going down.
+//!
+//! Where this engine deliberately departs from OpenSM, and why:
+//!
+//! * OpenSM calls a hop between two roots "up" in both directions (a
+//!   self-described hack). That makes the orientation cyclic, and up*/down*
+//!   is deadlock-free only for an acyclic one, so root-to-root hops are
+//!   oriented by GUID like any other equal-rank hop.
+//! * OpenSM's hop tables come from a BFS over switches that remembers one
+//!   direction per switch, so the hop counts it then balances on can belong
+//!   to a different phase than the route actually taken. Here the distances
+//!   are exact per phase, and made consistent with destination-only forwarding
+//!   (see [`UpDownPaths`]): every route is legal, and each switch's route is as
+//!   short as a legal route can be while every switch keeps one port per LID.
+//! * When the histogram test finds no root, OpenSM gives up on updn and falls
+//!   back to minhop, which is not deadlock-free. Here the switch of smallest
+//!   eccentricity (then smallest total distance, then smallest GUID) becomes
+//!   the single root; the same happens when the automatically found roots leave
+//!   some CA-attached switch without a legal route to a LID. A single root
+//!   always gives every switch a legal route to every LID.
+//! * With several roots, some switches may have no legal route to some LIDs
+//!   (OpenSM's documentation: no LID route between spine switches). OpenSM
+//!   leaves those entries empty. Such a switch never carries CA traffic for that
+//!   LID (no legal route passes through it), so here it gets a minimum-hop entry
+//!   for the traffic it originates itself, and [`Routing::notes`] says how many.
+//!   If the switch has CA ports, CA traffic would need the missing route, and the
+//!   result is [`SmError::Unroutable`].
+//!
+//! Port choice among legal ports is OpenSM's balancing ([`super::ucast`]).
+//! Options used: `roots`.
+
+use ibnetsim_fabric::Fabric;
+
+use super::ucast::{build_lfts, switch_table_order, PathSet};
+use super::{Routing, RoutingEngine, RoutingOptions};
+use crate::error::SmError;
+use crate::hops::{attachment, SwitchHops, UNREACHABLE};
+use crate::lft::ForwardingTables;
+use crate::lid::LidMap;
+
+/// The up*/down* engine.
+#[derive(Debug, Clone, Default)]
+pub struct UpDn {
+    /// Roots as the user gave them; empty means automatic.
+    pub roots: Vec<String>,
+}
+
+/// Registry constructor.
+pub(crate) fn build(options: &RoutingOptions) -> Result<Box<dyn RoutingEngine>, SmError> {
+    if let Some(bad) = options.roots.iter().find(|r| r.trim().is_empty()) {
+        return Err(SmError::option("roots", format!("empty root name {bad:?}; give switch names or GUIDs")));
+    }
+    Ok(Box::new(UpDn { roots: options.roots.clone() }))
+}
+
+/// How the roots were chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RootSource {
+    Given,
+    Histogram,
+    Centre,
+}
+
+impl RoutingEngine for UpDn {
+    fn name(&self) -> &'static str {
+        "updn"
+    }
+
+    fn route(&self, fabric: &Fabric, lids: &LidMap) -> Result<Routing, SmError> {
+        self.route_and_roots(fabric, lids).map(|(routing, _)| routing)
+    }
+}
+
+impl UpDn {
+    /// Routes, returning the roots used (dense switch indices) with the tables.
+    fn route_and_roots(&self, fabric: &Fabric, lids: &LidMap) -> Result<(Routing, Vec<usize>), SmError> {
+        let hops = SwitchHops::compute(fabric);
+        if hops.num_switches() == 0 {
+            let routing = Routing {
+                tables: ForwardingTables::new(fabric, lids.top_lid()),
+                notes: vec!["updn: the fabric has no switches, nothing to route".into()],
+            };
+            return Ok((routing, Vec::new()));
+        }
+        let (roots, source) = self.choose_roots(fabric, lids, &hops)?;
+        let how = match source {
+            RootSource::Given => "given",
+            RootSource::Histogram => "found by OpenSM's hop-histogram test",
+            RootSource::Centre => "centre switch; OpenSM's hop-histogram test found no root",
+        };
+        match route_with_roots(fabric, lids, &hops, &roots, how) {
+            Err(err @ SmError::Unroutable { .. }) if source == RootSource::Histogram => {
+                // A single root always routes everything, so only a detached CA can fail again.
+                let how = format!(
+                    "centre switch; the roots found by OpenSM's hop-histogram test ({}) leave CA traffic \
+                     without a legal route: {err}",
+                    names(&hops, fabric, &roots)
+                );
+                let centre = centre_switch(fabric, &hops);
+                let routing = route_with_roots(fabric, lids, &hops, &[centre], &how).map_err(|_| err)?;
+                Ok((routing, vec![centre]))
+            }
+            other => other.map(|routing| (routing, roots)),
+        }
+    }
+
+    /// The roots (dense switch indices) and where they came from.
+    fn choose_roots(&self, fabric: &Fabric, lids: &LidMap, hops: &SwitchHops) -> Result<(Vec<usize>, RootSource), SmError> {
+        if !self.roots.is_empty() {
+            let mut roots = Vec::with_capacity(self.roots.len());
+            for r in &self.roots {
+                let node = fabric.resolve(r).map_err(|_| {
+                    SmError::option("roots", format!("no switch is named or has GUID '{r}'"))
+                })?;
+                let idx = hops.index_of(node).ok_or_else(|| {
+                    SmError::option("roots", format!("'{r}' is a channel adapter; up*/down* roots must be switches"))
+                })?;
+                if !roots.contains(&idx) {
+                    roots.push(idx);
+                }
+            }
+            return Ok((roots, RootSource::Given));
+        }
+        let found = histogram_roots(fabric, lids, hops);
+        if found.is_empty() {
+            Ok((vec![centre_switch(fabric, hops)], RootSource::Centre))
+        } else {
+            Ok((found, RootSource::Histogram))
+        }
+    }
+}
+
+/// Switch names for a note; long lists are cut after eight names.
+fn names(hops: &SwitchHops, fabric: &Fabric, idx: &[usize]) -> String {
+    const SHOWN: usize = 8;
+    let mut s = idx.iter().take(SHOWN).map(|&i| fabric.node(hops.switches()[i]).name.as_str()).collect::<Vec<_>>().join(", ");
+    if idx.len() > SHOWN {
+        s.push_str(&format!(", … ({} in all)", idx.len()));
+    }
+    s
+}
+
+/// OpenSM's `updn_find_root_nodes_by_min_hop`, in switch-table order.
+fn histogram_roots(fabric: &Fabric, lids: &LidMap, hops: &SwitchHops) -> Vec<usize> {
+    // IB_SUBNET_PATH_HOPS_MAX: longer distances are left out of the histogram.
+    const MAX_HOPS: usize = 64;
+    let n = hops.num_switches();
+    let mut cas_per_sw = vec![0u32; n];
+    let mut cas_num = 0u32;
+    for p in lids.ca_ports(fabric) {
+        if let Some(sw) = attachment(fabric, p.end) {
+            cas_per_sw[hops.index_of(sw.node).expect("attachment is a switch")] += 1;
+            cas_num += 1;
+        }
+    }
+    let thd1 = cas_num as f64 * 0.9;
+    let thd2 = cas_num as f64 * 0.05;
+    let mut roots = Vec::new();
+    for sw in switch_table_order(fabric) {
+        let s = hops.index_of(sw).expect("switch");
+        let mut hist = [0u32; MAX_HOPS];
+        for (t, &cas) in cas_per_sw.iter().enumerate() {
+            let d = hops.by_index(s, t) as usize;
+            if cas > 0 && d < MAX_HOPS {
+                hist[d] += cas;
+            }
+        }
+        let over1 = hist.iter().filter(|&&h| h as f64 > thd1).count();
+        let over2 = hist.iter().filter(|&&h| h as f64 > thd2).count();
+        if over1 == 1 && over2 == 1 {
+            roots.push(s);
+        }
+    }
+    roots
+}
+
+/// The switch of smallest eccentricity, then smallest total distance, then smallest GUID.
+fn centre_switch(fabric: &Fabric, hops: &SwitchHops) -> usize {
+    (0..hops.num_switches())
+        .min_by_key(|&s| {
+            let row = hops.row(s);
+            let ecc = row.iter().map(|&d| d as u32).max().unwrap_or(0);
+            let total: u64 = row.iter().map(|&d| d as u64).sum();
+            (ecc, total, fabric.node(hops.switches()[s]).guid)
+        })
+        .expect("at least one switch")
+}
+
+/// Ranks (BFS distance from the nearest root) of every switch; `u32::MAX` where
+/// no switch path leads to a root.
+fn ranks(hops: &SwitchHops, roots: &[usize]) -> Vec<u32> {
+    (0..hops.num_switches())
+        .map(|s| roots.iter().map(|&r| hops.by_index(r, s)).min().filter(|&d| d != UNREACHABLE).map_or(u32::MAX, u32::from))
+        .collect()
+}
+
+fn route_with_roots(
+    fabric: &Fabric,
+    lids: &LidMap,
+    hops: &SwitchHops,
+    roots: &[usize],
+    how: &str,
+) -> Result<Routing, SmError> {
+    let paths = UpDownPaths::compute(fabric, hops, roots);
+    let tables = build_lfts(fabric, lids, hops, &paths, false).map_err(|err| match err {
+        // Say why when a path exists but none is legal: the user can pick other roots.
+        SmError::Unroutable { switch, lid, target } => {
+            let legal_only = fabric
+                .node_by_name(&switch)
+                .zip(lids.owner(lid))
+                .is_some_and(|(sw, owner)| hops.end_hops(fabric, sw, owner.end).is_some());
+            let target = if legal_only {
+                format!("{target}; no legal up*/down* route with roots {}", names(hops, fabric, roots))
+            } else {
+                target
+            };
+            SmError::Unroutable { switch, lid, target }
+        }
+        other => other,
+    })?;
+    let max_rank = paths.key.iter().map(|k| k.0).filter(|&r| r != u32::MAX).max().unwrap_or(0);
+    let mut notes = vec![format!("updn roots ({how}): {}; max rank {max_rank}", names(hops, fabric, roots))];
+    if let Some(note) = paths.fallback_note(fabric, lids, hops) {
+        notes.push(note);
+    }
+    Ok(Routing { tables, notes })
+}
+
+/// The legal paths toward every destination switch.
+///
+/// For destination `t`, `down[s]` is the length of the shortest all-down path
+/// from `s` to `t`. A switch's LFT entry serves every packet that reaches it,
+/// whatever hop brought the packet there, so a switch that some route enters
+/// by a down hop must itself route down. Such switches are *forced*: their
+/// route length is `down[s]` and their candidate ports are down hops along
+/// shortest all-down paths. Every other switch may also go up: its length is
+/// `len[s] = min(down[s], 1 + len[p])` over up-neighbours `p`, and its candidates
+/// are the up hops and down hops achieving it. A down hop's target is entered
+/// going down, so it is forced; forcing only lengthens routes, so repeating
+/// "compute lengths, force the targets of down candidates" reaches a fixpoint.
+/// At the fixpoint, every hop of every route lowers the remaining length by
+/// one (no loops), down hops only lead to forced switches (no up after down),
+/// and any choice among the candidates keeps both properties.
+struct UpDownPaths<'a> {
+    n: usize,
+    hops: &'a SwitchHops,
+    /// Per switch, (rank, GUID): a hop to a smaller key is up.
+    key: Vec<(u32, u64)>,
+    /// `len[t * n + s]`: route length from `s` to `t`; [`UNREACHABLE`] if no legal route.
+    len: Vec<u16>,
+    /// `down[t * n + s]`: shortest all-down path length.
+    down: Vec<u16>,
+    /// `forced[t * n + s]`: `s` must route down toward `t`.
+    forced: Vec<bool>,
+    /// Switches with CA ports: they must have legal routes (no min-hop fallback).
+    has_ca: Vec<bool>,
+}
+
+impl<'a> UpDownPaths<'a> {
+    fn compute(fabric: &Fabric, hops: &'a SwitchHops, roots: &[usize]) -> Self {
+        let n = hops.num_switches();
+        let rank = ranks(hops, roots);
+        let key: Vec<(u32, u64)> = (0..n).map(|s| (rank[s], fabric.node(hops.switches()[s]).guid)).collect();
+        let neighbours: Vec<Vec<u32>> = hops
+            .switches()
+            .iter()
+            .map(|&sw| {
+                let mut v: Vec<u32> = fabric
+                    .switch_neighbors(sw)
+                    .map(|(_, peer)| hops.index_of(peer.node).expect("switch") as u32)
+                    .filter(|&p| p as usize != hops.index_of(sw).expect("switch"))
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+            .collect();
+        let has_ca: Vec<bool> = hops
+            .switches()
+            .iter()
+            .map(|&sw| {
+                fabric.node(sw).connected_ports().any(|(p, _)| fabric.peer(sw, p).is_some_and(|e| fabric.node(e.node).kind.is_ca()))
+            })
+            .collect();
+        let mut paths = UpDownPaths {
+            n,
+            hops,
+            key,
+            len: vec![UNREACHABLE; n * n],
+            down: vec![UNREACHABLE; n * n],
+            forced: vec![false; n * n],
+            has_ca,
+        };
+        let mut scratch = Scratch::new(n);
+        for t in 0..n {
+            paths.destination(t, &neighbours, &mut scratch);
+        }
+        paths
+    }
+
+    #[inline]
+    fn is_up(&self, from: usize, to: usize) -> bool {
+        self.key[to] < self.key[from]
+    }
+
+    #[inline]
+    fn is_down(&self, from: usize, to: usize) -> bool {
+        self.key[to] > self.key[from]
+    }
+
+    /// Fills the rows of destination `t`.
+    fn destination(&mut self, t: usize, neighbours: &[Vec<u32>], sc: &mut Scratch) {
+        let n = self.n;
+        let row = t * n..(t + 1) * n;
+        // Shortest all-down paths: BFS from t backwards over down hops.
+        let down = &mut sc.down;
+        down.fill(UNREACHABLE);
+        down[t] = 0;
+        sc.queue.clear();
+        sc.queue.push(t as u32);
+        let mut head = 0;
+        while head < sc.queue.len() {
+            let x = sc.queue[head] as usize;
+            head += 1;
+            for &y in &neighbours[x] {
+                let y = y as usize;
+                if self.key[x] > self.key[y] && down[y] == UNREACHABLE {
+                    down[y] = down[x] + 1;
+                    sc.queue.push(y as u32);
+                }
+            }
+        }
+        let forced = &mut sc.forced;
+        forced.fill(false);
+        forced[t] = true;
+        let len = &mut sc.len;
+        loop {
+            // Lengths for the current forced set: bucket queue over increasing length.
+            len.copy_from_slice(down);
+            for b in sc.buckets.iter_mut() {
+                b.clear();
+            }
+            for (s, &l) in len.iter().enumerate() {
+                if l != UNREACHABLE {
+                    sc.buckets[l as usize].push(s as u32);
+                }
+            }
+            let mut k = 0;
+            while k < sc.buckets.len() {
+                let mut i = 0;
+                while i < sc.buckets[k].len() {
+                    let p = sc.buckets[k][i] as usize;
+                    i += 1;
+                    if len[p] as usize != k {
+                        continue;
+                    }
+                    for &y in &neighbours[p] {
+                        let y = y as usize;
+                        // y -> p is an up hop.
+                        if self.key[p] < self.key[y] && !forced[y] && len[y] as usize > k + 1 && k + 1 < sc.buckets.len() {
+                            len[y] = (k + 1) as u16;
+                            sc.buckets[k + 1].push(y as u32);
+                        }
+                    }
+                }
+                k += 1;
+            }
+            // Force the targets of down candidates, and theirs, transitively.
+            let mut changed = false;
+            sc.stack.clear();
+            for s in 0..n {
+                if s == t || len[s] == UNREACHABLE {
+                    continue;
+                }
+                if forced[s] {
+                    sc.stack.push(s as u32);
+                    continue;
+                }
+                for &p in &neighbours[s] {
+                    let p = p as usize;
+                    if self.key[p] > self.key[s] && down[p] != UNREACHABLE && down[p] + 1 == len[s] && !forced[p] {
+                        forced[p] = true;
+                        changed = true;
+                        sc.stack.push(p as u32);
+                    }
+                }
+            }
+            while let Some(x) = sc.stack.pop() {
+                let x = x as usize;
+                for &p in &neighbours[x] {
+                    let p = p as usize;
+                    if self.key[p] > self.key[x] && down[p] != UNREACHABLE && down[p] + 1 == down[x] && !forced[p] {
+                        forced[p] = true;
+                        changed = true;
+                        sc.stack.push(p as u32);
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        self.len[row.clone()].copy_from_slice(len);
+        self.down[row.clone()].copy_from_slice(down);
+        self.forced[row].copy_from_slice(forced);
+    }
+
+    /// Describes the min-hop fallback entries, if any.
+    fn fallback_note(&self, fabric: &Fabric, lids: &LidMap, hops: &SwitchHops) -> Option<String> {
+        let n = self.n;
+        // LIDs whose packets are delivered by each switch.
+        let mut lids_at = vec![0u64; n];
+        for p in lids.ports() {
+            let sw = if fabric.node(p.end.node).kind.is_switch() { Some(p.end.node) } else { attachment(fabric, p.end).map(|e| e.node) };
+            if let Some(i) = sw.and_then(|s| hops.index_of(s)) {
+                lids_at[i] += p.count() as u64;
+            }
+        }
+        let mut entries = 0u64;
+        let mut example = None;
+        for (t, &at) in lids_at.iter().enumerate() {
+            for s in 0..n {
+                if s != t && self.len[t * n + s] == UNREACHABLE && hops.by_index(s, t) != UNREACHABLE && at > 0 {
+                    entries += at;
+                    example.get_or_insert((s, t));
+                }
+            }
+        }
+        let (s, t) = example?;
+        Some(format!(
+            "updn: {entries} forwarding entries have no legal up*/down* route and use a minimum-hop port; \
+             only traffic the switch itself sends uses them (e.g. {} toward {})",
+            fabric.node(hops.switches()[s]).name,
+            fabric.node(hops.switches()[t]).name
+        ))
+    }
+}
+
+/// Per-destination work arrays, reused across destinations.
+struct Scratch {
+    down: Vec<u16>,
+    len: Vec<u16>,
+    forced: Vec<bool>,
+    queue: Vec<u32>,
+    stack: Vec<u32>,
+    buckets: Vec<Vec<u32>>,
+}
+
+impl Scratch {
+    fn new(n: usize) -> Self {
+        Scratch {
+            down: vec![UNREACHABLE; n],
+            len: vec![UNREACHABLE; n],
+            forced: vec![false; n],
+            queue: Vec::with_capacity(n),
+            stack: Vec::with_capacity(n),
+            // A route never visits a switch twice, so lengths stay below n.
+            buckets: vec![Vec::new(); n + 1],
+        }
+    }
+}
+
+impl PathSet for UpDownPaths<'_> {
+    fn reachable(&self, sw: usize, dst: usize) -> bool {
+        self.len[dst * self.n + sw] != UNREACHABLE || (!self.has_ca[sw] && self.hops.by_index(sw, dst) != UNREACHABLE)
+    }
+
+    fn on_path(&self, sw: usize, peer: usize, dst: usize) -> bool {
+        let row = dst * self.n;
+        let l = self.len[row + sw];
+        if l == UNREACHABLE {
+            // Min-hop fallback for a switch no legal route starts from.
+            let d = self.hops.by_index(sw, dst);
+            return d != UNREACHABLE && self.hops.by_index(peer, dst) == d - 1;
+        }
+        let down_peer = self.down[row + peer];
+        if self.forced[row + sw] {
+            return self.is_down(sw, peer) && down_peer != UNREACHABLE && down_peer + 1 == self.down[row + sw];
+        }
+        if self.is_up(sw, peer) {
+            let lp = self.len[row + peer];
+            lp != UNREACHABLE && lp + 1 == l
+        } else {
+            self.is_down(sw, peer) && down_peer != UNREACHABLE && down_peer + 1 == l
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::minhop::MinHop;
+    use crate::routing::testfab::{self, check_routes, host, trace, two_switch_parallel};
+    use crate::routing::build_engine;
+    use ibnetsim_fabric::{LinkSpec, NodeId};
+    use proptest::prelude::*;
+
+    fn updn(roots: &[&str]) -> UpDn {
+        UpDn { roots: roots.iter().map(|r| r.to_string()).collect() }
+    }
+
+    /// A ring of `n` switches s0..; port 1 to the next, port 2 to the previous;
+    /// host h{i} on port 3 of s{i}.
+    fn ring(n: usize) -> Fabric {
+        let mut f = Fabric::new();
+        let s: Vec<NodeId> = (0..n).map(|i| f.add_switch(format!("s{i}"), 4).unwrap()).collect();
+        for i in 0..n {
+            f.connect(s[i], 1, s[(i + 1) % n], 2, LinkSpec::default()).unwrap();
+        }
+        for (i, &sw) in s.iter().enumerate() {
+            let h = f.add_hca(format!("h{i}"), 1).unwrap();
+            f.connect(sw, 3, h, 1, LinkSpec::default()).unwrap();
+        }
+        f
+    }
+
+    /// Independent check: ranks by BFS from `roots`, then every hop of the route
+    /// from `from` to `lid` must keep "no up after down" under (rank, GUID).
+    fn legal(f: &Fabric, lids: &LidMap, tables: &ForwardingTables, roots: &[NodeId], from: NodeId, lid: u16) -> Result<(), String> {
+        let mut rank = std::collections::HashMap::new();
+        let mut queue: std::collections::VecDeque<NodeId> = roots.iter().copied().collect();
+        for &r in roots {
+            rank.insert(r, 0u32);
+        }
+        while let Some(x) = queue.pop_front() {
+            for (_, peer) in f.switch_neighbors(x) {
+                if !rank.contains_key(&peer.node) {
+                    rank.insert(peer.node, rank[&x] + 1);
+                    queue.push_back(peer.node);
+                }
+            }
+        }
+        let key = |n: NodeId| (rank[&n], f.node(n).guid);
+        let path = trace(f, lids, tables, from, lid)?;
+        let mut went_down = false;
+        for w in path.windows(2) {
+            let up = key(w[1].0) < key(w[0].0);
+            if up && went_down {
+                return Err(format!("LID {lid} from {}: up after down: {path:?}", f.node(from).name));
+            }
+            went_down |= !up;
+        }
+        Ok(())
+    }
+
+    fn has_ca(f: &Fabric, sw: NodeId) -> bool {
+        f.node(sw).connected_ports().any(|(p, _)| f.node(f.peer(sw, p).unwrap().node).kind.is_ca())
+    }
+
+    fn root_nodes(f: &Fabric, roots: &[usize]) -> Vec<NodeId> {
+        let sw: Vec<NodeId> = f.switches().collect();
+        roots.iter().map(|&r| sw[r]).collect()
+    }
+
+    #[test]
+    fn takes_the_longer_legal_route_when_the_shortest_is_illegal() {
+        // Root s0: ranks s0 0, s1 and s4 1, s2 and s3 2. s4 -> s3 -> s2 is the
+        // shortest way to h2, but s4 -> s3 goes down (rank 1 to 2) and s3 -> s2
+        // goes up (equal rank, toward the smaller GUID). The legal route is
+        // s4 -> s0 -> s1 -> s2: up, down, down.
+        let f = ring(5);
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let (r, roots) = updn(&["s0"]).route_and_roots(&f, &lids).unwrap();
+        assert_eq!(roots, vec![0]);
+        let id = |n: &str| f.node_by_name(n).unwrap();
+        let h2 = lids.of_port(id("h2"), 1).unwrap().base;
+        let path: Vec<(String, u8)> =
+            trace(&f, &lids, &r.tables, id("s4"), h2).unwrap().into_iter().map(|(n, p)| (f.node(n).name.clone(), p)).collect();
+        let want = [("s4", 1), ("s0", 1), ("s1", 1), ("s2", 3)];
+        assert_eq!(path, want.map(|(n, p)| (n.to_string(), p)));
+        // Min-hop takes the two-hop route the other way round.
+        let m = MinHop.route(&f, &lids).unwrap();
+        assert_eq!(m.tables.get(id("s4"), h2), Some(2));
+        // s2 -> s3 is down, s3 -> s4 up: s2 reaches h4 through s1 and s0 instead.
+        let h4 = lids.of_port(id("h4"), 1).unwrap().base;
+        assert_eq!(trace(&f, &lids, &r.tables, id("s2"), h4).unwrap().len(), 4);
+        assert_eq!(r.tables.get(id("s2"), h4), Some(2));
+        // s3 -> s2 -> s1 (up, up) is legal and shortest.
+        let h1 = lids.of_port(id("h1"), 1).unwrap().base;
+        assert_eq!(r.tables.get(id("s3"), h1), Some(2));
+        assert_eq!(r.notes[0], "updn roots (given): s0; max rank 2");
+        check_routes(&f, &lids, &r.tables).unwrap();
+    }
+
+    #[test]
+    fn a_switch_entered_going_down_keeps_routing_down() {
+        // Roots r < u < s (GUIDs follow creation order); a1, a2, t have rank 1.
+        // Toward t: s alone would go up to u (s-u-t, 2 hops), but r has no up
+        // hop and reaches t only down through s, so s must route down too:
+        // s-a1-a2-t (down, down, down), 3 hops. Without that, r -> s -> u
+        // would go up after down.
+        let mut f = Fabric::new();
+        let [r, u, s, a1, a2, t] = ["r", "u", "s", "a1", "a2", "t"].map(|n| f.add_switch(n, 4).unwrap());
+        for (x, px, y, py) in [(r, 1, s, 1), (u, 1, s, 2), (s, 3, a1, 1), (a1, 2, a2, 1), (a2, 2, t, 1), (u, 2, a2, 3), (u, 3, t, 2)] {
+            f.connect(x, px, y, py, LinkSpec::default()).unwrap();
+        }
+        let ht = f.add_hca("ht", 1).unwrap();
+        f.connect(t, 3, ht, 1, LinkSpec::default()).unwrap();
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let (rt, roots) = updn(&["r", "u", "s"]).route_and_roots(&f, &lids).unwrap();
+        let lid = lids.of_port(ht, 1).unwrap().base;
+        assert_eq!(rt.tables.get(s, lid), Some(3), "s must go down to a1");
+        assert_eq!(rt.tables.get(u, lid), Some(3));
+        let path: Vec<NodeId> = trace(&f, &lids, &rt.tables, r, lid).unwrap().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(path, vec![r, s, a1, a2, t]);
+        legal(&f, &lids, &rt.tables, &root_nodes(&f, &roots), r, lid).unwrap();
+        // Min-hop sends s's traffic for t through u.
+        assert_eq!(MinHop.route(&f, &lids).unwrap().tables.get(s, lid), Some(2));
+        // r has no legal route to u's LID (r can only go down, to s, and s -> u
+        // is up); r has no hosts, so it gets a min-hop entry and a note.
+        assert_eq!(rt.tables.get(r, lids.switch_lid(u).unwrap()), Some(1));
+        assert!(rt.notes[1].contains("forwarding entries have no legal up*/down* route"), "{:?}", rt.notes);
+        // With a host on r, CA traffic would need that route: an error naming the roots.
+        let hr = f.add_hca("hr", 1).unwrap();
+        f.connect(r, 4, hr, 1, LinkSpec::default()).unwrap();
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let err = updn(&["r", "u", "s"]).route(&f, &lids).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "LID 0x0004 (u port 0; no legal up*/down* route with roots r, u, s) is unreachable from switch 'r'"
+        );
+    }
+
+    #[test]
+    fn roots_by_guid_and_errors_name_the_root() {
+        let f = ring(5);
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let guid = format!("{:#018x}", f.node(f.node_by_name("s3").unwrap()).guid);
+        let (r, roots) = updn(&[&guid]).route_and_roots(&f, &lids).unwrap();
+        assert_eq!(roots, vec![3]);
+        assert_eq!(r.notes[0], "updn roots (given): s3; max rank 2");
+        let err = updn(&["s9"]).route(&f, &lids).unwrap_err().to_string();
+        assert_eq!(err, "invalid option 'roots': no switch is named or has GUID 's9'");
+        let err = updn(&["h1"]).route(&f, &lids).unwrap_err().to_string();
+        assert_eq!(err, "invalid option 'roots': 'h1' is a channel adapter; up*/down* roots must be switches");
+        let opts = RoutingOptions { roots: vec![" ".into()], ..Default::default() };
+        assert!(build_engine("updn", &opts).is_err());
+    }
+
+    #[test]
+    fn ring_has_no_histogram_root_and_uses_the_centre() {
+        // Each switch sees 20 % of the hosts at 0 hops: no bar over 90 %.
+        let f = ring(5);
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let (r, roots) = UpDn::default().route_and_roots(&f, &lids).unwrap();
+        // Every switch has eccentricity 2 and total distance 6; s0 has the smallest GUID.
+        assert_eq!(roots, vec![0]);
+        assert_eq!(r.notes[0], "updn roots (centre switch; OpenSM's hop-histogram test found no root): s0; max rank 2");
+    }
+
+    #[test]
+    fn fat_tree_roots_are_the_cores() {
+        let f = testfab::fat_tree(2, 2, 2, 1);
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let (r, roots) = UpDn::default().route_and_roots(&f, &lids).unwrap();
+        let names: Vec<&str> = roots.iter().map(|&i| f.node(f.switches().nth(i).unwrap()).name.as_str()).collect();
+        // A core sees every leaf two hops away; an aggregation switch sees half at 1 and half at 3.
+        assert_eq!(names, vec!["core0_0", "core1_0"]);
+        assert!(r.notes[0].starts_with("updn roots (found by OpenSM's hop-histogram test): core0_0, core1_0"), "{:?}", r.notes);
+        // The two cores share no legal route (down to a leaf, then up again):
+        // their LIDs get min-hop entries on switches without hosts, and the note says so.
+        assert!(r.notes.iter().any(|n| n.contains("forwarding entries have no legal up*/down* route")), "{:?}", r.notes);
+        check_routes(&f, &lids, &r.tables).unwrap();
+        let rn = root_nodes(&f, &roots);
+        for sw in f.switches().filter(|&s| has_ca(&f, s)) {
+            for p in lids.ports() {
+                legal(&f, &lids, &r.tables, &rn, sw, p.base).unwrap();
+            }
+        }
+        // Leaves are ranked 2: host-to-host routes go leaf-agg-(core-agg-)leaf, all minimal.
+        let hops = SwitchHops::compute(&f);
+        for sw in f.switches().filter(|&s| has_ca(&f, s)) {
+            for p in lids.ca_ports(&f) {
+                let len = trace(&f, &lids, &r.tables, sw, p.base).unwrap().len() as u16;
+                assert_eq!(len, hops.end_hops(&f, sw, p.end).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn lmc2_spreads_over_parallel_links() {
+        let f = two_switch_parallel(2, 4);
+        let lids = LidMap::assign(&f, 2).unwrap();
+        let r = updn(&["a"]).route(&f, &lids).unwrap();
+        let a = f.node_by_name("a").unwrap();
+        for (i, want) in [(0, [1, 2, 1, 2]), (1, [2, 1, 2, 1]), (2, [1, 2, 1, 2]), (3, [2, 1, 2, 1])] {
+            let got: Vec<u8> = lids.of_port(host(&f, "b", i), 1).unwrap().lids().map(|l| r.tables.get(a, l).unwrap()).collect();
+            assert_eq!(got, want, "b{i}");
+        }
+        check_routes(&f, &lids, &r.tables).unwrap();
+    }
+
+    #[test]
+    fn no_switches_no_tables() {
+        let mut f = Fabric::new();
+        let a = f.add_hca("a", 1).unwrap();
+        let b = f.add_hca("b", 1).unwrap();
+        f.connect(a, 1, b, 1, LinkSpec::default()).unwrap();
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let r = UpDn::default().route(&f, &lids).unwrap();
+        assert!(r.tables.lft(a).is_none());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn random_fabrics_get_legal_loop_free_routes(
+            seed in any::<u64>(), switches in 1usize..16, extra in 0usize..20, lmc in 0u8..3, root in proptest::option::of(any::<prop::sample::Index>()),
+        ) {
+            let f = testfab::random_connected(seed, switches, extra, 2);
+            let lids = LidMap::assign(&f, lmc).unwrap();
+            let engine = match root {
+                Some(i) => UpDn { roots: vec![format!("s{}", i.index(switches))] },
+                None => UpDn::default(),
+            };
+            let (r, roots) = engine.route_and_roots(&f, &lids).unwrap();
+            check_routes(&f, &lids, &r.tables).map_err(TestCaseError::fail)?;
+            let rn = root_nodes(&f, &roots);
+            let fallback = r.notes.iter().any(|n| n.contains("forwarding entries have no legal up*/down* route"));
+            // One root: every switch has a legal route to everything.
+            prop_assert!(roots.len() > 1 || !fallback, "{:?}", r.notes);
+            for sw in f.switches() {
+                if fallback && !has_ca(&f, sw) {
+                    continue;
+                }
+                for p in lids.ports() {
+                    for lid in p.lids() {
+                        legal(&f, &lids, &r.tables, &rn, sw, lid).map_err(TestCaseError::fail)?;
+                    }
+                }
+            }
+        }
+    }
+}
