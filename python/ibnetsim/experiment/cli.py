@@ -1,4 +1,4 @@
-"""The experiment commands of ``ibnetsim``: sweep, results, plot and reproduce.
+"""The experiment commands of ``ibnetsim``: sweep, results, plot, report and reproduce.
 
 They live here, apart from :mod:`ibnetsim.cli`, and join the ``main`` group
 through :func:`register`, so the two files change independently.
@@ -192,6 +192,17 @@ def plot_cmd(directory: str, out: Optional[str], formats: tuple[str, ...]) -> No
         click.echo(str(p))
 
 
+@click.command("report")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False))
+@click.option("-o", "--output", "out", type=click.Path(dir_okay=False), default=None, help="HTML file (default: DIRECTORY/report.html).")
+@_friendly
+def report_cmd(directory: str, out: Optional[str]) -> None:
+    """Write one self-contained HTML page: figures, scenario and summary tables."""
+    from ibnetsim.experiment.report import write_html_report
+
+    click.echo(str(write_html_report(directory, out)))
+
+
 @click.command("reproduce")
 @click.argument("experiment_id", required=False)
 @click.option("--list", "list_entries", is_flag=True, help="List the experiments and exit.")
@@ -236,5 +247,5 @@ def reproduce_cmd(experiment_id: Optional[str], list_entries: bool, quick: bool,
 
 def register(group: click.Group) -> None:
     """Adds the experiment commands to the ``ibnetsim`` group."""
-    for cmd in (sweep_cmd, results_cmd, plot_cmd, reproduce_cmd):
+    for cmd in (sweep_cmd, results_cmd, plot_cmd, report_cmd, reproduce_cmd):
         group.add_command(cmd)
