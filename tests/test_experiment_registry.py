@@ -193,3 +193,10 @@ def test_sweep_command_rejects_bad_scenario_with_file_and_line(tmp_path):
     assert not (tmp_path / "out").exists()  # nothing ran
     r = CliRunner().invoke(main, ["sweep", str(s), "--scheduler", "tcp://x:1"])
     assert r.exit_code == 2 and "--scheduler needs --executor dask" in r.output
+
+
+def test_example_scenarios_are_valid():
+    examples = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.toml"))
+    assert examples
+    for p in examples:
+        assert scenario.load(p).points, p

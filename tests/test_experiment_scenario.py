@@ -230,8 +230,8 @@ def test_invalid_toml_names_line(tmp_path):
 def test_inline_tables_report_the_inner_key_line(tmp_path):
     e = err(tmp_path, 'kind = "tframe"\n\ntframe = { link_width = "1x", entries = 65 }\n')
     assert (e.line, e.key) == (3, "tframe.entries")
-    e = err(tmp_path, 'kind = "routing_stats"\nfabric = { kind = "mesh", dims = [2, 2], torus = true }\n')
-    assert (e.line, e.key) == (2, "fabric.dims") and "at least 3" in str(e)
+    e = err(tmp_path, 'kind = "routing_stats"\nfabric = { kind = "mesh", dims = [0, 2], torus = true }\n')
+    assert (e.line, e.key) == (2, "fabric.dims") and "at least 1" in str(e)
 
 
 def test_scenario_error_is_a_config_error(tmp_path):

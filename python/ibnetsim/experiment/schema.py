@@ -252,8 +252,6 @@ def _check_mesh(s: dict, _cfg: dict) -> Optional[tuple[str, str]]:
             return ("dims", "give at least one dimension")
         if any(d < 1 for d in dims):
             return ("dims", f"every dimension size must be at least 1 (got {dims})")
-        if s.get("torus") and any(d < 3 for d in dims if d > 1):
-            return ("dims", f"a torus dimension needs at least 3 switches to wrap (got {dims})")
     return None
 
 
