@@ -391,4 +391,8 @@ def reproduce(
     figures = plot_results(out) if not summary.interrupted else []
     rep = Report(e, quick, compare(e.values, df, quick), out, figures, summary)
     rep.write()
+    if not summary.interrupted:
+        from ibnetsim.experiment.report import write_html_report
+
+        write_html_report(out)
     return rep

@@ -51,7 +51,7 @@ def _table(df: pd.DataFrame, max_rows: int = 500) -> str:
         for c in cols:
             v = row[c]
             if isinstance(v, float):
-                text, cls = ("" if v != v else f"{v:.6g}"), ""
+                text, cls = ("" if v != v else f"{v:.10g}"), ""
             elif hasattr(v, "__len__") and not isinstance(v, str):
                 text, cls = f"[{len(v)} values]", "text"
             else:
@@ -100,6 +100,12 @@ def write_html_report(directory: Union[str, os.PathLike], out: Optional[Union[st
     ]
     if sc.get("description"):
         parts.append(f"<p>{html.escape(sc['description'])}</p>")
+    comparison = d / "report.json"
+    if comparison.exists():
+        # Written by `ibnetsim reproduce`: the paper's values beside ours.
+        rep = json.loads(comparison.read_text(encoding="utf-8"))
+        parts.append(f"<h2>Paper vs ours ({html.escape(rep['id'])}{', quick' if rep.get('quick') else ''})</h2>")
+        parts.append(_table(pd.DataFrame(rep["values"])))
     parts.append("<h2>Figures</h2>")
     for f in figures:
         parts.append(f'<figure id="fig-{html.escape(f.stem)}">{_svg_inline(f)}<figcaption>{html.escape(f.stem)}</figcaption></figure>')
