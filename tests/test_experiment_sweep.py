@@ -11,7 +11,6 @@ from textwrap import dedent
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 import pytest
 
 from ibnetsim.experiment import load_results, loads_scenario, make_executor, run_sweep

@@ -12,7 +12,6 @@ interrupted with Ctrl-C (finished points are kept: run the same command again).
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from pathlib import Path
 from typing import Any, Callable, Optional

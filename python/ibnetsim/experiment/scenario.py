@@ -326,7 +326,7 @@ def loads(text: str, path: Optional[Union[str, os.PathLike]] = None, base_dir: O
 
 
 def _import_plugins(plugins: list[str], loc: _Locator) -> None:
-    for i, mod in enumerate(plugins):
+    for mod in plugins:
         try:
             importlib.import_module(mod)
         except Exception as e:  # an import error of a plugin is the user's input error
@@ -464,7 +464,7 @@ def _expand(pk: Any, fixed: dict, axes: list[Axis], layout: dict, loc: _Locator)
         seed = values.get("seed", 1)
         config: dict[str, Any] = {"kind": pk.name, "seed": seed}
         identity: dict[str, Any] = {"kind": pk.name, "seed": seed}
-        for sname, (variant, keys) in layout.items():
+        for sname, (_variant, keys) in layout.items():
             sec_cfg: dict[str, Any] = {}
             sec_id: dict[str, Any] = {}
             for kname, key in keys.items():
