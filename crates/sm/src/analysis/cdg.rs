@@ -16,11 +16,12 @@
 //! concrete cycle is extracted by BFS inside a cyclic component: the shortest
 //! cycle through each of several start channels, the shortest kept.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use ibnetsim_fabric::{LinkEnd, NodeId, PortNum};
+use rustc_hash::FxHashSet;
 use serde::Serialize;
 
 use super::slview::{SlView, VL15};
-use super::trace::{port_name, DirLink, Net, NONE};
+use super::trace::{port_name, Attach, DirLink, Net, NONE};
 use crate::error::SmError;
 use crate::lid::Lid;
 
@@ -76,10 +77,22 @@ impl CdgReport {
 }
 
 /// The graph being collected: channels get compact ids as routes reach them.
-struct Builder {
+///
+/// Every dependency out of a channel leaves the switch that channel enters,
+/// so it is named by (output port, VL) of that switch: a small bitset per
+/// channel deduplicates them far faster than hashing the millions of
+/// (source link, next hop) pairs of a 2,000-host fabric.
+struct Builder<'n, 'a> {
+    net: &'n Net<'a>,
+    view: &'n SlView<'n>,
+    /// Per switch, the output port and directed link of the current LID.
+    hop: Vec<(PortNum, u32)>,
     compact: Vec<u32>,
     channels: Vec<u32>,
-    edges: FxHashMap<u64, Lid>,
+    turn_bits: Vec<u64>,
+    turn_offset: Vec<u32>,
+    /// (from, to, a destination LID whose routes make the turn), compact ids.
+    edges: Vec<(u32, u32, Lid)>,
     seen: Vec<u32>,
     epoch: u32,
     drops: FxHashSet<(u32, u8, u8, u8)>,
@@ -87,12 +100,13 @@ struct Builder {
     vls: u16,
 }
 
-impl Builder {
+impl Builder<'_, '_> {
     fn channel(&mut self, c: u32) -> u32 {
         let slot = &mut self.compact[c as usize];
         if *slot == NONE {
             *slot = self.channels.len() as u32;
             self.channels.push(c);
+            self.turn_offset.push(NONE);
             self.vls |= 1 << (c % VL_SLOTS);
         }
         *slot
@@ -103,9 +117,42 @@ impl Builder {
         std::mem::replace(&mut self.seen[c as usize], self.epoch) != self.epoch
     }
 
-    fn drop_turn(&mut self, net: &Net<'_>, at: (u32, u8, u8), sl: u8, vl: u8, dlid: Lid) {
+    /// Where the current LID's packets on `sl`, held in channel `from` (compact)
+    /// and entering switch `s` at `at`, go next: records the dependency and
+    /// returns the next channel, if the switch forwards them over a link.
+    fn turn(&mut self, s: u32, at: LinkEnd, from: u32, sl: u8, dlid: Lid) -> Option<u32> {
+        let (out, next) = self.hop[s as usize];
+        if next == NONE {
+            return None;
+        }
+        let vl = self.view.vl(at.node, at.port, out, sl);
+        if vl >= VL15 {
+            self.drop_turn((at.node.0, at.port, out), sl, vl, dlid);
+            return None;
+        }
+        let c2 = next * VL_SLOTS + vl as u32;
+        let to = self.channel(c2);
+        let ports = self.net.fabric.node(at.node).num_ports;
+        let mut off = self.turn_offset[from as usize];
+        if off == NONE {
+            off = self.turn_bits.len() as u32;
+            self.turn_offset[from as usize] = off;
+            let bits = (ports as usize + 1) * VL_SLOTS as usize;
+            self.turn_bits.resize(self.turn_bits.len() + bits.div_ceil(64), 0);
+        }
+        let bit = out as usize * VL_SLOTS as usize + vl as usize;
+        let word = &mut self.turn_bits[off as usize + bit / 64];
+        let mask = 1u64 << (bit % 64);
+        if *word & mask == 0 {
+            *word |= mask;
+            self.edges.push((from, to, dlid));
+        }
+        Some(c2)
+    }
+
+    fn drop_turn(&mut self, at: (u32, u8, u8), sl: u8, vl: u8, dlid: Lid) {
         if self.drops.insert((at.0, at.1, at.2, sl)) && self.drop_example.is_none() {
-            let name = &net.fabric.node(ibnetsim_fabric::NodeId(at.0)).name;
+            let name = &self.net.fabric.node(NodeId(at.0)).name;
             let turn = if at.1 == 0 { format!("sending port {}", at.2) } else { format!("port {} to port {}", at.1, at.2) };
             self.drop_example = Some(format!(
                 "SL {sl} maps to VL{vl} at {name} {turn}: packets to LID {dlid:#06x} on SL {sl} are dropped"
@@ -118,9 +165,14 @@ impl Builder {
 pub(crate) fn credit_loops(net: &Net<'_>, view: &SlView<'_>, dlids: &[Lid]) -> Result<CdgReport, SmError> {
     let slots = DirLink::count(net.fabric) * VL_SLOTS as usize;
     let mut b = Builder {
+        net,
+        view,
+        hop: vec![(0, NONE); net.switches.len()],
         compact: vec![NONE; slots],
         channels: Vec::new(),
-        edges: FxHashMap::default(),
+        turn_bits: Vec::new(),
+        turn_offset: Vec::new(),
+        edges: Vec::new(),
         seen: vec![0; slots],
         epoch: 0,
         drops: FxHashSet::default(),
@@ -139,51 +191,57 @@ pub(crate) fn credit_loops(net: &Net<'_>, view: &SlView<'_>, dlids: &[Lid]) -> R
                 by_sl[view.sl(src.end, d)? as usize].push(si as u32);
             }
         }
+        for (s, &node) in net.switches.iter().enumerate() {
+            b.hop[s] = match net.tables.get(node, d) {
+                Some(p) if p != 0 => DirLink::out_of(net.fabric, node, p).map_or((0, NONE), |(dl, _)| (p, dl.0)),
+                _ => (0, NONE),
+            };
+        }
         for sl in 0..16u8 {
             if by_sl[sl as usize].is_empty() {
                 continue;
             }
             b.epoch += 1;
             stack.clear();
+            // A source's own link is used by no other source, so only what
+            // follows it needs the visited marks.
             for &si in &by_sl[sl as usize] {
                 let src = &net.endpoints[si as usize];
                 let vl = view.vl(src.end.node, 0, src.end.port, sl);
                 if vl >= VL15 {
-                    b.drop_turn(net, (src.end.node.0, 0, src.end.port), sl, vl, d);
+                    b.drop_turn((src.end.node.0, 0, src.end.port), sl, vl, d);
                     continue;
                 }
-                let c = src.up * VL_SLOTS + vl as u32;
-                b.channel(c);
-                if b.visit(c) {
-                    stack.push(c);
+                let from = b.channel(src.up * VL_SLOTS + vl as u32);
+                if let Attach::Switch(s) = src.attach {
+                    let at = LinkEnd { node: net.switches[s as usize], port: src.peer_port };
+                    if let Some(c2) = b.turn(s, at, from, sl, d) {
+                        if b.visit(c2) {
+                            stack.push(c2);
+                        }
+                    }
                 }
             }
             while let Some(c) = stack.pop() {
                 let at = DirLink(c / VL_SLOTS).to(net.fabric);
-                if net.sw_index[at.node.index()] == NONE {
+                let s = net.sw_index[at.node.index()];
+                if s == NONE {
                     continue;
                 }
-                let Some(out) = net.tables.get(at.node, d).filter(|&p| p != 0) else { continue };
-                let Some((next, _)) = DirLink::out_of(net.fabric, at.node, out) else { continue };
-                let vl = view.vl(at.node, at.port, out, sl);
-                if vl >= VL15 {
-                    b.drop_turn(net, (at.node.0, at.port, out), sl, vl, d);
-                    continue;
-                }
-                let c2 = next.0 * VL_SLOTS + vl as u32;
-                let (from, to) = (b.channel(c), b.channel(c2));
-                b.edges.entry((from as u64) << 32 | to as u64).or_insert(d);
-                if b.visit(c2) {
-                    stack.push(c2);
+                let from = b.compact[c as usize];
+                if let Some(c2) = b.turn(s, at, from, sl, d) {
+                    if b.visit(c2) {
+                        stack.push(c2);
+                    }
                 }
             }
         }
     }
-    let graph = Csr::new(b.channels.len(), b.edges.keys().copied());
+    let graph = Csr::new(b.channels.len(), &mut b.edges);
     let sccs = graph.cyclic_components();
     let mut report = CdgReport {
         channels: b.channels.len() as u64,
-        dependencies: b.edges.len() as u64,
+        dependencies: graph.adj.len() as u64,
         vls_used: (0..16).filter(|v| b.vls & (1 << v) != 0).collect(),
         cyclic_sccs: sccs.len() as u64,
         channels_in_cycles: sccs.iter().map(|c| c.len() as u64).sum(),
@@ -204,7 +262,7 @@ pub(crate) fn credit_loops(net: &Net<'_>, view: &SlView<'_>, dlids: &[Lid]) -> R
                 from: port_name(net.fabric, dl.from(net.fabric)),
                 to: port_name(net.fabric, dl.to(net.fabric)),
                 vl: (ch % VL_SLOTS) as u8,
-                dlid: b.edges[&((c as u64) << 32 | c2 as u64)],
+                dlid: graph.dlid(c, c2),
             }
         };
         report.cycle = Some((0..cycle.len()).map(step).collect());
@@ -212,24 +270,32 @@ pub(crate) fn credit_loops(net: &Net<'_>, view: &SlView<'_>, dlids: &[Lid]) -> R
     Ok(report)
 }
 
-/// A directed graph in compressed sparse rows.
+/// A directed graph in compressed sparse rows, each edge with its LID.
 struct Csr {
     start: Vec<u32>,
     adj: Vec<u32>,
+    dlid: Vec<Lid>,
 }
 
 impl Csr {
-    fn new(n: usize, edges: impl Iterator<Item = u64>) -> Self {
-        let mut e: Vec<u64> = edges.collect();
-        e.sort_unstable();
+    /// From distinct edges (sorted in place).
+    fn new(n: usize, edges: &mut [(u32, u32, Lid)]) -> Self {
+        edges.sort_unstable();
         let mut start = vec![0u32; n + 1];
-        for &x in &e {
-            start[(x >> 32) as usize + 1] += 1;
+        for &(a, _, _) in edges.iter() {
+            start[a as usize + 1] += 1;
         }
         for i in 1..=n {
             start[i] += start[i - 1];
         }
-        Csr { start, adj: e.iter().map(|&x| x as u32).collect() }
+        Csr { start, adj: edges.iter().map(|e| e.1).collect(), dlid: edges.iter().map(|e| e.2).collect() }
+    }
+
+    /// The LID recorded for edge `a -> b`.
+    fn dlid(&self, a: u32, b: u32) -> Lid {
+        let lo = self.start[a as usize] as usize;
+        let i = self.succ(a).binary_search(&b).expect("edge of the graph");
+        self.dlid[lo + i]
     }
 
     #[inline]
@@ -358,8 +424,9 @@ impl Csr {
                     cyc.push(p);
                 }
                 cyc.reverse();
-                if best.as_ref().map_or(true, |b| cyc.len() < b.len()) {
-                    best = Some(cyc);
+                match &best {
+                    Some(b) if b.len() <= cyc.len() => {}
+                    _ => best = Some(cyc),
                 }
             }
         }
@@ -372,7 +439,8 @@ mod tests {
     use super::*;
 
     fn csr(n: usize, e: &[(u32, u32)]) -> Csr {
-        Csr::new(n, e.iter().map(|&(a, b)| (a as u64) << 32 | b as u64))
+        let mut e: Vec<(u32, u32, Lid)> = e.iter().map(|&(a, b)| (a, b, 0)).collect();
+        Csr::new(n, &mut e)
     }
 
     #[test]

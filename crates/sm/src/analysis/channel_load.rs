@@ -59,7 +59,11 @@ impl ChannelLoads {
     pub fn max(&self) -> Option<(DirLink, f64)> {
         let mut best: Option<(DirLink, f64)> = None;
         for (i, &l) in self.loads.iter().enumerate() {
-            if l > 0.0 && best.map_or(true, |b| l > b.1 * (1.0 + 1e-9)) {
+            let higher = match best {
+                None => l > 0.0,
+                Some((_, b)) => l > b * (1.0 + 1e-9),
+            };
+            if higher {
                 best = Some((DirLink(i as u32), l));
             }
         }
@@ -183,8 +187,9 @@ pub(crate) fn uniform(net: &Net<'_>, lids: LoadLids) -> ChannelLoads {
                 }
             }
             acc.push(&tree);
-            for (si, src) in net.endpoints.iter().enumerate() {
-                if si == di {
+            for &si in &net.direct {
+                let src = &net.endpoints[si as usize];
+                if si as usize == di {
                     continue;
                 }
                 match src.attach {

@@ -254,7 +254,11 @@ impl Lengths {
         self.stretch_sum += stretch * count as f64;
         if hops > min {
             self.non_minimal += count;
-            if self.worst.map_or(true, |w| stretch > w.0) {
+            let worse = match self.worst {
+                None => true,
+                Some(w) => stretch > w.0,
+            };
+            if worse {
                 self.worst = Some((stretch, src(), dlid, hops, min));
             }
         }
@@ -327,8 +331,9 @@ pub(crate) fn ca_paths(net: &Net<'_>, dlids: &[Lid]) -> PathReport {
             }
         }
         let dst_end = net.endpoints[dst as usize].end;
-        for (i, e) in net.endpoints.iter().enumerate() {
-            if i as u32 == dst {
+        for &i in &net.direct {
+            let e = &net.endpoints[i as usize];
+            if i == dst {
                 continue;
             }
             let kind = match e.attach {

@@ -13,7 +13,7 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use super::cdg::CdgReport;
 use super::channel_load::{ChannelLoadReport, LoadLids};
-use super::paths::{PathReport, Reachability};
+use super::paths::{DefectKind, PathReport, Reachability};
 
 /// Sizes of what was checked.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -82,15 +82,16 @@ impl Serialize for AnalysisReport {
 
 /// `n` with thousands separators, as people read counts.
 fn count(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
+    let digits = n.to_string();
+    let mut groups: Vec<&str> = Vec::new();
+    let mut end = digits.len();
+    while end > 0 {
+        let start = end.saturating_sub(3);
+        groups.push(&digits[start..end]);
+        end = start;
     }
-    out
+    groups.reverse();
+    groups.join(",")
 }
 
 fn plural(n: u64, one: &str, many: &str) -> String {
@@ -99,34 +100,40 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 
 /// The reachability lines shared by CA and switch routes.
 fn write_reach(f: &mut fmt::Formatter<'_>, what: &str, r: &Reachability) -> fmt::Result {
-    let lids = plural(r.destination_lids, "LID", "LIDs");
+    write!(f, "{what}: {} to {}: ", plural(r.pairs, "pair", "pairs"), plural(r.destination_lids, "LID", "LIDs"))?;
     if r.pairs == r.reachable_pairs {
-        write!(f, "{what}: {} to {lids}: all delivered", plural(r.pairs, "pair", "pairs"))?;
+        f.write_str("all delivered")?;
     } else {
-        write!(
-            f,
-            "{what}: {} to {lids}: {} delivered, {} unreachable (no LFT entry {}, uncabled port {}, wrong node {}), {} in forwarding loops",
-            plural(r.pairs, "pair", "pairs"),
-            count(r.reachable_pairs),
-            count(r.unreachable_pairs),
-            count(r.no_path_pairs),
-            count(r.uncabled_pairs),
-            count(r.wrong_node_pairs),
-            count(r.loop_pairs),
-        )?;
+        write!(f, "{} delivered", count(r.reachable_pairs))?;
+        if r.unreachable_pairs > 0 {
+            let kinds: Vec<String> = [
+                (r.no_path_pairs, DefectKind::NoPath),
+                (r.uncabled_pairs, DefectKind::Uncabled),
+                (r.wrong_node_pairs, DefectKind::WrongNode),
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, k)| format!("{} {}", k.label(), count(*n)))
+            .collect();
+            write!(f, ", {} unreachable ({})", count(r.unreachable_pairs), kinds.join(", "))?;
+        }
+        if r.loop_pairs > 0 {
+            write!(f, ", {} in forwarding loops", count(r.loop_pairs))?;
+        }
     }
-    if r.lids_with_loops > 0 {
-        write!(f, "; the tables of {} hold a forwarding loop", plural(r.lids_with_loops, "LID", "LIDs"))?;
-    } else {
-        f.write_str(", no forwarding loop")?;
+    match r.lids_with_loops {
+        0 => writeln!(f, ", no forwarding loop")?,
+        n => writeln!(f, "; the tables of {} hold a forwarding loop", plural(n, "LID", "LIDs"))?,
     }
-    writeln!(f)?;
     for e in &r.examples {
         let kind = e.kind.map_or("route", |k| k.label());
-        writeln!(f, "  {kind}: {} to LID {:#06x} ({}): {}", e.src, e.dlid, e.dst, e.route)?;
+        writeln!(f, "  {kind} (LID {:#06x} of {}): {}", e.dlid, e.dst, e.route)?;
     }
     Ok(())
 }
+
+/// Cycle steps printed before the rest is summarised (the JSON has them all).
+const CYCLE_LINES: usize = 24;
 
 impl fmt::Display for AnalysisReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -216,8 +223,11 @@ impl fmt::Display for AnalysisReport {
             )?;
             if let Some(cycle) = &k.cycle {
                 writeln!(f, "  cycle of {}, each waiting on the next:", plural(cycle.len() as u64, "channel", "channels"))?;
-                for s in cycle {
+                for s in cycle.iter().take(CYCLE_LINES) {
                     writeln!(f, "    {} -> {} VL{} (routes to LID {:#06x})", s.from, s.to, s.vl, s.dlid)?;
+                }
+                if cycle.len() > CYCLE_LINES {
+                    writeln!(f, "    ... {} more", cycle.len() - CYCLE_LINES)?;
                 }
             }
         } else {

@@ -220,9 +220,9 @@ fn forwarding_loop_is_found_with_an_example() {
     // The two switches hold each other's channel: the shortest credit loop.
     assert_eq!(cycle_links(&r), links(&[("s1/1", "s2/2", 0), ("s2/2", "s1/1", 0)]));
     let text = r.to_string();
-    assert!(text.contains("0 unreachable (no LFT entry 0, uncabled port 0, wrong node 0), 2 in forwarding loops"), "{text}");
+    assert!(text.contains("CA routes: 12 pairs to 4 LIDs: 10 delivered, 2 in forwarding loops; the tables of 1 LID"), "{text}");
     assert!(text.contains("the tables of 1 LID hold a forwarding loop"), "{text}");
-    assert!(text.contains("  forwarding loop: h1/1 to LID 0x0001 (h0/1): h1/1 -> s1/1"), "{text}");
+    assert!(text.contains("\n  forwarding loop (LID 0x0001 of h0/1): h1/1 -> s1/1 -> s2/2 -> s1 again"), "{text}");
 }
 
 #[test]
@@ -248,7 +248,28 @@ fn unreachable_pairs_are_counted_by_kind() {
     // 7 of the 12 routes, each 1/3 of a host's rate, are dropped.
     assert_close!(r.channel_load.unrouted_fraction, 7.0 / 12.0);
     assert!(r.has_defects());
-    assert!(r.to_string().contains("5 delivered, 7 unreachable (no LFT entry 3, uncabled port 3, wrong node 1)"), "{r}");
+    assert!(r.to_string().contains("5 delivered, 7 unreachable (no LFT entry 3, uncabled port 3, wrong node 1), no forwarding loop\n"), "{r}");
+}
+
+#[test]
+fn report_serializes_with_the_verdict() {
+    let mut n = clockwise();
+    n.set("s2", "h0", 2);
+    let r = n.check();
+    let v: toml::Table = toml::Value::try_from(&r).unwrap().try_into().unwrap();
+    assert_eq!(v["has_defects"].as_bool(), Some(true));
+    assert_eq!(v["has_warnings"].as_bool(), Some(false));
+    let paths = v["paths"].as_table().unwrap();
+    // Reachability is flattened into `paths`, next to the lengths.
+    assert_eq!(paths["loop_pairs"].as_integer(), Some(2));
+    assert_eq!(paths["unreachable_pairs"].as_integer(), Some(0));
+    assert_eq!(paths["non_minimal_pairs"].as_integer(), Some(3));
+    assert_eq!(paths["examples"][0]["kind"].as_str(), Some("loop"));
+    let cycle = v["credit_loops"]["cycle"].as_array().unwrap();
+    assert_eq!(cycle.len(), 2);
+    assert_eq!(cycle[0]["from"].as_str(), Some("s1/1"));
+    assert_eq!(v["channel_load"]["lids"].as_str(), Some("base"));
+    assert_eq!(v["fabric"]["switches"].as_integer(), Some(4));
 }
 
 #[test]

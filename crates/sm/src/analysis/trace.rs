@@ -57,9 +57,14 @@ impl DirLink {
     }
 }
 
-/// `name/port`, how examples print a port.
+/// `name/port`, how examples print a port; a switch's port 0 is the switch itself.
 pub(crate) fn port_name(fabric: &Fabric, end: LinkEnd) -> String {
-    format!("{}/{}", fabric.node(end.node).name, end.port)
+    let name = &fabric.node(end.node).name;
+    if end.port == 0 && fabric.node(end.node).kind.is_switch() {
+        name.clone()
+    } else {
+        format!("{name}/{}", end.port)
+    }
 }
 
 /// Where a CA port's cable goes.
@@ -82,6 +87,8 @@ pub(crate) struct Endpoint {
     pub attach: Attach,
     /// The direction from the CA into the network, or [`NONE`].
     pub up: u32,
+    /// The port at the other end of the cable (0 when uncabled).
+    pub peer_port: PortNum,
     /// Data rate of the port's link in bit/s (0 when uncabled).
     pub rate_bps: f64,
 }
@@ -102,6 +109,8 @@ pub(crate) struct Net<'a> {
     /// Endpoints attached to each switch: `attached[start[s]..start[s + 1]]`.
     attached_start: Vec<u32>,
     attached: Vec<u32>,
+    /// Endpoints not cabled to a switch (to another CA, or not at all).
+    pub direct: Vec<u32>,
 }
 
 impl<'a> Net<'a> {
@@ -128,21 +137,21 @@ impl<'a> Net<'a> {
             if node.kind.is_switch() {
                 continue;
             }
-            let (attach, up, rate_bps) = match DirLink::out_of(fabric, p.end.node, p.end.port) {
-                None => (Attach::Uncabled, NONE, 0.0),
+            let (attach, up, rate_bps, peer_port) = match DirLink::out_of(fabric, p.end.node, p.end.port) {
+                None => (Attach::Uncabled, NONE, 0.0, 0),
                 Some((dl, peer)) => {
                     let rate = fabric.link(dl.link()).spec.data_rate_bps();
                     let at = match sw_index[peer.node.index()] {
                         NONE => Attach::Ca(peer),
                         s => Attach::Switch(s),
                     };
-                    (at, dl.0, rate)
+                    (at, dl.0, rate, peer.port)
                 }
             };
             for lid in p.lids() {
                 lid_endpoint[lid as usize] = endpoints.len() as u32;
             }
-            endpoints.push(Endpoint { end: p.end, base: p.base, lids: p.count(), attach, up, rate_bps });
+            endpoints.push(Endpoint { end: p.end, base: p.base, lids: p.count(), attach, up, peer_port, rate_bps });
         }
         let mut counts = vec![0u32; switches.len() + 1];
         for e in &endpoints {
@@ -161,7 +170,10 @@ impl<'a> Net<'a> {
                 counts[s as usize] += 1;
             }
         }
-        Ok(Net { fabric, lids, tables, sw_index, switches, endpoints, lid_endpoint, attached_start, attached })
+        let direct = (0..endpoints.len() as u32)
+            .filter(|&e| !matches!(endpoints[e as usize].attach, Attach::Switch(_)))
+            .collect();
+        Ok(Net { fabric, lids, tables, sw_index, switches, endpoints, lid_endpoint, attached_start, attached, direct })
     }
 
     /// Endpoints cabled to switch `s` (dense index).
