@@ -153,7 +153,8 @@ impl Builder<'_, '_> {
     fn drop_turn(&mut self, at: (u32, u8, u8), sl: u8, vl: u8, dlid: Lid) {
         if self.drops.insert((at.0, at.1, at.2, sl)) && self.drop_example.is_none() {
             let name = &self.net.fabric.node(NodeId(at.0)).name;
-            let turn = if at.1 == 0 { format!("sending port {}", at.2) } else { format!("port {} to port {}", at.1, at.2) };
+            let turn =
+                if at.1 == 0 { format!("sending port {}", at.2) } else { format!("port {} to port {}", at.1, at.2) };
             self.drop_example = Some(format!(
                 "SL {sl} maps to VL{vl} at {name} {turn}: packets to LID {dlid:#06x} on SL {sl} are dropped"
             ));

@@ -219,13 +219,19 @@ pub(crate) fn traffic(net: &Net<'_>, flows: &[Flow]) -> Result<ChannelLoads, SmE
             .filter(|_| f.src.node.index() < net.fabric.num_nodes() && net.fabric.node(f.src.node).kind.is_ca())
             .and_then(|p| net.endpoint_of(p.base))
             .ok_or_else(|| {
-                SmError::option(key(), format!("source node {} port {} is not a CA port with a LID", f.src.node.0, f.src.port))
+                SmError::option(
+                    key(),
+                    format!("source node {} port {} is not a CA port with a LID", f.src.node.0, f.src.port),
+                )
             })?;
         if net.endpoint_of(f.dlid).is_none() {
             return Err(SmError::option(key(), format!("destination LID {:#06x} is not the LID of a CA port", f.dlid)));
         }
         if !(f.rate.is_finite() && f.rate >= 0.0) {
-            return Err(SmError::option(key(), format!("rate {} is not a finite non-negative fraction of the link rate", f.rate)));
+            return Err(SmError::option(
+                key(),
+                format!("rate {} is not a finite non-negative fraction of the link rate", f.rate),
+            ));
         }
         src_ep.push(e);
     }

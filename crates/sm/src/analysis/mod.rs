@@ -4,16 +4,17 @@
 //! Given a fabric, its LIDs, its forwarding tables and an SL/VL view, it
 //! reports
 //! - reachability and forwarding loops of every CA-to-CA route, with one
-//!   concrete route per kind of defect, and of switch LIDs apart ([`paths`]);
+//!   concrete route per kind of defect, and of switch LIDs apart ([`PathReport`]);
 //! - route lengths in switch hops against the BFS minimum, and the stretch;
 //! - the load of every directed link under uniform all-to-all traffic, or any
-//!   traffic matrix, and the throughput bound it implies ([`channel_load`]);
+//!   traffic matrix, and the throughput bound it implies ([`ChannelLoads`]);
 //! - credit loops: cycles of the channel dependency graph over (link, VL),
-//!   with a short concrete cycle ([`cdg`]).
+//!   with a short concrete cycle ([`CdgReport`]).
 //!
-//! Every pass works per destination LID on the LID's in-tree ([`trace`]), so a
-//! check costs O(LIDs × switches) plus the graph: the 1,944-host fat tree with
-//! 270 switches is checked in well under a second in a release build.
+//! Every pass works per destination LID on the LID's in-tree (the routes to
+//! one LID; [`trace_route`] follows a single one), so a check costs
+//! O(LIDs × switches) plus the dependency graph: the 1,944-host, 270-switch
+//! fat tree is checked in about 0.2 s at LMC 0 and 0.7 s at LMC 2 (release).
 
 mod cdg;
 mod channel_load;

@@ -222,7 +222,11 @@ impl fmt::Display for AnalysisReport {
                 plural(k.channels_in_cycles, "channel", "channels"),
             )?;
             if let Some(cycle) = &k.cycle {
-                writeln!(f, "  cycle of {}, each waiting on the next:", plural(cycle.len() as u64, "channel", "channels"))?;
+                writeln!(
+                    f,
+                    "  cycle of {}, each waiting on the next:",
+                    plural(cycle.len() as u64, "channel", "channels")
+                )?;
                 for s in cycle.iter().take(CYCLE_LINES) {
                     writeln!(f, "    {} -> {} VL{} (routes to LID {:#06x})", s.from, s.to, s.vl, s.dlid)?;
                 }

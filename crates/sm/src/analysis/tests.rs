@@ -220,7 +220,10 @@ fn forwarding_loop_is_found_with_an_example() {
     // The two switches hold each other's channel: the shortest credit loop.
     assert_eq!(cycle_links(&r), links(&[("s1/1", "s2/2", 0), ("s2/2", "s1/1", 0)]));
     let text = r.to_string();
-    assert!(text.contains("CA routes: 12 pairs to 4 LIDs: 10 delivered, 2 in forwarding loops; the tables of 1 LID"), "{text}");
+    assert!(
+        text.contains("CA routes: 12 pairs to 4 LIDs: 10 delivered, 2 in forwarding loops; the tables of 1 LID"),
+        "{text}"
+    );
     assert!(text.contains("the tables of 1 LID hold a forwarding loop"), "{text}");
     assert!(text.contains("\n  forwarding loop (LID 0x0001 of h0/1): h1/1 -> s1/1 -> s2/2 -> s1 again"), "{text}");
 }
@@ -248,7 +251,12 @@ fn unreachable_pairs_are_counted_by_kind() {
     // 7 of the 12 routes, each 1/3 of a host's rate, are dropped.
     assert_close!(r.channel_load.unrouted_fraction, 7.0 / 12.0);
     assert!(r.has_defects());
-    assert!(r.to_string().contains("5 delivered, 7 unreachable (no LFT entry 3, uncabled port 3, wrong node 1), no forwarding loop\n"), "{r}");
+    assert!(
+        r.to_string().contains(
+            "5 delivered, 7 unreachable (no LFT entry 3, uncabled port 3, wrong node 1), no forwarding loop\n"
+        ),
+        "{r}"
+    );
 }
 
 #[test]
@@ -695,7 +703,8 @@ fn random_subnet(seed: u64) -> (Fabric, LidMap, ForwardingTables, bool) {
     }
     for _ in 0..rng.random_range(0..4) {
         let (a, b) = (sws[rng.random_range(0..nsw)], sws[rng.random_range(0..nsw)]);
-        let free = |f: &Fabric, n: NodeId, skip: u32| (1..=6u32).find(|&p| p != skip && f.link_at(n, p as u8).is_none());
+        let free =
+            |f: &Fabric, n: NodeId, skip: u32| (1..=6u32).find(|&p| p != skip && f.link_at(n, p as u8).is_none());
         if let Some(pa) = free(&f, a, 0) {
             if let Some(pb) = free(&f, b, if a == b { pa } else { 0 }) {
                 let s = spec(&mut rng);
@@ -816,7 +825,8 @@ fn naive(f: &Fabric, lids: &LidMap, t: &ForwardingTables) -> Naive {
         }
     }
     reach.unreachable_pairs = reach.no_path_pairs + reach.uncabled_pairs + reach.wrong_node_pairs;
-    let loads = bps.iter().enumerate().map(|(i, b)| b / f.link(DirLink(i as u32).link()).spec.data_rate_bps()).collect();
+    let loads =
+        bps.iter().enumerate().map(|(i, b)| b / f.link(DirLink(i as u32).link()).spec.data_rate_bps()).collect();
     Naive { reach, hist, non_min, loads, channels, deps }
 }
 

@@ -122,7 +122,10 @@ impl<'a> Net<'a> {
             if tables.lft(s).is_none() {
                 return Err(SmError::option(
                     "lfts",
-                    format!("the forwarding tables have no table for switch '{}'; they belong to another fabric", fabric.node(s).name),
+                    format!(
+                        "the forwarding tables have no table for switch '{}'; they belong to another fabric",
+                        fabric.node(s).name
+                    ),
                 ));
             }
             sw_index[s.index()] = switches.len() as u32;
@@ -132,7 +135,10 @@ impl<'a> Net<'a> {
         let mut lid_endpoint = vec![NONE; lids.top_lid() as usize + 1];
         for p in lids.ports() {
             let Some(node) = fabric.nodes().get(p.end.node.index()) else {
-                return Err(SmError::option("lid", format!("LID {:#06x} belongs to node {} which the fabric does not have", p.base, p.end.node.0)));
+                return Err(SmError::option(
+                    "lid",
+                    format!("LID {:#06x} belongs to node {} which the fabric does not have", p.base, p.end.node.0),
+                ));
             };
             if node.kind.is_switch() {
                 continue;
@@ -193,11 +199,7 @@ impl<'a> Net<'a> {
 
     /// Switch LIDs, as (dense switch, LID).
     pub fn switch_lids(&self) -> Vec<(u32, Lid)> {
-        self.switches
-            .iter()
-            .enumerate()
-            .filter_map(|(i, &s)| self.lids.switch_lid(s).map(|l| (i as u32, l)))
-            .collect()
+        self.switches.iter().enumerate().filter_map(|(i, &s)| self.lids.switch_lid(s).map(|l| (i as u32, l))).collect()
     }
 }
 
@@ -368,7 +370,9 @@ impl Route {
             RouteEnd::WrongNode(e) if fabric.node(e.node).kind.is_switch() => {
                 format!("{}: LFT gives port 0 (the switch itself), which does not own the LID", name(e.node))
             }
-            RouteEnd::WrongNode(e) => format!("{} (wrong node: it does not own LID {:#06x})", port_name(fabric, e), self.dlid),
+            RouteEnd::WrongNode(e) => {
+                format!("{} (wrong node: it does not own LID {:#06x})", port_name(fabric, e), self.dlid)
+            }
             RouteEnd::Loop(n) => format!("{} again (forwarding loop)", name(n)),
         });
         s.join(" -> ")
