@@ -326,8 +326,13 @@ pub(crate) fn ca_paths(net: &Net<'_>, dlids: &[Lid]) -> PathReport {
             };
             reach.add(kind_of(fate), count, net, first_src, d);
             if let Fate::Reached(h) = fate {
-                debug_assert!(t != NONE && dist[s as usize] != u16::MAX);
-                len.add(h as u32, dist[s as usize] as u32 + 1, count, first_src, d);
+                // A switch delivers only to a port cabled to a switch, which
+                // the BFS from that switch reaches; the fallback never applies.
+                let min = match dist.get(s as usize) {
+                    Some(&m) if t != NONE && m != u16::MAX => m as u32 + 1,
+                    _ => h as u32,
+                };
+                len.add(h as u32, min, count, first_src, d);
             }
         }
         let dst_end = net.endpoints[dst as usize].end;
