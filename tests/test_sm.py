@@ -36,7 +36,6 @@ def test_updn_is_deadlock_free_and_minhop_on_torus_is_not():
 def test_minhop_routes_are_minimal(irregular):
     report = ib.SubnetManager(irregular, routing="minhop").check()
     d = report.to_dict()
-    assert report.ok or d["credit_loops"]
     assert d["paths"]["non_minimal_pairs"] == 0
 
 
