@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Optional, Sequence
 
@@ -134,7 +135,7 @@ class SubnetManager:
         data, text = self._inner.check(
             int(data_vls), None if qos_file is None else os.fspath(qos_file), bool(spread_lmc)
         )
-        return CheckReport(data, text)
+        return CheckReport(json.loads(data), text)
 
     def __repr__(self) -> str:
         return f"<SubnetManager routing={self.routing!r} lmc={self.lmc} {self.fabric!r}>"

@@ -138,7 +138,7 @@ impl PyFabric {
         d.set_item("guid", n.iter().map(|x| format!("{:#018x}", x.guid)).collect::<Vec<_>>())?;
         d.set_item("system_guid", n.iter().map(|x| format!("{:#018x}", x.system_guid)).collect::<Vec<_>>())?;
         d.set_item("description", n.iter().map(|x| x.description.as_str()).collect::<Vec<_>>())?;
-        d.set_item("num_ports", n.iter().map(|x| x.num_ports).collect::<Vec<_>>())?;
+        d.set_item("num_ports", n.iter().map(|x| x.num_ports as u32).collect::<Vec<_>>())?;
         d.set_item("connected_ports", n.iter().map(|x| x.connected_ports().count()).collect::<Vec<_>>())?;
         Ok(d)
     }
@@ -150,9 +150,9 @@ impl PyFabric {
         let l = f.links();
         let name = |e: ibnetsim_fabric::LinkEnd| f.node(e.node).name.as_str();
         d.set_item("node_a", l.iter().map(|x| name(x.ends[0])).collect::<Vec<_>>())?;
-        d.set_item("port_a", l.iter().map(|x| x.ends[0].port).collect::<Vec<_>>())?;
+        d.set_item("port_a", l.iter().map(|x| x.ends[0].port as u32).collect::<Vec<_>>())?;
         d.set_item("node_b", l.iter().map(|x| name(x.ends[1])).collect::<Vec<_>>())?;
-        d.set_item("port_b", l.iter().map(|x| x.ends[1].port).collect::<Vec<_>>())?;
+        d.set_item("port_b", l.iter().map(|x| x.ends[1].port as u32).collect::<Vec<_>>())?;
         d.set_item("width", l.iter().map(|x| x.spec.width.to_string()).collect::<Vec<_>>())?;
         d.set_item("speed", l.iter().map(|x| x.spec.speed.to_string()).collect::<Vec<_>>())?;
         d.set_item("length_m", l.iter().map(|x| x.spec.length_m).collect::<Vec<_>>())?;

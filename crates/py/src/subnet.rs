@@ -1,7 +1,9 @@
 //! `Subnet`: a configured subnet (LIDs + forwarding tables) and its checks.
 
 use ibnetsim_fabric::{LinkEnd, NodeId};
+use ibnetsim_sm::analysis::{analyze, AnalysisOptions, LoadLids, SlView};
 use ibnetsim_sm::dump::opensm_lfts;
+use ibnetsim_sm::qos::QosConfig;
 use ibnetsim_sm::{RoutingOptions, SmConfig, Subnet, SubnetManager, ENGINES};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2};
@@ -75,10 +77,10 @@ impl PySubnet {
         let ports = self.inner.lids.ports();
         let d = PyDict::new(py);
         d.set_item("node", ports.iter().map(|p| f.node(p.end.node).name.as_str()).collect::<Vec<_>>())?;
-        d.set_item("port", ports.iter().map(|p| p.end.port).collect::<Vec<_>>())?;
+        d.set_item("port", ports.iter().map(|p| p.end.port as u32).collect::<Vec<_>>())?;
         d.set_item("kind", ports.iter().map(|p| format!("{:?}", f.node(p.end.node).kind)).collect::<Vec<_>>())?;
         d.set_item("base_lid", ports.iter().map(|p| p.base).collect::<Vec<_>>())?;
-        d.set_item("lmc", ports.iter().map(|p| p.lmc).collect::<Vec<_>>())?;
+        d.set_item("lmc", ports.iter().map(|p| p.lmc as u32).collect::<Vec<_>>())?;
         Ok(d)
     }
 
@@ -110,6 +112,37 @@ impl PySubnet {
     fn write_lfts(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
         let text = self.lfts_dump(py);
         std::fs::write(&path, text).map_err(|source| sm_err(ibnetsim_sm::SmError::Io { path, source }))
+    }
+
+    /// Reachability, loops, stretch, channel load and credit loops:
+    /// returns (report as JSON, report as text).
+    #[pyo3(signature = (data_vls, qos_file, spread_lmc))]
+    fn check(
+        &self,
+        py: Python<'_>,
+        data_vls: u8,
+        qos_file: Option<std::path::PathBuf>,
+        spread_lmc: bool,
+    ) -> PyResult<(String, String)> {
+        let f = &self.fabric.get().inner;
+        let options = AnalysisOptions {
+            load_lids: if spread_lmc { LoadLids::Spread } else { LoadLids::Base },
+            ..AnalysisOptions::default()
+        };
+        py.detach(|| {
+            let tables = match &qos_file {
+                Some(path) => Some(QosConfig::read_opensm_conf(path)?.apply(f).0),
+                None => None,
+            };
+            let view = match &tables {
+                Some(t) => SlView::with_tables(t),
+                None => SlView::modulo(data_vls)?,
+            };
+            let report = analyze(f, &self.inner.lids, &self.inner.tables, &view, &options)?;
+            let json = serde_json::to_string(&report).expect("report serializes");
+            Ok((json, report.to_string()))
+        })
+        .map_err(sm_err)
     }
 
     /// Hops (node name, output port) from CA `src` to CA `dst`'s base LID + offset.

@@ -7,6 +7,7 @@
 //! small modules registered by name in [`routing::ENGINES`], as OpenSM's are.
 #![warn(missing_docs)]
 
+pub mod analysis;
 pub mod dump;
 pub mod error;
 pub mod hops;
