@@ -209,7 +209,7 @@ def test_martinez_quick_reproduces_table2_for_small_networks(tmp_path):
 
     rep = registry.reproduce("martinez2003-updn-vs-minhop", quick=True, executor=make_executor("local", workers=2), out_dir=tmp_path / "r", progress=False)
     verdicts = {r["quantity"]: r["verdict"] for r in rep.rows()}
-    table2_small = [q for q in verdicts if q.startswith(("8 switches", "16 switches")) and "options" in q]
+    table2_small = [q for q in verdicts if q.startswith(("8 switches", "16 switches")) and "% of" in q]
     assert len(table2_small) == 12
     assert all(verdicts[q] == "within" for q in table2_small), rep.markdown()
     # The quick sweep has no 32- or 64-switch networks: those values are not judged.

@@ -64,23 +64,13 @@ def build_subnet(fabric, spec: dict):
     )
 
 
-def _port_columns(df):
-    """Undoes a column of u8 ports that crossed from Rust as one ``bytes`` object (which
-    pandas then repeats on every row) so the function works with either form."""
-    for col in df.columns:
-        first = df[col].iloc[0] if len(df) else None
-        if isinstance(first, (bytes, bytearray)) and len(first) == len(df):
-            df = df.assign(**{col: list(first)})
-    return df
-
-
 def routing_options(fabric, sm) -> dict[str, float]:
     """Shares (percent) of (switch, remote destination host) pairs by number of FA routing options.
 
     Options = ports on minimal switch paths ∪ {the forwarding table's port}.
     """
     nodes = fabric.nodes
-    links = _port_columns(fabric.links)
+    links = fabric.links
     is_switch = dict(zip(nodes["name"], nodes["kind"].str.lower().str.contains("switch")))
     switches = sm.switches
     sidx = {s: i for i, s in enumerate(switches)}
@@ -108,7 +98,7 @@ def routing_options(fabric, sm) -> dict[str, float]:
                 if dist[src, v] < 0:
                     dist[src, v] = dist[src, u] + 1
                     q.append(v)
-    lids = _port_columns(sm.lids)
+    lids = sm.lids
     base = {}
     for node, lid in zip(lids["node"], lids["base_lid"]):
         base.setdefault(node, int(lid))
