@@ -326,12 +326,17 @@ class Report:
         ]
         for r in self.rows():
             lines.append(
-                f"| {r['quantity']} | {r['citation']} | {_num(r['paper'])} | {_num(r['ours'])} | {r['unit']} | "
+                f"| {r['quantity']} | {r['citation']} | {r['paper']!r} | {_num(r['ours'])} | {r['unit']} | "
                 f"{_num(r['diff'], signed=True)} | {_pct(r['rel_diff'])} | {r['n']} | {r['tolerance']} | {r['verdict']} |"
             )
-        notes = [(r["quantity"], r["note"]) for r in self.rows() if r["note"]]
+        notes: dict[str, list[str]] = {}
+        for r in self.rows():
+            if r["note"]:
+                notes.setdefault(r["note"], []).append(r["quantity"])
         if notes:
-            lines += ["", "Notes:", ""] + [f"- {q}: {n}" for q, n in notes]
+            lines += ["", "Notes:", ""]
+            for note, quantities in notes.items():
+                lines.append(f"- {quantities[0]}: {note}" if len(quantities) == 1 else f"- {note} ({len(quantities)} rows: {'; '.join(quantities)})")
         within = sum(c.verdict == "within" for c in self.comparisons)
         judged = sum(c.verdict in ("within", "outside", "missing") for c in self.comparisons)
         lines += ["", f"{within} of {judged} values with a tolerance are within it."]
@@ -361,7 +366,7 @@ def _json_default(o: Any) -> Any:
 def _num(x: Optional[float], signed: bool = False) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
-    s = f"{x:+.10g}" if signed else f"{x:.10g}"
+    s = f"{x:+.4g}" if signed else f"{x:.7g}"
     return s
 
 
