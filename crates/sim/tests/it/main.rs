@@ -1,0 +1,12 @@
+//! Integration tests of the data plane: one binary, one module per behaviour.
+
+mod common;
+
+mod adaptive;
+mod conservation;
+mod deadlock;
+mod determinism;
+mod md1;
+mod validation;
+mod vlarb_share;
+mod zero_load;
