@@ -210,9 +210,7 @@ pub(crate) fn build(
     }
     let mut lid_host = vec![NONE; lft_stride];
     for (h, hm) in hosts.iter().enumerate() {
-        for l in hm.base_lid as usize..hm.base_lid as usize + hm.lid_count as usize {
-            lid_host[l] = h as u32;
-        }
+        lid_host[hm.base_lid as usize..hm.base_lid as usize + hm.lid_count as usize].fill(h as u32);
     }
 
     // Packet sizes and buffers.
@@ -220,13 +218,15 @@ pub(crate) fn build(
     let max_blocks = blocks_for(max_wire) as u32;
     let vl15_blocks = blocks_for(wire_bytes(VL15_MAX_PAYLOAD, c.extra_header_bytes)) as u32;
     let output_buffers = sc.output_buffer_bytes > 0;
+    let vl15_wire = wire_bytes(VL15_MAX_PAYLOAD, c.extra_header_bytes);
     let check_buf = |key: &str, bytes: u32, need_blocks: u32, what: &str| -> Result<u32, SimError> {
         let b = buffer_blocks(bytes);
         if b < need_blocks {
+            let wire = if what == "VL15 packet" { vl15_wire } else { max_wire };
             return Err(SimError::config(
                 key,
                 format!(
-                    "{bytes} bytes hold {b} credits of {CREDIT_BYTES} B, but virtual cut-through needs room for a whole {what} ({} B on the wire = {need_blocks} credits)",
+                    "{bytes} bytes hold {b} credits of {CREDIT_BYTES} B, but virtual cut-through needs room for a whole {what} ({wire} B on the wire = {need_blocks} credits = {} B)",
                     need_blocks * CREDIT_BYTES
                 ),
             ));

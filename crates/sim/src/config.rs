@@ -180,12 +180,6 @@ impl Default for SimConfig {
     }
 }
 
-impl Default for VlArbConfig {
-    fn default() -> Self {
-        VlArbConfig { high: Vec::new(), low: Vec::new(), limit_of_high_priority: 0 }
-    }
-}
-
 impl SimConfig {
     /// Parses a TOML document; unknown keys and wrong types are errors that
     /// give `origin` (a file name) with line and column.

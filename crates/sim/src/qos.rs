@@ -17,7 +17,7 @@ use crate::error::SimError;
 pub const MAX_VLARB_ENTRIES: usize = 64;
 
 /// One port's VLArbitrationTable.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct VlArbConfig {
     /// High-priority entries `(VL, weight)`; weight in 64-byte units, 0 = skip.

@@ -144,11 +144,14 @@ impl Metrics {
         self.drops[reason as usize] += 1;
     }
 
-    /// A transmitter slot was busy for `ps` starting at `now`.
+    /// A transmitter slot is busy for `ps` from `now`; only the part after
+    /// warm-up counts (the part beyond the current time is taken off when
+    /// results are computed).
     #[inline]
     pub fn on_transmit(&mut self, now: Time, port_slot: usize, ps: u64) {
-        if now >= self.warmup_ps {
-            self.busy_ps[port_slot] += ps;
+        let end = now + ps;
+        if end > self.warmup_ps {
+            self.busy_ps[port_slot] += end - now.max(self.warmup_ps);
         }
     }
 

@@ -173,7 +173,14 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             continue;
         }
         let peer = &sim.ports[pm.peer as usize];
-        let busy = &m.busy_ps[gp * nvl..(gp + 1) * nvl];
+        let mut busy = m.busy_ps[gp * nvl..(gp + 1) * nvl].to_vec();
+        // A packet still on the wire counted its whole transmission; keep only
+        // the part up to now.
+        let tx = &sim.tx[gp];
+        if tx.busy && tx.busy_until > sim.now {
+            let s = tx.sending_slot as usize;
+            busy[s] = busy[s].saturating_sub(tx.busy_until - sim.now.max(m.warmup_ps).min(tx.busy_until));
+        }
         let u = |b: u64| if w > 0.0 { b as f64 / w } else { 0.0 };
         ports.push(PortResult {
             node: sim.node_names[pm.node as usize].clone(),

@@ -98,3 +98,60 @@ pub fn config(classes: Vec<ClassConfig>) -> SimConfig {
 pub fn sdr4(m: f64) -> LinkSpec {
     LinkSpec { length_m: m, ..LinkSpec::new(LinkWidth::X4, LinkSpeed::Sdr) }
 }
+
+/// One switch `sw` with `n` hosts `h0..h{n-1}` on ports 1..=n.
+pub fn star(n: u32) -> Fabric {
+    let mut f = Fabric::new();
+    let s = f.add_switch("sw", n.max(2) as u8).unwrap();
+    for i in 0..n {
+        let h = f.add_hca(format!("h{i}"), 1).unwrap();
+        f.connect(h, 1, s, i + 1, sdr(1.0)).unwrap();
+    }
+    f
+}
+
+/// A ring of `n` switches `s0..`, each with one host `h<i>` on port 3;
+/// port 1 goes clockwise (to `s<i+1>` port 2).
+pub fn ring(n: u32) -> Fabric {
+    let mut f = Fabric::new();
+    let hosts: Vec<NodeId> = (0..n).map(|i| f.add_hca(format!("h{i}"), 1).unwrap()).collect();
+    let sws: Vec<NodeId> = (0..n).map(|i| f.add_switch(format!("s{i}"), 3).unwrap()).collect();
+    for i in 0..n as usize {
+        f.connect(sws[i], 1, sws[(i + 1) % n as usize], 2, sdr(1.0)).unwrap();
+        f.connect(hosts[i], 1, sws[i], 3, sdr(1.0)).unwrap();
+    }
+    f
+}
+
+/// Results of the port `node:port`.
+pub fn port<'a>(r: &'a ibnetsim_sim::SimResults, node: &str, port: u8) -> &'a ibnetsim_sim::metrics::PortResult {
+    r.ports.iter().find(|p| p.node == node && p.port == port).expect("port in results")
+}
+
+/// A small irregular network: 5 switches in a ring with two chords, two hosts
+/// per switch (`h0..h9`), minhop tables.
+pub fn small_irregular() -> Net {
+    let mut f = Fabric::new();
+    let sws: Vec<NodeId> = (0..5).map(|i| f.add_switch(format!("s{i}"), 6).unwrap()).collect();
+    let mut next_port = [1u32; 5];
+    let mut link = |f: &mut Fabric, a: usize, b: usize| {
+        f.connect(sws[a], next_port[a], sws[b], next_port[b], sdr(2.0)).unwrap();
+        next_port[a] += 1;
+        next_port[b] += 1;
+    };
+    for i in 0..5 {
+        link(&mut f, i, (i + 1) % 5);
+    }
+    link(&mut f, 0, 2);
+    link(&mut f, 1, 3);
+    for i in 0..10u32 {
+        let h = f.add_hca(format!("h{i}"), 1).unwrap();
+        f.connect(h, 1, sws[(i / 2) as usize], 5 + i % 2, sdr(1.0)).unwrap();
+    }
+    routed(f)
+}
+
+/// Uniform traffic at `load` with `payload` bytes.
+pub fn uniform(load: f64, process: ProcessKind, payload: u32) -> SimConfig {
+    config(vec![class("u", 0, load, process, payload, PatternConfig::Uniform)])
+}
