@@ -4,17 +4,19 @@
 //! a packet's serialization time, a cable's propagation, the routing delay.
 //! Since "now" never decreases, all events pushed with the same delay arrive in
 //! (time, sequence) order, so a plain FIFO per distinct delay stays sorted and
-//! costs O(1) per push and pop. Delays seen for the first time get a FIFO
-//! while there are free ones ([`MAX_FIFOS`]); anything else goes to a heap.
-//! `pop` takes the smallest head among the FIFOs and the heap. This is the idea
-//! of simcore's `emit_ordered`, generalised to several delays.
+//! costs O(1) per push and pop. A delay seen for the first time gets a FIFO
+//! if one is free — never used, or empty again (so rare delays do not keep
+//! their FIFO) — up to [`MAX_FIFOS`]; anything else, and traffic generation
+//! (random gaps), goes to a heap. `pop` takes the smallest head among the
+//! FIFOs and the heap. This is the idea of simcore's `emit_ordered`,
+//! generalised to several delays.
 
 use std::collections::VecDeque;
 
 use super::{Entry, Event, EventQueue, Time};
 
 /// Distinct delays that get a FIFO of their own.
-pub const MAX_FIFOS: usize = 12;
+pub const MAX_FIFOS: usize = 16;
 
 /// The per-delay FIFO queue.
 #[derive(Debug, Clone, Default)]
@@ -35,7 +37,7 @@ pub struct FifoQueue {
 struct HeapEntry(Entry);
 impl PartialEq for HeapEntry {
     fn eq(&self, o: &Self) -> bool {
-        self.0.key() == o.0.key()
+        self.0.key == o.0.key
     }
 }
 impl Eq for HeapEntry {}
@@ -47,7 +49,7 @@ impl PartialOrd for HeapEntry {
 impl Ord for HeapEntry {
     #[inline]
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        o.0.key().cmp(&self.0.key())
+        o.0.key.cmp(&self.0.key)
     }
 }
 
@@ -62,11 +64,11 @@ impl FifoQueue {
 
     #[inline]
     fn find_min(&self) -> Option<usize> {
-        let mut best: Option<(Time, u64)> = self.heap.peek().map(|e| e.0.key());
+        let mut best: Option<u128> = self.heap.peek().map(|e| e.0.key);
         let mut src = usize::MAX;
         for (i, f) in self.fifos.iter().enumerate() {
             if let Some(e) = f.front() {
-                let k = e.key();
+                let k = e.key;
                 if best.is_none_or(|b| k < b) {
                     best = Some(k);
                     src = i;
@@ -81,25 +83,35 @@ impl EventQueue for FifoQueue {
     #[inline]
     fn push(&mut self, now: Time, at: Time, ev: Event) {
         debug_assert!(at >= now, "event scheduled in the past: {at} < {now}");
-        let e = Entry { time: at, seq: self.seq, ev };
+        let e = Entry::new(at, self.seq, ev);
         self.seq += 1;
         self.len += 1;
         let delay = at - now;
-        let idx = match self.delays.iter().position(|&d| d == delay) {
-            Some(i) => Some(i),
-            None if self.delays.len() < MAX_FIFOS => {
-                self.delays.push(delay);
-                self.fifos.push(VecDeque::with_capacity(1024));
-                Some(self.delays.len() - 1)
+        let idx = if matches!(ev, Event::Generate { .. }) {
+            None
+        } else {
+            match self.delays.iter().position(|&d| d == delay) {
+                Some(i) => Some(i),
+                None if self.delays.len() < MAX_FIFOS => {
+                    self.delays.push(delay);
+                    self.fifos.push(VecDeque::with_capacity(1024));
+                    Some(self.delays.len() - 1)
+                }
+                None => match self.fifos.iter().position(|f| f.is_empty()) {
+                    Some(i) => {
+                        self.delays[i] = delay;
+                        Some(i)
+                    }
+                    None => None,
+                },
             }
-            None => None,
         };
         let src = match idx {
             Some(i) => {
                 // A FIFO is only sorted if its pushes come in time order; "now" is
                 // monotone in the simulator, and this guards the invariant anyway.
                 match self.fifos[i].back() {
-                    Some(b) if b.time > at => {
+                    Some(b) if b.time() > at => {
                         self.heap.push(HeapEntry(e));
                         usize::MAX
                     }
@@ -116,7 +128,7 @@ impl EventQueue for FifoQueue {
         };
         if self.min_valid {
             let cur = self.peek_key_of(self.min_src);
-            if cur.is_none_or(|c| e.key() < c) {
+            if cur.is_none_or(|c| e.key < c) {
                 self.min_src = src;
             }
         }
@@ -128,7 +140,7 @@ impl EventQueue for FifoQueue {
             self.min_src = self.find_min()?;
             self.min_valid = true;
         }
-        if self.peek_key_of(self.min_src)?.0 > limit {
+        if (self.peek_key_of(self.min_src)? >> 64) as Time > limit {
             return None;
         }
         let e = if self.min_src == usize::MAX {
@@ -138,15 +150,15 @@ impl EventQueue for FifoQueue {
         };
         self.len -= 1;
         self.min_valid = false;
-        Some((e.time, e.ev))
+        Some((e.time(), e.ev))
     }
 
     #[inline]
     fn peek_time(&self) -> Option<Time> {
         if self.min_valid {
-            return self.peek_key_of(self.min_src).map(|k| k.0);
+            return self.peek_key_of(self.min_src).map(|k| (k >> 64) as Time);
         }
-        self.find_min().and_then(|s| self.peek_key_of(s)).map(|k| k.0)
+        self.find_min().and_then(|s| self.peek_key_of(s)).map(|k| (k >> 64) as Time)
     }
 
     #[inline]
@@ -157,11 +169,11 @@ impl EventQueue for FifoQueue {
 
 impl FifoQueue {
     #[inline]
-    fn peek_key_of(&self, src: usize) -> Option<(Time, u64)> {
+    fn peek_key_of(&self, src: usize) -> Option<u128> {
         if src == usize::MAX {
-            self.heap.peek().map(|e| e.0.key())
+            self.heap.peek().map(|e| e.0.key)
         } else {
-            self.fifos.get(src).and_then(|f| f.front()).map(|e| e.key())
+            self.fifos.get(src).and_then(|f| f.front()).map(|e| e.key)
         }
     }
 }

@@ -11,7 +11,7 @@ struct Rev(Entry);
 
 impl PartialEq for Rev {
     fn eq(&self, other: &Self) -> bool {
-        self.0.key() == other.0.key()
+        self.0.key == other.0.key
     }
 }
 impl Eq for Rev {}
@@ -23,7 +23,7 @@ impl PartialOrd for Rev {
 impl Ord for Rev {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        other.0.key().cmp(&self.0.key())
+        other.0.key.cmp(&self.0.key)
     }
 }
 
@@ -47,19 +47,19 @@ impl HeapQueue {
 impl EventQueue for HeapQueue {
     #[inline]
     fn push(&mut self, _now: Time, at: Time, ev: Event) {
-        self.heap.push(Rev(Entry { time: at, seq: self.seq, ev }));
+        self.heap.push(Rev(Entry::new(at, self.seq, ev)));
         self.seq += 1;
     }
     #[inline]
     fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
-        if self.heap.peek()?.0.time > limit {
+        if self.heap.peek()?.0.time() > limit {
             return None;
         }
-        self.heap.pop().map(|Rev(e)| (e.time, e.ev))
+        self.heap.pop().map(|Rev(e)| (e.time(), e.ev))
     }
     #[inline]
     fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|r| r.0.time)
+        self.heap.peek().map(|r| r.0.time())
     }
     #[inline]
     fn len(&self) -> usize {

@@ -102,19 +102,25 @@ impl EventQueue for Queue {
     }
 }
 
-/// One queued event with its ordering key.
+/// One queued event with its ordering key `time · 2⁶⁴ + sequence` (one
+/// integer comparison orders by time, then by insertion).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Entry {
-    pub time: Time,
-    pub seq: u64,
+    pub key: u128,
     pub ev: Event,
 }
 
 impl Entry {
-    /// The ordering key: earlier time first, then earlier insertion.
+    /// An entry for `ev` at `time`, pushed as the `seq`-th event.
     #[inline]
-    pub fn key(&self) -> (Time, u64) {
-        (self.time, self.seq)
+    pub fn new(time: Time, seq: u64, ev: Event) -> Self {
+        Entry { key: ((time as u128) << 64) | seq as u128, ev }
+    }
+
+    /// The event's time.
+    #[inline]
+    pub fn time(&self) -> Time {
+        (self.key >> 64) as Time
     }
 }
 
