@@ -137,6 +137,7 @@ pub(crate) fn build(
         nports += fabric.node(n).num_ports as u32;
     }
     let mut bits_words_total = 0u32;
+    let mut wait_words_total = 0u32;
     let mut switch_of_node = vec![NONE; fabric.num_nodes()];
     for n in fabric.switches() {
         let np = fabric.node(n).num_ports as u32;
@@ -148,8 +149,10 @@ pub(crate) fn build(
             num_ports: np,
             bits_base: bits_words_total,
             bits_words: words,
+            wait_base: wait_words_total,
         });
         bits_words_total += words;
+        wait_words_total += words * np;
     }
 
     // Hosts: cabled CA ports in fabric order, each must own LIDs.
@@ -473,10 +476,12 @@ pub(crate) fn build(
         out_used: vec![0; npv],
         out_cap,
         credits: Credits::new(credit_init, nvl),
-        tx: vec![TxState::default(); nports as usize],
-        xin_busy: vec![0; npv],
-        xout_busy: vec![0; npv],
+        tx: vec![TxState { feeding_input: NONE, ..TxState::default() }; nports as usize],
+        xin_busy: vec![false; npv],
+        xout_busy: vec![false; npv],
         in_bits: vec![0; bits_words_total as usize],
+        pend_bits: vec![0; bits_words_total as usize],
+        wait_bits: vec![0; wait_words_total as usize],
         sw: vec![SwitchState::default(); switches.len()],
         host_state: vec![HostState::default(); hosts.len()],
         switches,

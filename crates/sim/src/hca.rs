@@ -74,20 +74,26 @@ impl Simulation {
         let p = self.arena[id];
         self.metrics.on_generate(self.now, p.class, p.sl, p.wire_bytes as u32);
         let hs = &mut self.host_state[p.src as usize];
+        let was_empty = hs.slq[p.sl as usize].is_empty();
         hs.slq[p.sl as usize].push(&mut self.arena, id);
         hs.sl_mask |= 1 << p.sl;
         hs.queued += 1;
         hs.peak = hs.peak.max(hs.queued);
-        self.hca_fill(p.src);
-        self.try_transmit(self.hosts[p.src as usize].gp);
+        // Behind other packets of its SL it cannot move before them, and the
+        // other SLs have not changed: only a packet at the head may move now.
+        if was_empty && self.hca_fill(p.src) > 0 {
+            self.try_transmit(self.hosts[p.src as usize].gp);
+        }
     }
 
     /// Moves packets from host `h`'s SL queues into its send VL buffers, SLs in
-    /// priority order, each SL in FIFO order while its head fits.
-    pub(crate) fn hca_fill(&mut self, h: u32) {
+    /// priority order, each SL in FIFO order while its head fits; returns how
+    /// many moved.
+    pub(crate) fn hca_fill(&mut self, h: u32) -> u32 {
         if self.host_state[h as usize].sl_mask == 0 {
-            return;
+            return 0;
         }
+        let mut moved = 0;
         let gp = self.hosts[h as usize].gp;
         let base = gp as usize * self.p.nvl;
         let now = self.now;
@@ -123,8 +129,13 @@ impl Simulation {
                 self.tx[gp as usize].outq_mask |= 1 << slot;
                 self.in_network += 1;
                 self.last_progress = now;
+                moved += 1;
+            }
+            if hs.sl_mask == 0 {
+                break;
             }
         }
+        moved
     }
 
     /// The sink of CA port `gp` has consumed `id`'s last byte.

@@ -55,10 +55,13 @@ pub(crate) struct SwitchModel {
     pub port_base: u32,
     /// Number of ports.
     pub num_ports: u32,
-    /// First word of its input-occupancy bitset.
+    /// First word of its bitsets over input (port, slot) queues in
+    /// `in_bits` and `pend_bits`.
     pub bits_base: u32,
-    /// Words of the bitset.
+    /// Words of one such bitset.
     pub bits_words: u32,
+    /// First word of its per-output-port waiter bitsets in `wait_bits`.
+    pub wait_base: u32,
 }
 
 /// Dynamic state of one switch.
@@ -117,6 +120,11 @@ pub(crate) struct TxState {
     pub sending_blocks: u16,
     /// Time of a pending `OutputReady`, or 0.
     pub ready_wake_at: Time,
+    /// Without output buffers: the switch input port feeding the packet on
+    /// the wire (its crossbar input frees with the link), or `NONE`.
+    pub feeding_input: u32,
+    /// Its VL slot.
+    pub feeding_slot: u8,
     /// Non-empty output (send) queues, bit per slot.
     pub outq_mask: u16,
     /// VL arbitration state.
@@ -178,9 +186,17 @@ pub struct Simulation {
     pub(crate) out_cap: Vec<u32>,
     pub(crate) credits: Credits,
     pub(crate) tx: Vec<TxState>,
-    pub(crate) xin_busy: Vec<Time>,
-    pub(crate) xout_busy: Vec<Time>,
+    /// Crossbar inputs in use (per port, or per port × slot), cleared by the
+    /// event that ends the transfer.
+    pub(crate) xin_busy: Vec<bool>,
+    /// Crossbar outputs in use, likewise.
+    pub(crate) xout_busy: Vec<bool>,
+    /// Non-empty input queues, per switch.
     pub(crate) in_bits: Vec<u64>,
+    /// Input queues whose head must be (re)considered by crossbar arbitration.
+    pub(crate) pend_bits: Vec<u64>,
+    /// Per output port, the input queues whose head waits for it.
+    pub(crate) wait_bits: Vec<u64>,
     pub(crate) sw: Vec<SwitchState>,
     pub(crate) host_state: Vec<HostState>,
     pub(crate) sources: Vec<Source>,
@@ -269,11 +285,18 @@ impl Simulation {
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::Generate { source } => self.on_generate(source),
-            Event::Routed { port, .. } => {
-                let swi = self.ports[port as usize].switch;
-                self.arbitrate_switch(swi);
+            Event::Routed { port, slot } => {
+                self.mark_pending(port, slot);
+                self.arbitrate_switch(self.ports[port as usize].switch);
             }
-            Event::XbarDone { switch } => self.arbitrate_switch(switch),
+            Event::XbarDone { input, output, in_slot, out_slot } => {
+                let (xi, xo) = (self.xidx(input, in_slot), self.xidx(output, out_slot));
+                self.xin_busy[xi] = false;
+                self.xout_busy[xo] = false;
+                self.mark_port_pending(input);
+                self.wake_waiters(output);
+                self.arbitrate_switch(self.ports[input as usize].switch);
+            }
             Event::LinkFree { port } => self.on_link_free(port),
             Event::OutputReady { port } => {
                 self.tx[port as usize].ready_wake_at = 0;
@@ -287,6 +310,7 @@ impl Simulation {
             }
             Event::SwitchWake { switch } => {
                 self.sw[switch as usize].wake_at = 0;
+                self.mark_all_pending(switch);
                 self.arbitrate_switch(switch);
             }
         }
@@ -316,8 +340,9 @@ impl Simulation {
 
     fn on_link_free(&mut self, gp: u32) {
         let tx = &mut self.tx[gp as usize];
-        let (slot, blocks) = (tx.sending_slot, tx.sending_blocks);
+        let (slot, blocks, feeding, fslot) = (tx.sending_slot, tx.sending_blocks, tx.feeding_input, tx.feeding_slot);
         tx.sending_blocks = 0;
+        tx.feeding_input = NONE;
         tx.busy = false;
         if blocks > 0 {
             let i = self.pv(gp, slot);
@@ -325,6 +350,13 @@ impl Simulation {
         }
         let pm = self.ports[gp as usize];
         if pm.is_switch {
+            // Room in the output buffer (or the link itself) is free again.
+            self.wake_waiters(gp);
+            if feeding != NONE {
+                let xi = self.xidx(feeding, fslot);
+                self.xin_busy[xi] = false;
+                self.mark_port_pending(feeding);
+            }
             self.arbitrate_switch(pm.switch);
             if self.p.output_buffers {
                 self.try_transmit(gp);
@@ -338,15 +370,11 @@ impl Simulation {
     fn on_credit(&mut self, gp: u32, slot: u8, blocks: u16) {
         self.credits.give_back(gp, slot, blocks);
         let pm = self.ports[gp as usize];
-        if pm.is_switch {
-            if self.p.output_buffers {
-                self.try_transmit(gp);
-                if self.selection.reads_credits() {
-                    self.arbitrate_switch(pm.switch);
-                }
-            } else {
-                self.arbitrate_switch(pm.switch);
-            }
+        if pm.is_switch && !self.p.output_buffers {
+            // Credits only decide which heads may cross when the crossbar feeds
+            // the link directly; with output buffers they concern the link alone.
+            self.wake_waiters(gp);
+            self.arbitrate_switch(pm.switch);
         } else {
             self.try_transmit(gp);
         }

@@ -22,10 +22,16 @@ pub enum Event {
         /// VL slot.
         slot: u8,
     },
-    /// A crossbar transfer at switch `switch` has ended: its crossbar ports are free.
+    /// A crossbar transfer has ended: its input and output ports are free.
     XbarDone {
-        /// Switch node index.
-        switch: u32,
+        /// Input port (global index).
+        input: u32,
+        /// Output port (global index).
+        output: u32,
+        /// VL slot at the input.
+        in_slot: u8,
+        /// VL slot at the output.
+        out_slot: u8,
     },
     /// The transmitter at `port` has sent the last byte of its packet.
     LinkFree {

@@ -7,30 +7,41 @@
 //! costs O(1) per push and pop. A delay seen for the first time gets a FIFO
 //! if one is free — never used, or empty again (so rare delays do not keep
 //! their FIFO) — up to [`MAX_FIFOS`]; anything else, and traffic generation
-//! (random gaps), goes to a heap. `pop` takes the smallest head among the
-//! FIFOs and the heap. This is the idea of simcore's `emit_ordered`,
-//! generalised to several delays.
+//! (random gaps), goes to a heap. The FIFO heads sit in a small heap of their
+//! own, so `pop` compares two candidates: the earliest FIFO head and the heap
+//! top. This is the idea of simcore's `emit_ordered`, generalised to several
+//! delays.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use super::{Entry, Event, EventQueue, Time};
 
 /// Distinct delays that get a FIFO of their own.
 pub const MAX_FIFOS: usize = 16;
 
+/// Slots of the delay → FIFO lookup cache.
+const CACHE: usize = 64;
+
 /// The per-delay FIFO queue.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct FifoQueue {
     delays: Vec<Time>,
     fifos: Vec<VecDeque<Entry>>,
-    /// Events with other delays; its own sequence counter is not used.
-    heap: std::collections::BinaryHeap<HeapEntry>,
+    /// `(head key, fifo)` of every non-empty FIFO.
+    heads: BinaryHeap<Reverse<(u128, u8)>>,
+    /// Events with other delays.
+    heap: BinaryHeap<HeapEntry>,
+    /// Direct-mapped cache `delay → fifo` (entries may be stale; checked).
+    cache: [(Time, u8); CACHE],
     seq: u64,
     len: usize,
-    /// Index of the FIFO (or `usize::MAX` for the heap) holding the minimum,
-    /// valid while `min_valid`.
-    min_src: usize,
-    min_valid: bool,
+}
+
+impl Default for FifoQueue {
+    fn default() -> Self {
+        FifoQueue::new()
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -53,29 +64,63 @@ impl Ord for HeapEntry {
     }
 }
 
+#[inline]
+fn cache_slot(delay: Time) -> usize {
+    (delay.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize
+}
+
 impl FifoQueue {
     /// Registry name.
     pub const NAME: &'static str = "fifo";
 
     /// An empty queue.
     pub fn new() -> Self {
-        FifoQueue { min_src: usize::MAX, ..Default::default() }
+        FifoQueue {
+            delays: Vec::new(),
+            fifos: Vec::new(),
+            heads: BinaryHeap::new(),
+            heap: BinaryHeap::new(),
+            cache: [(Time::MAX, 0); CACHE],
+            seq: 0,
+            len: 0,
+        }
+    }
+
+    /// The FIFO for `delay`, assigning one if possible.
+    #[inline]
+    fn fifo_for(&mut self, delay: Time) -> Option<usize> {
+        let c = cache_slot(delay);
+        let (d, i) = self.cache[c];
+        if d == delay && self.delays.get(i as usize) == Some(&delay) {
+            return Some(i as usize);
+        }
+        let i = match self.delays.iter().position(|&d| d == delay) {
+            Some(i) => i,
+            None if self.delays.len() < MAX_FIFOS => {
+                self.delays.push(delay);
+                self.fifos.push(VecDeque::with_capacity(1024));
+                self.delays.len() - 1
+            }
+            None => {
+                let i = self.fifos.iter().position(|f| f.is_empty())?;
+                self.delays[i] = delay;
+                i
+            }
+        };
+        self.cache[c] = (delay, i as u8);
+        Some(i)
     }
 
     #[inline]
-    fn find_min(&self) -> Option<usize> {
-        let mut best: Option<u128> = self.heap.peek().map(|e| e.0.key);
-        let mut src = usize::MAX;
-        for (i, f) in self.fifos.iter().enumerate() {
-            if let Some(e) = f.front() {
-                let k = e.key;
-                if best.is_none_or(|b| k < b) {
-                    best = Some(k);
-                    src = i;
-                }
-            }
+    fn min_key(&self) -> Option<(u128, bool)> {
+        let f = self.heads.peek().map(|Reverse((k, _))| *k);
+        let h = self.heap.peek().map(|e| e.0.key);
+        match (f, h) {
+            (Some(f), Some(h)) => Some(if f < h { (f, true) } else { (h, false) }),
+            (Some(f), None) => Some((f, true)),
+            (None, Some(h)) => Some((h, false)),
+            (None, None) => None,
         }
-        best.map(|_| src)
     }
 }
 
@@ -86,94 +131,51 @@ impl EventQueue for FifoQueue {
         let e = Entry::new(at, self.seq, ev);
         self.seq += 1;
         self.len += 1;
-        let delay = at - now;
-        let idx = if matches!(ev, Event::Generate { .. }) {
-            None
-        } else {
-            match self.delays.iter().position(|&d| d == delay) {
-                Some(i) => Some(i),
-                None if self.delays.len() < MAX_FIFOS => {
-                    self.delays.push(delay);
-                    self.fifos.push(VecDeque::with_capacity(1024));
-                    Some(self.delays.len() - 1)
+        let fifo = if matches!(ev, Event::Generate { .. }) { None } else { self.fifo_for(at - now) };
+        match fifo {
+            // A FIFO stays sorted only if its pushes come in time order; "now"
+            // is monotone in the simulator, and this guards the invariant anyway.
+            Some(i) if self.fifos[i].back().is_none_or(|b| b.key < e.key) => {
+                if self.fifos[i].is_empty() {
+                    self.heads.push(Reverse((e.key, i as u8)));
                 }
-                None => match self.fifos.iter().position(|f| f.is_empty()) {
-                    Some(i) => {
-                        self.delays[i] = delay;
-                        Some(i)
-                    }
-                    None => None,
-                },
+                self.fifos[i].push_back(e);
             }
-        };
-        let src = match idx {
-            Some(i) => {
-                // A FIFO is only sorted if its pushes come in time order; "now" is
-                // monotone in the simulator, and this guards the invariant anyway.
-                match self.fifos[i].back() {
-                    Some(b) if b.time() > at => {
-                        self.heap.push(HeapEntry(e));
-                        usize::MAX
-                    }
-                    _ => {
-                        self.fifos[i].push_back(e);
-                        i
-                    }
-                }
-            }
-            None => {
-                self.heap.push(HeapEntry(e));
-                usize::MAX
-            }
-        };
-        if self.min_valid {
-            let cur = self.peek_key_of(self.min_src);
-            if cur.is_none_or(|c| e.key < c) {
-                self.min_src = src;
-            }
+            _ => self.heap.push(HeapEntry(e)),
         }
     }
 
     #[inline]
     fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
-        if !self.min_valid {
-            self.min_src = self.find_min()?;
-            self.min_valid = true;
-        }
-        if (self.peek_key_of(self.min_src)? >> 64) as Time > limit {
+        let (key, from_fifo) = self.min_key()?;
+        if (key >> 64) as Time > limit {
             return None;
         }
-        let e = if self.min_src == usize::MAX {
-            self.heap.pop()?.0
+        let e = if from_fifo {
+            let mut top = self.heads.peek_mut().expect("a FIFO head");
+            let i = top.0 .1 as usize;
+            let e = self.fifos[i].pop_front().expect("non-empty FIFO");
+            match self.fifos[i].front() {
+                Some(next) => top.0 .0 = next.key,
+                None => {
+                    std::collections::binary_heap::PeekMut::pop(top);
+                }
+            }
+            e
         } else {
-            self.fifos[self.min_src].pop_front()?
+            self.heap.pop().expect("heap top").0
         };
         self.len -= 1;
-        self.min_valid = false;
         Some((e.time(), e.ev))
     }
 
     #[inline]
     fn peek_time(&self) -> Option<Time> {
-        if self.min_valid {
-            return self.peek_key_of(self.min_src).map(|k| (k >> 64) as Time);
-        }
-        self.find_min().and_then(|s| self.peek_key_of(s)).map(|k| (k >> 64) as Time)
+        self.min_key().map(|(k, _)| (k >> 64) as Time)
     }
 
     #[inline]
     fn len(&self) -> usize {
         self.len
-    }
-}
-
-impl FifoQueue {
-    #[inline]
-    fn peek_key_of(&self, src: usize) -> Option<u128> {
-        if src == usize::MAX {
-            self.heap.peek().map(|e| e.0.key)
-        } else {
-            self.fifos.get(src).and_then(|f| f.front()).map(|e| e.key)
-        }
     }
 }

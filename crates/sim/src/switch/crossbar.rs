@@ -38,8 +38,7 @@ struct BufferedView<'a> {
     credits: &'a Credits,
     out_used: &'a [u32],
     out_cap: &'a [u32],
-    xout_busy: &'a [Time],
-    now: Time,
+    xout_busy: &'a [bool],
     port_base: u32,
     nvl: usize,
     mux: bool,
@@ -63,7 +62,7 @@ impl SelectionView for BufferedView<'_> {
         let gp = self.gp(c) as usize;
         let pv = gp * self.nvl + c.slot as usize;
         let x = if self.mux { gp * self.nvl } else { pv };
-        self.xout_busy[x] <= self.now && self.out_used[pv] + self.blocks <= self.out_cap[pv]
+        !self.xout_busy[x] && self.out_used[pv] + self.blocks <= self.out_cap[pv]
     }
 }
 
@@ -118,6 +117,76 @@ impl Simulation {
         } else {
             self.arbitrate_bufferless(swi);
         }
+        #[cfg(debug_assertions)]
+        self.check_no_head_left_behind(swi);
+    }
+
+    /// Debug check of the pending/waiter bookkeeping: after arbitration, no
+    /// head of any input queue of `swi` may be able to move. (A head routed
+    /// exactly now is considered when its own `Routed` or `XbarDone` event at
+    /// this time is handled, so it is not checked here.)
+    #[cfg(debug_assertions)]
+    fn check_no_head_left_behind(&mut self, swi: u32) {
+        let sm = self.switches[swi as usize];
+        let nvl = self.p.nvl;
+        for idx in 0..sm.num_ports as usize * nvl {
+            let gp = sm.port_base + (idx / nvl) as u32;
+            let slot = (idx % nvl) as u8;
+            let head = self.inq[self.pv(gp, slot)].head;
+            if head == NIL {
+                continue;
+            }
+            let p = self.arena[head];
+            if p.ready_at >= self.now || self.xin_busy[self.xidx(gp, slot)] {
+                continue;
+            }
+            let mut cands = Candidates::new();
+            if self.route(swi, self.ports[gp as usize].port, &p, &mut cands).is_err() {
+                continue;
+            }
+            let movable = if self.p.output_buffers {
+                let view = BufferedView {
+                    credits: &self.credits,
+                    out_used: &self.out_used,
+                    out_cap: &self.out_cap,
+                    xout_busy: &self.xout_busy,
+                    port_base: sm.port_base,
+                    nvl,
+                    mux: self.p.crossbar == CrossbarKind::Multiplexed,
+                    blocks: p.blocks as u32,
+                };
+                cands.as_slice().iter().any(|c| view.can_accept(c))
+            } else {
+                let view = LinkView {
+                    credits: &self.credits,
+                    tx: &self.tx,
+                    ports: &self.ports,
+                    now: self.now,
+                    port_base: sm.port_base,
+                    blocks: p.blocks as u32,
+                    wire: p.wire_bytes as u32,
+                    tail_at: p.tail_at,
+                    vl15: p.flags & FLAG_VL15 != 0,
+                    wake: Cell::new(Time::MAX),
+                };
+                // Without output buffers a VL arbiter may legitimately hold a
+                // request back (a VL without table weight); only count VLs it serves.
+                cands.as_slice().iter().any(|c| {
+                    view.can_accept(c) && {
+                        let ogp = sm.port_base + c.port as u32 - 1;
+                        let t = &self.arb_tables[self.port_arb[ogp as usize] as usize];
+                        c.slot == self.p.vl15_slot
+                            || matches!(self.arbiter, crate::arbitration::VlArbiter::RoundRobin(_))
+                            || t.high.iter().chain(&t.low).any(|&(v, w)| v == c.slot && w > 0)
+                    }
+                })
+            };
+            assert!(
+                !movable,
+                "t={} switch {} input port {} slot {}: a head that can move was left waiting",
+                self.now, self.node_names[sm.node as usize], self.ports[gp as usize].port, slot
+            );
+        }
     }
 
     /// The routed head of input `(gp, slot)` that may use the crossbar now,
@@ -131,7 +200,7 @@ impl Simulation {
                 return None;
             }
             let p = self.arena[head];
-            if p.ready_at > self.now || self.xin_busy[self.xidx(gp, slot)] > self.now {
+            if p.ready_at > self.now || self.xin_busy[self.xidx(gp, slot)] {
                 return None;
             }
             *cands = Candidates::new();
@@ -161,27 +230,47 @@ impl Simulation {
         self.schedule(left_at + pm.timing.propagation_ps, Event::Credit { port: pm.peer, slot, blocks });
     }
 
+    /// The next pending input of switch `swi` in round-robin order from `cur`
+    /// below `hi`.
+    #[inline]
+    fn next_pending(&self, sm: &crate::sim::SwitchModel, cur: usize, hi: usize) -> Option<usize> {
+        let words = sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize;
+        next_bit(&self.pend_bits[words], cur, hi)
+    }
+
+    #[inline]
+    fn clear_pending(&mut self, sm: &crate::sim::SwitchModel, idx: usize) {
+        self.pend_bits[sm.bits_base as usize + idx / 64] &= !(1u64 << (idx % 64));
+    }
+
+    #[inline]
+    fn nothing_pending(&self, sm: &crate::sim::SwitchModel) -> bool {
+        self.pend_bits[sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize].iter().all(|&w| w == 0)
+    }
+
     fn arbitrate_buffered(&mut self, swi: u32) {
         let sm = self.switches[swi as usize];
-        let nvl = self.p.nvl;
-        let nbits = sm.num_ports as usize * nvl;
-        let words = sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize;
-        if self.in_bits[words.clone()].iter().all(|&w| w == 0) {
+        if self.nothing_pending(&sm) {
             return;
         }
+        let nvl = self.p.nvl;
+        let nbits = sm.num_ports as usize * nvl;
         let passes: &[bool] = if self.sw[swi as usize].vl15_inputs > 0 { &[true, false] } else { &[false] };
         let mut cands = Candidates::new();
         for &vl15_only in passes {
             let start = self.sw[swi as usize].rr as usize % nbits;
             for (lo, hi) in [(start, nbits), (0, start)] {
                 let mut cur = lo;
-                while let Some(idx) = next_bit(&self.in_bits[words.clone()], cur, hi) {
+                while let Some(idx) = self.next_pending(&sm, cur, hi) {
                     cur = idx + 1;
                     let slot = (idx % nvl) as u8;
                     if vl15_only && slot != self.p.vl15_slot {
                         continue;
                     }
+                    self.clear_pending(&sm, idx);
                     let gp = sm.port_base + (idx / nvl) as u32;
+                    // Not routed yet (a `Routed` event will come), crossbar input
+                    // busy (an `XbarDone` will come), or empty: nothing to do now.
                     let Some(id) = self.eligible_head(swi, gp, slot, &mut cands) else { continue };
                     let blocks = self.arena[id].blocks as u32;
                     let view = BufferedView {
@@ -189,16 +278,22 @@ impl Simulation {
                         out_used: &self.out_used,
                         out_cap: &self.out_cap,
                         xout_busy: &self.xout_busy,
-                        now: self.now,
                         port_base: sm.port_base,
                         nvl,
                         mux: self.p.crossbar == CrossbarKind::Multiplexed,
                         blocks,
                     };
-                    if let Some(k) = self.selection.select(&cands, &view) {
-                        let c = cands.as_slice()[k];
-                        self.grant_buffered(swi, gp, slot, id, c);
-                        self.sw[swi as usize].rr = ((idx + 1) % nbits) as u32;
+                    match self.selection.select(&cands, &view) {
+                        Some(k) => {
+                            let c = cands.as_slice()[k];
+                            self.grant_buffered(swi, gp, slot, id, c);
+                            self.sw[swi as usize].rr = ((idx + 1) % nbits) as u32;
+                        }
+                        None => {
+                            for c in cands.as_slice() {
+                                self.park(swi, idx, c.port);
+                            }
+                        }
                     }
                 }
             }
@@ -213,9 +308,9 @@ impl Simulation {
         let xser = if self.p.speedup == 1.0 { ser_o } else { (ser_o as f64 / self.p.speedup).ceil() as Time };
         let xend = (now + xser).max(p.tail_at);
         let xi = self.xidx(gp, slot);
-        self.xin_busy[xi] = xend;
+        self.xin_busy[xi] = true;
         let xo = self.xidx(ogp, c.slot);
-        self.xout_busy[xo] = xend;
+        self.xout_busy[xo] = true;
         let popped = self.pop_input(gp, slot, xend);
         debug_assert_eq!(popped, id);
         {
@@ -229,7 +324,7 @@ impl Simulation {
         self.outq[o].push(&mut self.arena, id);
         self.tx[ogp as usize].outq_mask |= 1 << c.slot;
         self.return_input_credits(gp, slot, p.blocks, p.flags & FLAG_VL15 != 0, xend);
-        self.schedule(xend, Event::XbarDone { switch: swi });
+        self.schedule(xend, Event::XbarDone { input: gp, output: ogp, in_slot: slot, out_slot: c.slot });
         self.last_progress = now;
         self.try_transmit(ogp);
     }
@@ -238,26 +333,28 @@ impl Simulation {
         let sm = self.switches[swi as usize];
         let nvl = self.p.nvl;
         let nbits = sm.num_ports as usize * nvl;
-        let words = sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize;
         let mut cands = Candidates::new();
         loop {
-            if self.in_bits[words.clone()].iter().all(|&w| w == 0) {
+            if self.nothing_pending(&sm) {
                 return;
             }
-            // Gather each eligible head's selected option: the first head (in
-            // round-robin order) per (output port, VL slot).
-            let req = &mut self.scratch_req[..nbits];
-            req.fill(NONE);
+            // Gather each pending head's selected option: the first head (in
+            // round-robin order) per (output port, VL slot). Heads that select
+            // one stay pending for the next round; the others are parked.
+            self.scratch_req[..nbits].fill(NONE);
             let mut any = false;
             let mut wake = Time::MAX;
             let start = self.sw[swi as usize].rr as usize % nbits;
             for (lo, hi) in [(start, nbits), (0, start)] {
                 let mut cur = lo;
-                while let Some(idx) = next_bit(&self.in_bits[words.clone()], cur, hi) {
+                while let Some(idx) = self.next_pending(&sm, cur, hi) {
                     cur = idx + 1;
                     let slot = (idx % nvl) as u8;
                     let gp = sm.port_base + (idx / nvl) as u32;
-                    let Some(id) = self.eligible_head(swi, gp, slot, &mut cands) else { continue };
+                    let Some(id) = self.eligible_head(swi, gp, slot, &mut cands) else {
+                        self.clear_pending(&sm, idx);
+                        continue;
+                    };
                     let p = self.arena[id];
                     let view = LinkView {
                         credits: &self.credits,
@@ -272,25 +369,38 @@ impl Simulation {
                         wake: Cell::new(Time::MAX),
                     };
                     let sel = self.selection.select(&cands, &view);
-                    wake = wake.min(view.wake.get());
-                    if let Some(k) = sel {
-                        let c = cands.as_slice()[k];
-                        let r = (c.port as usize - 1) * nvl + c.slot as usize;
-                        if self.scratch_req[r] == NONE {
-                            self.scratch_req[r] = idx as u32;
+                    let underrun = view.wake.get();
+                    wake = wake.min(underrun);
+                    match sel {
+                        Some(k) => {
+                            let c = cands.as_slice()[k];
+                            let r = (c.port as usize - 1) * nvl + c.slot as usize;
+                            if self.scratch_req[r] == NONE {
+                                self.scratch_req[r] = idx as u32;
+                            }
+                            any = true;
                         }
-                        any = true;
+                        // Held back only until its tail can no longer be
+                        // overtaken: keep it pending (time, not an event, frees it).
+                        None if underrun != Time::MAX => {}
+                        None => {
+                            self.clear_pending(&sm, idx);
+                            for c in cands.as_slice() {
+                                self.park(swi, idx, c.port);
+                            }
+                        }
                     }
                 }
             }
-            if !any {
-                if wake != Time::MAX {
-                    let st = &mut self.sw[swi as usize];
-                    if st.wake_at == 0 || st.wake_at > wake {
-                        st.wake_at = wake;
-                        self.schedule(wake, Event::SwitchWake { switch: swi });
-                    }
+            if wake != Time::MAX {
+                // Some head could go once its tail can no longer be overtaken.
+                let st = &mut self.sw[swi as usize];
+                if st.wake_at == 0 || st.wake_at > wake {
+                    st.wake_at = wake;
+                    self.schedule(wake, Event::SwitchWake { switch: swi });
                 }
+            }
+            if !any {
                 return;
             }
             // One grant: the next output port (round robin) with requests, its
@@ -318,12 +428,8 @@ impl Simulation {
                     let req = &self.scratch_req;
                     let inq = &self.inq;
                     let arena = &self.arena;
-                    let base = sm.port_base as usize;
-                    let blocks_of = |s: u8| {
-                        let idx = req[o * nvl + s as usize] as usize;
-                        let i = (base + idx / nvl) * nvl + idx % nvl;
-                        arena[inq[i].head].blocks
-                    };
+                    let base = sm.port_base as usize * nvl;
+                    let blocks_of = |s: u8| arena[inq[base + req[o * nvl + s as usize] as usize].head].blocks;
                     match self.arbiter.pick(table, &mut self.tx[ogp as usize].arb, ready, self.p.data_vls, blocks_of) {
                         Some(s) => s,
                         None => continue,
@@ -332,6 +438,7 @@ impl Simulation {
                 let idx = self.scratch_req[o * nvl + slot as usize] as usize;
                 let in_slot = (idx % nvl) as u8;
                 let gp = sm.port_base + (idx / nvl) as u32;
+                self.clear_pending(&sm, idx);
                 self.grant_bufferless(gp, in_slot, ogp, slot);
                 let st = &mut self.sw[swi as usize];
                 st.out_rr = ((o + 1) % np) as u32;
@@ -340,6 +447,15 @@ impl Simulation {
                 break;
             }
             if !granted {
+                // Requests exist but no VL arbiter would serve them (e.g. a VL
+                // without a table entry): they wait for a change at the outputs.
+                for idx in 0..nbits {
+                    let r = self.scratch_req[idx];
+                    if r != NONE {
+                        self.clear_pending(&sm, r as usize);
+                        self.park(swi, r as usize, (idx / nvl + 1) as u8);
+                    }
+                }
                 return;
             }
         }
@@ -351,10 +467,13 @@ impl Simulation {
         let p = self.arena[id];
         let end = now + self.ports[ogp as usize].timing.ser_ps(p.wire_bytes as u32);
         let xi = self.xidx(gp, slot);
-        self.xin_busy[xi] = end;
+        self.xin_busy[xi] = true;
         let popped = self.pop_input(gp, slot, end);
         debug_assert_eq!(popped, id);
         self.return_input_credits(gp, slot, p.blocks, p.flags & FLAG_VL15 != 0, end);
         self.start_transmission(ogp, id, oslot, false);
+        let tx = &mut self.tx[ogp as usize];
+        tx.feeding_input = gp;
+        tx.feeding_slot = slot;
     }
 }

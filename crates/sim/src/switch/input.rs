@@ -5,6 +5,14 @@
 //! were taken then); its header is routed at `ready_at`. Only the head of a
 //! queue is routed towards the crossbar; a `Routed` event is scheduled when a
 //! packet becomes head before its routing delay has elapsed.
+//!
+//! Arbitration does not rescan every queue on every event: a queue is
+//! *pending* when its head may have become able to move (it was just routed,
+//! its crossbar input freed, or the output it waits for changed); a head that
+//! cannot move is parked as a *waiter* of the output port(s) it needs, and the
+//! events that free those outputs (end of a crossbar transfer, of a
+//! transmission, credits without output buffers) make their waiters pending
+//! again. The outcome is the same as re-examining every head each time.
 
 use crate::engine::{Event, Time};
 use crate::packet::PacketId;
@@ -56,6 +64,54 @@ impl Simulation {
             }
         }
         id
+    }
+
+    /// Marks input queue `(gp, slot)` for arbitration.
+    #[inline]
+    pub(crate) fn mark_pending(&mut self, gp: u32, slot: u8) {
+        let (w, b) = self.input_bit(gp, slot);
+        self.pend_bits[w] |= b;
+    }
+
+    /// Marks every VL slot of input port `gp` for arbitration.
+    #[inline]
+    pub(crate) fn mark_port_pending(&mut self, gp: u32) {
+        for s in 0..self.p.nvl as u8 {
+            let (w, b) = self.input_bit(gp, s);
+            self.pend_bits[w] |= b & self.in_bits[w];
+        }
+    }
+
+    /// Marks every non-empty input queue of switch `swi` for arbitration.
+    pub(crate) fn mark_all_pending(&mut self, swi: u32) {
+        let sm = self.switches[swi as usize];
+        let r = sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize;
+        for w in r {
+            self.pend_bits[w] |= self.in_bits[w];
+        }
+    }
+
+    /// Makes the waiters of output port `gp` pending.
+    #[inline]
+    pub(crate) fn wake_waiters(&mut self, gp: u32) {
+        let pm = &self.ports[gp as usize];
+        let sm = &self.switches[pm.switch as usize];
+        let words = sm.bits_words as usize;
+        let wb = sm.wait_base as usize + (gp - sm.port_base) as usize * words;
+        let pb = sm.bits_base as usize;
+        for k in 0..words {
+            self.pend_bits[pb + k] |= self.wait_bits[wb + k];
+            self.wait_bits[wb + k] = 0;
+        }
+    }
+
+    /// Parks input `local` (bit index within switch `swi`) as a waiter of its
+    /// output port `port`.
+    #[inline]
+    pub(crate) fn park(&mut self, swi: u32, local: usize, port: u8) {
+        let sm = &self.switches[swi as usize];
+        let wb = sm.wait_base as usize + (port as usize - 1) * sm.bits_words as usize;
+        self.wait_bits[wb + local / 64] |= 1u64 << (local % 64);
     }
 
     /// Index of the crossbar input or output port of `(gp, slot)` in the busy arrays.
