@@ -196,6 +196,27 @@ pub(crate) fn build(
         }
     }
 
+    // The watchdog must not mistake a packet that is simply still travelling
+    // for a stall: it must exceed the slowest hop several times over.
+    let slowest_hop = ports
+        .iter()
+        .filter(|p| p.peer != NONE)
+        .map(|p| p.timing.propagation_ps + p.timing.ser_ps(wire_bytes(c.mtu_bytes, c.extra_header_bytes)))
+        .max()
+        .unwrap_or(0)
+        + routing_ps
+        + arbitration_ps;
+    if watchdog_ps <= 4 * slowest_hop {
+        return Err(SimError::config(
+            "watchdog_ns",
+            format!(
+                "{} ns is too short: the slowest hop (cable, MTU packet and switch delays) takes {} ns, and the watchdog must exceed four of them",
+                c.watchdog_ns,
+                slowest_hop as f64 / 1e3
+            ),
+        ));
+    }
+
     // Forwarding tables, flattened.
     let top = lids.top_lid() as usize;
     let lft_stride = top + 1;

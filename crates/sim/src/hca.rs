@@ -5,7 +5,9 @@
 //! serves the SL queues in priority order and moves each packet into the send
 //! buffer of its VL (SL2VL of the CA port) when that buffer has room for it —
 //! the DMA is not timed. The SL queues are unbounded: their length (reported as
-//! the injection queue) shows an offered load the port cannot carry. The send
+//! the injection queue) shows an offered load the port cannot carry.
+//! Management packets (VL15, QP0) have a queue of their own, served before
+//! every SL queue. The send
 //! VL buffers are then arbitrated onto the link like a switch's output buffers
 //! (`switch/output.rs`). The sink consumes at link rate and returns credits as
 //! it consumes (`channel.rs` explains why that is when the last byte arrives).
@@ -13,7 +15,7 @@
 use crate::engine::{Event, Time};
 use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, FLAG_MEASURED, FLAG_VL15, NIL};
-use crate::sim::Simulation;
+use crate::sim::{Simulation, MGMT_QUEUE};
 use crate::traffic::PathBits;
 
 impl Simulation {
@@ -73,10 +75,11 @@ impl Simulation {
     fn enqueue_generated(&mut self, id: PacketId) {
         let p = self.arena[id];
         self.metrics.on_generate(self.now, p.class, p.sl, p.wire_bytes as u32);
+        let q = if p.flags & FLAG_VL15 != 0 { MGMT_QUEUE } else { p.sl as usize };
         let hs = &mut self.host_state[p.src as usize];
-        let was_empty = hs.slq[p.sl as usize].is_empty();
-        hs.slq[p.sl as usize].push(&mut self.arena, id);
-        hs.sl_mask |= 1 << p.sl;
+        let was_empty = hs.slq[q].is_empty();
+        hs.slq[q].push(&mut self.arena, id);
+        hs.sl_mask |= 1 << q;
         hs.queued += 1;
         hs.peak = hs.peak.max(hs.queued);
         // Behind other packets of its SL it cannot move before them, and the
@@ -97,8 +100,8 @@ impl Simulation {
         let gp = self.hosts[h as usize].gp;
         let base = gp as usize * self.p.nvl;
         let now = self.now;
-        for k in 0..16 {
-            let sl = self.p.sl_order[k];
+        for k in 0..17 {
+            let sl = if k == 0 { MGMT_QUEUE as u8 } else { self.p.sl_order[k - 1] };
             let hs = &mut self.host_state[h as usize];
             if hs.sl_mask & (1 << sl) == 0 {
                 continue;

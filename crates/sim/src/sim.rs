@@ -27,6 +27,10 @@ use crate::traffic::{Class, Source};
 /// "No port" / "no host" marker in index arrays.
 pub(crate) const NONE: u32 = u32::MAX;
 
+/// Index of the management (VL15) send queue of a host: QP0 traffic does not
+/// wait behind the data SL queues and is served first.
+pub(crate) const MGMT_QUEUE: usize = 16;
+
 /// Static description of one `(node, port)`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PortModel {
@@ -93,10 +97,11 @@ pub(crate) struct HostModel {
 /// Dynamic state of one host.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HostState {
-    /// Unbounded send queue per SL (the injection queue).
-    pub slq: [PacketQueue; 16],
-    /// SLs whose queue is non-empty.
-    pub sl_mask: u16,
+    /// Unbounded send queue per SL (the injection queue), then the management
+    /// (VL15) queue at index [`MGMT_QUEUE`].
+    pub slq: [PacketQueue; 17],
+    /// Queues that are non-empty, bit per index.
+    pub sl_mask: u32,
     /// Packets in the send queues.
     pub queued: u64,
     /// Most packets ever in the send queues.

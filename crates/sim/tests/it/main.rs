@@ -8,5 +8,6 @@ mod deadlock;
 mod determinism;
 mod md1;
 mod validation;
+mod vl15_and_hca;
 mod vlarb_share;
 mod zero_load;

@@ -39,6 +39,7 @@ fn each_bad_value_names_its_key() {
         (Box::new(|c| c.switch.speedup = 0.0), "'switch.speedup'", "> 0"),
         (Box::new(|c| c.switch.routing_delay_ns = -5.0), "'switch.routing_delay_ns'", ">= 0"),
         (Box::new(|c| c.watchdog_ns = 0.0), "'watchdog_ns'", "> 0"),
+        (Box::new(|c| c.watchdog_ns = 4_000.0), "'watchdog_ns'", "too short"),
         (Box::new(|c| c.selection = "lfu".into()), "'selection'", "deterministic, adaptive-by-credits"),
         (Box::new(|c| c.event_queue = "calendar".into()), "'event_queue'", "fifo, heap"),
         (Box::new(|c| c.traffic.classes[0].payload_bytes = 257), "'traffic.classes[0].payload_bytes'", "1..=256"),
