@@ -37,10 +37,10 @@ pub fn random_regular(n: usize, degree: usize, hosts: usize, seed: u64, spec: Li
         next[a] += 1;
         next[b] += 1;
     }
-    for i in 0..n {
+    for (i, &s) in sw.iter().enumerate() {
         for h in 0..hosts {
             let hca = f.add_hca(format!("h{}", i * hosts + h), 1).unwrap();
-            f.connect(hca, 1, sw[i], (degree + h + 1) as u32, spec).unwrap();
+            f.connect(hca, 1, s, (degree + h + 1) as u32, spec).unwrap();
         }
     }
     f

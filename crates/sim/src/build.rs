@@ -22,6 +22,10 @@ use crate::traffic::{Class, Pattern, Process, Source};
 /// Largest payload IBA allows on VL15 (management datagrams are 256 B).
 pub const VL15_MAX_PAYLOAD: u32 = 256;
 
+/// Highest offered load per source accepted, as a multiple of its link rate:
+/// beyond this an open-loop source only fills memory.
+pub const MAX_LOAD: f64 = 100.0;
+
 /// The QoS tables a config describes (the same on every port).
 pub fn qos_from_config(c: &SimConfig) -> Result<QosTables, SimError> {
     check_data_vls(c.data_vls)?;
@@ -433,8 +437,11 @@ pub(crate) fn build(
                 ),
             ));
         }
-        if !k.load.is_finite() || k.load < 0.0 {
-            return Err(SimError::config(format!("{key}.load"), format!("must be a finite fraction >= 0, got {}", k.load)));
+        if !k.load.is_finite() || !(0.0..=MAX_LOAD).contains(&k.load) {
+            return Err(SimError::config(
+                format!("{key}.load"),
+                format!("must be a fraction of the link rate in 0..={MAX_LOAD}, got {}", k.load),
+            ));
         }
         let pattern = Pattern::build(&k.pattern, num_hosts, &resolve_host, &format!("{key}.pattern"))?;
         let wire = wire_bytes(k.payload_bytes, c.extra_header_bytes);

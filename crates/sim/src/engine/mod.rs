@@ -49,6 +49,10 @@ pub trait EventQueue {
 }
 
 /// The queue implementations, selectable by name (`event_queue` in the config).
+// One queue lives in each simulation and is never moved on the hot path, so
+// the size difference of the variants costs nothing; boxing would cost a
+// pointer chase per event.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Queue {
     /// A binary heap over (time, sequence).

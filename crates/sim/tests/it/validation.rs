@@ -45,7 +45,8 @@ fn each_bad_value_names_its_key() {
         (Box::new(|c| c.traffic.classes[0].payload_bytes = 257), "'traffic.classes[0].payload_bytes'", "1..=256"),
         (Box::new(|c| c.traffic.classes[0].payload_bytes = 0), "'traffic.classes[0].payload_bytes'", "1..=256"),
         (Box::new(|c| c.traffic.classes[0].sl = 16), "'traffic.classes[0].sl'", "0..=15"),
-        (Box::new(|c| c.traffic.classes[0].load = -0.1), "'traffic.classes[0].load'", ">= 0"),
+        (Box::new(|c| c.traffic.classes[0].load = -0.1), "'traffic.classes[0].load'", "0..=100"),
+        (Box::new(|c| c.traffic.classes[0].load = 1e9), "'traffic.classes[0].load'", "0..=100"),
         (
             Box::new(|c| {
                 c.traffic.classes[0].process = ProcessKind::Bernoulli;
