@@ -52,8 +52,8 @@ impl Default for SwitchConfig {
             arbitration_delay_ns: 0.0,
             crossbar: CrossbarKind::Multiplexed,
             speedup: 1.0,
-            input_buffer_bytes: 2048,
-            output_buffer_bytes: 2048,
+            input_buffer_bytes: 8192,
+            output_buffer_bytes: 8192,
             vl15_buffer_bytes: 512,
         }
     }
@@ -75,7 +75,7 @@ pub struct HcaConfig {
 
 impl Default for HcaConfig {
     fn default() -> Self {
-        HcaConfig { send_buffer_bytes: 2048, receive_buffer_bytes: 2048, sl_priority: Vec::new() }
+        HcaConfig { send_buffer_bytes: 8192, receive_buffer_bytes: 8192, sl_priority: Vec::new() }
     }
 }
 
@@ -204,6 +204,7 @@ pub fn ns_to_ps(key: &str, ns: f64) -> Result<u64, SimError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::traffic::{PathBits, PatternConfig, ProcessKind};
 
     #[test]
     fn toml_round_trip_and_unknown_key() {
@@ -222,6 +223,42 @@ mod tests {
         assert!(e.contains("t.toml") && e.contains("speed_up") && e.contains("line 2"), "{e}");
         let e = SimConfig::from_toml("[vl_arbitration]\nkind = \"wrr\"\n", "t.toml").unwrap_err().to_string();
         assert!(e.contains("round-robin"), "{e}");
+    }
+
+    #[test]
+    fn traffic_classes_from_toml() {
+        let c = SimConfig::from_toml(
+            r#"
+            mtu_bytes = 256
+            [[traffic.classes]]
+            name = "be"
+            load = 0.3
+            process = "bernoulli"
+            pattern = { kind = "uniform" }
+            [[traffic.classes]]
+            name = "rt"
+            sl = 2
+            load = 0.1
+            path_bits = "random"
+            pattern = { kind = "fixed-pairs", pairs = [["h0", "h1:1"]] }
+            [[buffer_overrides]]
+            node = "sw1"
+            port = 3
+            input_bytes = 4096
+            "#,
+            "scenario.toml",
+        )
+        .unwrap();
+        let k = &c.traffic.classes;
+        assert_eq!((k[0].process, k[1].sl, k[1].path_bits), (ProcessKind::Bernoulli, 2, PathBits::Random));
+        assert_eq!(k[1].pattern, PatternConfig::FixedPairs { pairs: vec![("h0".into(), "h1:1".into())] });
+        assert_eq!(c.buffer_overrides[0].input_bytes, Some(4096));
+        let e = SimConfig::from_toml("[[traffic.classes]]\npattern = { kind = \"hotspot\" }\n", "s.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("uniform") && e.contains("fixed-pairs"), "{e}");
+        let e = SimConfig::from_toml("[[traffic.classes]]\nlaod = 0.3\n", "s.toml").unwrap_err().to_string();
+        assert!(e.contains("laod"), "{e}");
     }
 
     #[test]

@@ -138,6 +138,22 @@ fn each_bad_value_names_its_key() {
 }
 
 #[test]
+fn defaults_and_presets_are_valid() {
+    let net = small_irregular();
+    let mut c = SimConfig::default();
+    c.traffic.classes = vec![class("u", 0, 0.2, ProcessKind::Poisson, 2048, PatternConfig::Uniform)];
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    sim.run(50_000_000).unwrap();
+    assert!(sim.results().delivered > 0);
+    for p in ibnetsim_sim::PRESETS {
+        let mut c = (p.build)();
+        c.traffic.classes = vec![class("u", 0, 0.2, ProcessKind::Poisson, c.mtu_bytes, PatternConfig::Uniform)];
+        let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        sim.run(50_000_000).unwrap();
+    }
+}
+
+#[test]
 fn overrides_that_fit_are_accepted_and_used() {
     let net = small_irregular();
     let mut c = ok();
