@@ -390,6 +390,15 @@ impl Simulation {
         crate::metrics::results::compute(self)
     }
 
+    /// Latency histogram of traffic class `class` as `(lowest value, width,
+    /// count)` buckets in picoseconds (each at most 3.1 % wide): generation →
+    /// delivery, or first byte injected → delivery when `network` is set.
+    /// `None` for a class that does not exist.
+    pub fn latency_histogram(&self, class: usize, network: bool) -> Option<Vec<(u64, u64, u64)>> {
+        let f = self.metrics.classes.get(class)?;
+        Some(if network { f.network_latency.buckets() } else { f.latency.buckets() })
+    }
+
     /// Packets generated, delivered, dropped, and found by walking every queue;
     /// `Err` when they do not add up.
     pub fn check_conservation(&self) -> Result<(), SimError> {

@@ -26,6 +26,11 @@ fn replicate(rho: f64, seed: u64, until_ps: u64) -> f64 {
     assert_eq!(k.network_latency.min_ps, Some(ZERO_LOAD_PS as u64), "no waiting inside the network");
     assert_eq!(k.network_latency.max_ps, Some(ZERO_LOAD_PS as u64), "no waiting inside the network");
     assert!((k.offered_fraction - rho).abs() < 0.03, "offered {} vs {rho}", k.offered_fraction);
+    // The histogram holds every measured packet; the network part is one bucket.
+    let h = sim.latency_histogram(0, false).unwrap();
+    assert_eq!(h.iter().map(|b| b.2).sum::<u64>(), k.latency.count);
+    assert_eq!(sim.latency_histogram(0, true).unwrap().len(), 1);
+    assert!(sim.latency_histogram(1, false).is_none());
     k.latency.mean_ps.unwrap() - ZERO_LOAD_PS
 }
 
