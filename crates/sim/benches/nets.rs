@@ -20,7 +20,7 @@ pub fn random_regular(n: usize, degree: usize, hosts: usize, seed: u64, spec: Li
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let edges = loop {
         // Configuration model: pair up stubs, retry on self-loops and duplicates.
-        let mut stubs: Vec<usize> = (0..n).flat_map(|s| std::iter::repeat_n(s, degree)).collect();
+        let mut stubs: Vec<usize> = (0..n).flat_map(|s| std::iter::repeat(s).take(degree)).collect();
         stubs.shuffle(&mut rng);
         let mut edges: Vec<(usize, usize)> = stubs.chunks(2).map(|c| (c[0].min(c[1]), c[0].max(c[1]))).collect();
         edges.sort_unstable();

@@ -149,7 +149,7 @@ mod tests {
         let seq = run(&t, 0b11, 5, 28);
         let mut expect = vec![0u8; 13];
         expect.push(1);
-        expect.extend(std::iter::repeat_n(0u8, 13));
+        expect.extend(std::iter::repeat(0u8).take(13));
         expect.push(1);
         assert_eq!(seq, expect);
     }

@@ -135,7 +135,7 @@ impl EventQueue for FifoQueue {
         match fifo {
             // A FIFO stays sorted only if its pushes come in time order; "now"
             // is monotone in the simulator, and this guards the invariant anyway.
-            Some(i) if self.fifos[i].back().is_none_or(|b| b.key < e.key) => {
+            Some(i) if !matches!(self.fifos[i].back(), Some(b) if b.key >= e.key) => {
                 if self.fifos[i].is_empty() {
                     self.heads.push(Reverse((e.key, i as u8)));
                 }

@@ -24,7 +24,7 @@ impl AdaptiveByCredits {
                 continue;
             }
             let cr = view.credits(c);
-            if best.is_none_or(|(_, b)| cr > b) {
+            if !matches!(best, Some((_, b)) if cr <= b) {
                 best = Some((i, cr));
             }
         }

@@ -119,7 +119,7 @@ fn mixed_rates_follow_the_recurrence() {
                 c.traffic.classes[0].load = 0.0;
                 c.switch.speedup = speedup;
                 let mut rates = vec![1_000u64];
-                rates.extend(std::iter::repeat_n(4_000, k - 1));
+                rates.extend(std::iter::repeat(4_000).take(k - 1));
                 rates.push(1_000);
                 let want = recurrence(k, &rates, 5_000, 100_000, 282, speedup, ob);
                 assert_eq!(single(&net, &c), want, "k={k} output_buffers={ob} speedup={speedup}");
