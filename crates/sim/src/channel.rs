@@ -1,0 +1,86 @@
+//! A packet on a link: starting a transmission and its arrival at the far end.
+//!
+//! Starting at `t0` on a link with serialization `ser` and propagation `prop`:
+//! the transmitter is busy until `t0 + ser(wire)`; the receiver's buffer holds
+//! the packet from then on (its credits were taken at `t0`); a switch has the
+//! LRH+BTH at `t0 + prop + ser(20 B)` and finishes routing `switch delay`
+//! later; the last byte is in at `t0 + prop + ser(wire)`. A CA's sink consumes
+//! at link rate, so it has consumed the last byte as soon as it arrives; the
+//! packet is delivered then and its credits go back.
+
+use crate::engine::{Event, Time};
+use crate::link::CUT_THROUGH_HEADER_BYTES;
+use crate::metrics::DropReason;
+use crate::packet::{PacketId, FLAG_VL15};
+use crate::sim::{Simulation, NONE};
+
+impl Simulation {
+    /// Puts `id` on the link of transmitter `gp` in VL `slot` now. `from_outq`
+    /// says whether its blocks stay held in `gp`'s output buffer until the last
+    /// byte has left.
+    pub(crate) fn start_transmission(&mut self, gp: u32, id: PacketId, slot: u8, from_outq: bool) {
+        let now = self.now;
+        let pm = self.ports[gp as usize];
+        let (wire, blocks, vl15) = {
+            let p = &mut self.arena[id];
+            p.slot = slot;
+            if pm.host != NONE && p.inject_time == Time::MAX {
+                p.inject_time = now;
+            }
+            (p.wire_bytes as u32, p.blocks, p.flags & FLAG_VL15 != 0)
+        };
+        let ser = pm.timing.ser_ps(wire);
+        let tx = &mut self.tx[gp as usize];
+        debug_assert!(!tx.busy && tx.busy_until <= now);
+        tx.busy = true;
+        tx.busy_until = now + ser;
+        tx.sending_slot = slot;
+        tx.sending_blocks = if from_outq { blocks } else { 0 };
+        if !vl15 {
+            self.credits.consume(gp, slot, blocks);
+        }
+        let i = self.pv(gp, slot);
+        self.metrics.on_transmit(now, i, ser);
+        self.last_progress = now;
+        self.schedule(now + ser, Event::LinkFree { port: gp });
+        self.arrive(pm.peer, id, slot, ser, pm.timing.propagation_ps);
+    }
+
+    /// The packet that started now on the link into `gp` enters `gp`'s input buffer.
+    fn arrive(&mut self, gp: u32, id: PacketId, slot: u8, ser: Time, prop: Time) {
+        let now = self.now;
+        let i = self.pv(gp, slot);
+        let pm = self.ports[gp as usize];
+        let (blocks, vl15) = {
+            let p = &self.arena[id];
+            (p.blocks, p.flags & FLAG_VL15 != 0)
+        };
+        if vl15 && self.inq[i].blocks + blocks as u32 > self.in_cap[i] {
+            // VL15 is not flow controlled: a receiver without room discards it.
+            self.drop_packet(id, DropReason::Vl15Overflow);
+            return;
+        }
+        let tail = now + prop + ser;
+        if pm.is_switch {
+            let header = pm.timing.ser_ps(CUT_THROUGH_HEADER_BYTES);
+            let routed = now + prop + header + self.p.switch_delay_ps;
+            {
+                let p = &mut self.arena[id];
+                p.tail_at = tail;
+                p.ready_at = routed;
+            }
+            self.push_input(gp, slot, id);
+        } else {
+            self.arena[id].tail_at = tail;
+            self.inq[i].push(&mut self.arena, id);
+            self.schedule(tail, Event::Deliver { port: gp, slot, packet: id });
+        }
+    }
+
+    /// Removes a packet from the network for `reason`.
+    pub(crate) fn drop_packet(&mut self, id: PacketId, reason: DropReason) {
+        self.metrics.on_drop(reason);
+        self.in_network -= 1;
+        self.arena.free(id);
+    }
+}

@@ -1,0 +1,273 @@
+//! The simulation configuration: every parameter of the data plane, with its
+//! unit in its name or documentation. Deserialised from TOML (unknown keys are
+//! errors); [`crate::Simulation::new`] validates it and names the offending key.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::PS_PER_NS;
+use crate::error::SimError;
+use crate::qos::VlArbConfig;
+use crate::traffic::TrafficConfig;
+
+/// How input ports reach the crossbar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CrossbarKind {
+    /// One crossbar input per physical input port and one output per physical
+    /// output port, shared by all VLs (papers 000 and 001).
+    Multiplexed,
+    /// One crossbar input and output per (port, VL) (papers 002 and 003).
+    PerVl,
+}
+
+/// Switch parameters (the same for every switch).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchConfig {
+    /// Time from the arrival of the LRH+BTH to the end of the forwarding-table
+    /// lookup, in nanoseconds. Overlaps with the reception of the rest of the packet.
+    pub routing_delay_ns: f64,
+    /// Extra pipeline delay of crossbar arbitration after routing, in
+    /// nanoseconds (paper 001: 20 ns).
+    pub arbitration_delay_ns: f64,
+    /// Multiplexed or per-VL crossbar ports.
+    pub crossbar: CrossbarKind,
+    /// Crossbar port rate as a multiple of the output link's data rate (≥ 1
+    /// keeps the crossbar from being a bottleneck; paper 001 uses 2).
+    pub speedup: f64,
+    /// Input buffer per (port, data VL), in bytes (whole 64-byte credits count).
+    pub input_buffer_bytes: u32,
+    /// Output buffer per (port, data VL), in bytes; 0 = no output buffers (the
+    /// crossbar feeds the link directly and output VL arbitration chooses among
+    /// input queues).
+    pub output_buffer_bytes: u32,
+    /// VL15 input (and output) buffer per port, in bytes.
+    pub vl15_buffer_bytes: u32,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            routing_delay_ns: 100.0,
+            arbitration_delay_ns: 0.0,
+            crossbar: CrossbarKind::Multiplexed,
+            speedup: 1.0,
+            input_buffer_bytes: 8192,
+            output_buffer_bytes: 8192,
+            vl15_buffer_bytes: 512,
+        }
+    }
+}
+
+/// Channel adapter parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HcaConfig {
+    /// Send buffer per (port, data VL) that the SL send queues feed, in bytes.
+    /// The SL send queues themselves are unbounded (their growth shows overload).
+    pub send_buffer_bytes: u32,
+    /// Receive buffer per (port, data VL), in bytes; the sink drains it at link rate.
+    pub receive_buffer_bytes: u32,
+    /// Order in which SL send queues are served, highest priority first; SLs
+    /// not listed follow in ascending order. Empty = SL 0 first, then 1, ….
+    pub sl_priority: Vec<u8>,
+}
+
+impl Default for HcaConfig {
+    fn default() -> Self {
+        HcaConfig { send_buffer_bytes: 8192, receive_buffer_bytes: 8192, sl_priority: Vec::new() }
+    }
+}
+
+/// How SLs map to VLs on every port.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Sl2VlConfig {
+    /// SL `i` → VL `i mod data_vls`.
+    Modulo,
+    /// The same 16-entry map on every port.
+    Table {
+        /// VL of SL 0..=15.
+        vl_of_sl: Vec<u8>,
+    },
+}
+
+/// VL arbitration policy on every port.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum VlArbitrationConfig {
+    /// IBA two-table arbitration with these tables. Empty tables (the default)
+    /// mean every data VL in the low table with weight 1.
+    Iba(VlArbConfig),
+    /// Packet-by-packet round robin over the data VLs.
+    RoundRobin,
+}
+
+/// A per-port, per-VL buffer size that differs from the defaults.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferOverride {
+    /// Node name (or GUID) as the fabric knows it.
+    pub node: String,
+    /// Port number on that node.
+    pub port: u8,
+    /// Data VL; absent = every data VL.
+    #[serde(default)]
+    pub vl: Option<u8>,
+    /// Input (receive) buffer in bytes.
+    #[serde(default)]
+    pub input_bytes: Option<u32>,
+    /// Output (switch) or send (CA) buffer in bytes.
+    #[serde(default)]
+    pub output_bytes: Option<u32>,
+}
+
+/// Everything the data plane needs besides the fabric and its tables.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimConfig {
+    /// Seed; each traffic source gets its own ChaCha stream derived from it.
+    pub seed: u64,
+    /// Data VLs per port, 1..=15 (VL15 exists in addition).
+    pub data_vls: u8,
+    /// Path MTU in payload bytes: 256, 512, 1024, 2048 or 4096.
+    pub mtu_bytes: u32,
+    /// Header bytes beyond LRH+BTH+ICRC+VCRC (26 B) on every packet, e.g. 8 for
+    /// a DETH or 40 for a GRH.
+    pub extra_header_bytes: u32,
+    /// Packets generated before this time are excluded from the statistics, in
+    /// nanoseconds.
+    pub warmup_ns: f64,
+    /// Deadlock watchdog: if no packet moves for this long while some wait, the
+    /// run stops with a deadlock error; in nanoseconds.
+    pub watchdog_ns: f64,
+    /// Event queue implementation: `fifo` or `heap` (identical results).
+    pub event_queue: String,
+    /// Selection policy among routing options: `deterministic` or `adaptive-by-credits`.
+    pub selection: String,
+    /// Switch parameters.
+    pub switch: SwitchConfig,
+    /// Channel adapter parameters.
+    pub hca: HcaConfig,
+    /// SL to VL mapping.
+    pub sl2vl: Sl2VlConfig,
+    /// Output VL arbitration.
+    pub vl_arbitration: VlArbitrationConfig,
+    /// Per-port buffer sizes.
+    pub buffer_overrides: Vec<BufferOverride>,
+    /// The workload.
+    pub traffic: TrafficConfig,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            seed: 1,
+            data_vls: 1,
+            mtu_bytes: 2048,
+            extra_header_bytes: 0,
+            warmup_ns: 0.0,
+            watchdog_ns: 100_000.0,
+            event_queue: "fifo".into(),
+            selection: "deterministic".into(),
+            switch: SwitchConfig::default(),
+            hca: HcaConfig::default(),
+            sl2vl: Sl2VlConfig::Modulo,
+            vl_arbitration: VlArbitrationConfig::Iba(VlArbConfig::default()),
+            buffer_overrides: Vec::new(),
+            traffic: TrafficConfig::default(),
+        }
+    }
+}
+
+impl SimConfig {
+    /// Parses a TOML document; unknown keys and wrong types are errors that
+    /// give `origin` (a file name) with line and column.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Self, SimError> {
+        toml::from_str(text).map_err(|e| SimError::Parse { origin: origin.to_string(), msg: e.to_string() })
+    }
+}
+
+/// Converts a duration in nanoseconds to picoseconds, rejecting NaN, infinities
+/// and negative values with an error naming `key`.
+pub fn ns_to_ps(key: &str, ns: f64) -> Result<u64, SimError> {
+    if !ns.is_finite() || ns < 0.0 {
+        return Err(SimError::config(key, format!("must be a finite number of nanoseconds >= 0, got {ns}")));
+    }
+    let ps = (ns * PS_PER_NS as f64).round();
+    if ps > u64::MAX as f64 / 4.0 {
+        return Err(SimError::config(key, format!("{ns} ns is too long to simulate")));
+    }
+    Ok(ps as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::traffic::{PathBits, PatternConfig, ProcessKind};
+
+    #[test]
+    fn toml_round_trip_and_unknown_key() {
+        let c = SimConfig::from_toml(
+            "seed = 7\ndata_vls = 2\n[switch]\ncrossbar = \"per-vl\"\nspeedup = 2.0\n[vl_arbitration]\nkind = \"iba\"\nhigh = [[0, 4]]\nlimit_of_high_priority = 1\n",
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(c.seed, 7);
+        assert_eq!(c.switch.crossbar, CrossbarKind::PerVl);
+        assert_eq!(
+            c.vl_arbitration,
+            VlArbitrationConfig::Iba(VlArbConfig { high: vec![(0, 4)], low: vec![], limit_of_high_priority: 1 })
+        );
+        let e = SimConfig::from_toml("[switch]\nspeed_up = 2.0\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("t.toml") && e.contains("speed_up") && e.contains("line 2"), "{e}");
+        let e = SimConfig::from_toml("[vl_arbitration]\nkind = \"wrr\"\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("round-robin"), "{e}");
+    }
+
+    #[test]
+    fn traffic_classes_from_toml() {
+        let c = SimConfig::from_toml(
+            r#"
+            mtu_bytes = 256
+            [[traffic.classes]]
+            name = "be"
+            load = 0.3
+            process = "bernoulli"
+            pattern = { kind = "uniform" }
+            [[traffic.classes]]
+            name = "rt"
+            sl = 2
+            load = 0.1
+            path_bits = "random"
+            pattern = { kind = "fixed-pairs", pairs = [["h0", "h1:1"]] }
+            [[buffer_overrides]]
+            node = "sw1"
+            port = 3
+            input_bytes = 4096
+            "#,
+            "scenario.toml",
+        )
+        .unwrap();
+        let k = &c.traffic.classes;
+        assert_eq!((k[0].process, k[1].sl, k[1].path_bits), (ProcessKind::Bernoulli, 2, PathBits::Random));
+        assert_eq!(k[1].pattern, PatternConfig::FixedPairs { pairs: vec![("h0".into(), "h1:1".into())] });
+        assert_eq!(c.buffer_overrides[0].input_bytes, Some(4096));
+        let e = SimConfig::from_toml("[[traffic.classes]]\npattern = { kind = \"hotspot\" }\n", "s.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("uniform") && e.contains("fixed-pairs"), "{e}");
+        let e = SimConfig::from_toml("[[traffic.classes]]\nlaod = 0.3\n", "s.toml").unwrap_err().to_string();
+        assert!(e.contains("laod"), "{e}");
+    }
+
+    #[test]
+    fn ns_conversion_rounds_and_rejects() {
+        assert_eq!(ns_to_ps("x", 100.0).unwrap(), 100_000);
+        assert_eq!(ns_to_ps("x", 0.0004).unwrap(), 0);
+        assert_eq!(ns_to_ps("x", 3.2).unwrap(), 3_200);
+        let e = ns_to_ps("switch.routing_delay_ns", -1.0).unwrap_err().to_string();
+        assert!(e.contains("'switch.routing_delay_ns'"), "{e}");
+        assert!(ns_to_ps("x", f64::NAN).is_err());
+    }
+}

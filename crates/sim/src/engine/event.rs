@@ -1,0 +1,82 @@
+//! The event enum: every state change of the data plane is one of these.
+//!
+//! Events are small and `Copy` (no `Box`, no payload on the heap): a packet is
+//! referred to by its arena index and a port by its global port index, so
+//! scheduling never allocates.
+
+/// A scheduled state change. `port` is a global port index (one per
+/// `(node, port)` of the fabric), `slot` a VL slot at that port (data VLs
+/// `0..data_vls`, then VL15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// Traffic source `source` generates its next packet.
+    Generate {
+        /// Source index.
+        source: u32,
+    },
+    /// The header of the packet at the head of a switch input queue has been
+    /// routed (routing and arbitration delays have elapsed).
+    Routed {
+        /// Input port.
+        port: u32,
+        /// VL slot.
+        slot: u8,
+    },
+    /// A crossbar transfer has ended: its input and output ports are free.
+    XbarDone {
+        /// Input port (global index).
+        input: u32,
+        /// Output port (global index).
+        output: u32,
+        /// VL slot at the input.
+        in_slot: u8,
+        /// VL slot at the output.
+        out_slot: u8,
+    },
+    /// The transmitter at `port` has sent the last byte of its packet.
+    LinkFree {
+        /// Output port.
+        port: u32,
+    },
+    /// The head of an output queue at `port` may start without underrunning.
+    OutputReady {
+        /// Output port.
+        port: u32,
+    },
+    /// Flow-control credits arrive back at the transmitter `port`.
+    Credit {
+        /// Transmitter port.
+        port: u32,
+        /// VL slot.
+        slot: u8,
+        /// 64-byte blocks returned.
+        blocks: u16,
+    },
+    /// The last byte of `packet` has been consumed by the sink of the CA at `port`.
+    Deliver {
+        /// Receiving CA port.
+        port: u32,
+        /// VL slot.
+        slot: u8,
+        /// The packet (checked against the queue head).
+        packet: u32,
+    },
+    /// A packet scheduled with `Simulation::inject` is generated.
+    Inject {
+        /// The packet, already in the arena.
+        packet: u32,
+    },
+    /// Re-arbitrate switch `switch` (a blocked packet becomes eligible).
+    SwitchWake {
+        /// Switch node index.
+        switch: u32,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn events_stay_small() {
+        assert!(std::mem::size_of::<super::Event>() <= 12);
+    }
+}

@@ -1,0 +1,181 @@
+//! Per-delay FIFOs next to a heap.
+//!
+//! Most events of a packet network are scheduled at a fixed delay from "now":
+//! a packet's serialization time, a cable's propagation, the routing delay.
+//! Since "now" never decreases, all events pushed with the same delay arrive in
+//! (time, sequence) order, so a plain FIFO per distinct delay stays sorted and
+//! costs O(1) per push and pop. A delay seen for the first time gets a FIFO
+//! if one is free — never used, or empty again (so rare delays do not keep
+//! their FIFO) — up to [`MAX_FIFOS`]; anything else, and traffic generation
+//! (random gaps), goes to a heap. The FIFO heads sit in a small heap of their
+//! own, so `pop` compares two candidates: the earliest FIFO head and the heap
+//! top. This is the idea of simcore's `emit_ordered`, generalised to several
+//! delays.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use super::{Entry, Event, EventQueue, Time};
+
+/// Distinct delays that get a FIFO of their own.
+pub const MAX_FIFOS: usize = 16;
+
+/// Slots of the delay → FIFO lookup cache.
+const CACHE: usize = 64;
+
+/// The per-delay FIFO queue.
+#[derive(Debug, Clone)]
+pub struct FifoQueue {
+    delays: Vec<Time>,
+    fifos: Vec<VecDeque<Entry>>,
+    /// `(head key, fifo)` of every non-empty FIFO.
+    heads: BinaryHeap<Reverse<(u128, u8)>>,
+    /// Events with other delays.
+    heap: BinaryHeap<HeapEntry>,
+    /// Direct-mapped cache `delay → fifo` (entries may be stale; checked).
+    cache: [(Time, u8); CACHE],
+    seq: u64,
+    len: usize,
+}
+
+impl Default for FifoQueue {
+    fn default() -> Self {
+        FifoQueue::new()
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct HeapEntry(Entry);
+impl PartialEq for HeapEntry {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.key == o.0.key
+    }
+}
+impl Eq for HeapEntry {}
+impl PartialOrd for HeapEntry {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for HeapEntry {
+    #[inline]
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        o.0.key.cmp(&self.0.key)
+    }
+}
+
+#[inline]
+fn cache_slot(delay: Time) -> usize {
+    (delay.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize
+}
+
+impl FifoQueue {
+    /// Registry name.
+    pub const NAME: &'static str = "fifo";
+
+    /// An empty queue.
+    pub fn new() -> Self {
+        FifoQueue {
+            delays: Vec::new(),
+            fifos: Vec::new(),
+            heads: BinaryHeap::new(),
+            heap: BinaryHeap::new(),
+            cache: [(Time::MAX, 0); CACHE],
+            seq: 0,
+            len: 0,
+        }
+    }
+
+    /// The FIFO for `delay`, assigning one if possible.
+    #[inline]
+    fn fifo_for(&mut self, delay: Time) -> Option<usize> {
+        let c = cache_slot(delay);
+        let (d, i) = self.cache[c];
+        if d == delay && self.delays.get(i as usize) == Some(&delay) {
+            return Some(i as usize);
+        }
+        let i = match self.delays.iter().position(|&d| d == delay) {
+            Some(i) => i,
+            None if self.delays.len() < MAX_FIFOS => {
+                self.delays.push(delay);
+                self.fifos.push(VecDeque::with_capacity(1024));
+                self.delays.len() - 1
+            }
+            None => {
+                let i = self.fifos.iter().position(|f| f.is_empty())?;
+                self.delays[i] = delay;
+                i
+            }
+        };
+        self.cache[c] = (delay, i as u8);
+        Some(i)
+    }
+
+    #[inline]
+    fn min_key(&self) -> Option<(u128, bool)> {
+        let f = self.heads.peek().map(|Reverse((k, _))| *k);
+        let h = self.heap.peek().map(|e| e.0.key);
+        match (f, h) {
+            (Some(f), Some(h)) => Some(if f < h { (f, true) } else { (h, false) }),
+            (Some(f), None) => Some((f, true)),
+            (None, Some(h)) => Some((h, false)),
+            (None, None) => None,
+        }
+    }
+}
+
+impl EventQueue for FifoQueue {
+    #[inline]
+    fn push(&mut self, now: Time, at: Time, ev: Event) {
+        debug_assert!(at >= now, "event scheduled in the past: {at} < {now}");
+        let e = Entry::new(at, self.seq, ev);
+        self.seq += 1;
+        self.len += 1;
+        let fifo = if matches!(ev, Event::Generate { .. }) { None } else { self.fifo_for(at - now) };
+        match fifo {
+            // A FIFO stays sorted only if its pushes come in time order; "now"
+            // is monotone in the simulator, and this guards the invariant anyway.
+            Some(i) if !matches!(self.fifos[i].back(), Some(b) if b.key >= e.key) => {
+                if self.fifos[i].is_empty() {
+                    self.heads.push(Reverse((e.key, i as u8)));
+                }
+                self.fifos[i].push_back(e);
+            }
+            _ => self.heap.push(HeapEntry(e)),
+        }
+    }
+
+    #[inline]
+    fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
+        let (key, from_fifo) = self.min_key()?;
+        if (key >> 64) as Time > limit {
+            return None;
+        }
+        let e = if from_fifo {
+            let mut top = self.heads.peek_mut().expect("a FIFO head");
+            let i = top.0 .1 as usize;
+            let e = self.fifos[i].pop_front().expect("non-empty FIFO");
+            match self.fifos[i].front() {
+                Some(next) => top.0 .0 = next.key,
+                None => {
+                    std::collections::binary_heap::PeekMut::pop(top);
+                }
+            }
+            e
+        } else {
+            self.heap.pop().expect("heap top").0
+        };
+        self.len -= 1;
+        Some((e.time(), e.ev))
+    }
+
+    #[inline]
+    fn peek_time(&self) -> Option<Time> {
+        self.min_key().map(|(k, _)| (k >> 64) as Time)
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.len
+    }
+}

@@ -1,0 +1,68 @@
+//! A binary-heap event queue ordered by (time, sequence).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use super::{Entry, Event, EventQueue, Time};
+
+/// Heap entry with the order reversed, because `BinaryHeap` is a max-heap.
+#[derive(Debug, Clone, Copy)]
+struct Rev(Entry);
+
+impl PartialEq for Rev {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.key == other.0.key
+    }
+}
+impl Eq for Rev {}
+impl PartialOrd for Rev {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Rev {
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.0.key.cmp(&self.0.key)
+    }
+}
+
+/// A binary heap of events.
+#[derive(Debug, Clone, Default)]
+pub struct HeapQueue {
+    heap: BinaryHeap<Rev>,
+    seq: u64,
+}
+
+impl HeapQueue {
+    /// Registry name.
+    pub const NAME: &'static str = "heap";
+
+    /// An empty queue.
+    pub fn new() -> Self {
+        HeapQueue::default()
+    }
+}
+
+impl EventQueue for HeapQueue {
+    #[inline]
+    fn push(&mut self, _now: Time, at: Time, ev: Event) {
+        self.heap.push(Rev(Entry::new(at, self.seq, ev)));
+        self.seq += 1;
+    }
+    #[inline]
+    fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
+        if self.heap.peek()?.0.time() > limit {
+            return None;
+        }
+        self.heap.pop().map(|Rev(e)| (e.time(), e.ev))
+    }
+    #[inline]
+    fn peek_time(&self) -> Option<Time> {
+        self.heap.peek().map(|r| r.0.time())
+    }
+    #[inline]
+    fn len(&self) -> usize {
+        self.heap.len()
+    }
+}

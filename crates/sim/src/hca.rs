@@ -1,0 +1,165 @@
+//! The host channel adapter: per-SL send queues, the port's send VL buffers,
+//! VL arbitration at the port, and a sink.
+//!
+//! Paper 000 §2.3 (Fig. 2): packets wait in one FCFS queue per SL; the HCA
+//! serves the SL queues in priority order and moves each packet into the send
+//! buffer of its VL (SL2VL of the CA port) when that buffer has room for it —
+//! the DMA is not timed. The SL queues are unbounded: their length (reported as
+//! the injection queue) shows an offered load the port cannot carry.
+//! Management packets (VL15, QP0) have a queue of their own, served before
+//! every SL queue. The send
+//! VL buffers are then arbitrated onto the link like a switch's output buffers
+//! (`switch/output.rs`). The sink consumes at link rate and returns credits as
+//! it consumes (`channel.rs` explains why that is when the last byte arrives).
+
+use crate::engine::{Event, Time};
+use crate::metrics::DropReason;
+use crate::packet::{Packet, PacketId, FLAG_MEASURED, FLAG_VL15, NIL};
+use crate::sim::{Simulation, MGMT_QUEUE};
+use crate::traffic::PathBits;
+
+impl Simulation {
+    /// Source `s` generates a packet now.
+    pub(crate) fn on_generate(&mut self, s: u32) {
+        let (host, class, dst, dlid, next) = {
+            let src = &mut self.sources[s as usize];
+            let class = &self.classes[src.class as usize];
+            let dst = class.pattern.dest(src);
+            let dm = self.hosts[dst as usize];
+            let dlid = match class.path_bits {
+                PathBits::Base => dm.base_lid,
+                PathBits::Random => dm.base_lid + src.pick(dm.lid_count as u32) as u16,
+            };
+            src.advance();
+            (src.host, src.class, dst, dlid, src.due())
+        };
+        self.schedule(next, Event::Generate { source: s });
+        let id = self.new_packet(self.now, class, host, dst, dlid);
+        self.enqueue_generated(id);
+    }
+
+    /// A packet made by `inject` reaches its generation time.
+    pub(crate) fn on_inject(&mut self, id: PacketId) {
+        self.enqueue_generated(id);
+    }
+
+    /// A packet of `class` from `host` to `dst`, generated at `at`, in the arena
+    /// but in no queue yet.
+    pub(crate) fn new_packet(&mut self, at: Time, class: u8, host: u32, dst: u32, dlid: u16) -> PacketId {
+        let c = &self.classes[class as usize];
+        let hm = self.hosts[host as usize];
+        let slot = if c.vl15 { self.p.vl15_slot } else { self.sl2vl.vl(hm.node, 0, self.ports[hm.gp as usize].port, c.sl) };
+        let mut flags = if c.vl15 { FLAG_VL15 } else { 0 };
+        if at >= self.p.warmup_ps {
+            flags |= FLAG_MEASURED;
+        }
+        self.arena.alloc(Packet {
+            gen_time: at,
+            inject_time: Time::MAX,
+            tail_at: at,
+            ready_at: at,
+            next: NIL,
+            src: host,
+            dst,
+            dlid,
+            wire_bytes: c.wire_bytes as u16,
+            blocks: c.blocks,
+            sl: c.sl,
+            slot,
+            class,
+            flags,
+        })
+    }
+
+    /// Counts packet `id` as generated now and puts it in its host's SL queue.
+    fn enqueue_generated(&mut self, id: PacketId) {
+        let p = self.arena[id];
+        self.metrics.on_generate(self.now, p.class, p.sl, p.wire_bytes as u32);
+        let q = if p.flags & FLAG_VL15 != 0 { MGMT_QUEUE } else { p.sl as usize };
+        let hs = &mut self.host_state[p.src as usize];
+        let was_empty = hs.slq[q].is_empty();
+        hs.slq[q].push(&mut self.arena, id);
+        hs.sl_mask |= 1 << q;
+        hs.queued += 1;
+        hs.peak = hs.peak.max(hs.queued);
+        // Behind other packets of its SL it cannot move before them, and the
+        // other SLs have not changed: only a packet at the head may move now.
+        if was_empty && self.hca_fill(p.src) > 0 {
+            self.try_transmit(self.hosts[p.src as usize].gp);
+        }
+    }
+
+    /// Moves packets from host `h`'s SL queues into its send VL buffers, SLs in
+    /// priority order, each SL in FIFO order while its head fits; returns how
+    /// many moved.
+    pub(crate) fn hca_fill(&mut self, h: u32) -> u32 {
+        if self.host_state[h as usize].sl_mask == 0 {
+            return 0;
+        }
+        let mut moved = 0;
+        let gp = self.hosts[h as usize].gp;
+        let base = gp as usize * self.p.nvl;
+        let now = self.now;
+        for k in 0..17 {
+            let sl = if k == 0 { MGMT_QUEUE as u8 } else { self.p.sl_order[k - 1] };
+            let hs = &mut self.host_state[h as usize];
+            if hs.sl_mask & (1 << sl) == 0 {
+                continue;
+            }
+            loop {
+                let head = hs.slq[sl as usize].head;
+                if head == NIL {
+                    hs.sl_mask &= !(1 << sl);
+                    break;
+                }
+                let (slot, blocks) = {
+                    let p = &self.arena[head];
+                    (p.slot, p.blocks as u32)
+                };
+                let i = base + slot as usize;
+                if self.out_used[i] + blocks > self.out_cap[i] {
+                    break;
+                }
+                hs.slq[sl as usize].pop(&mut self.arena);
+                hs.queued -= 1;
+                {
+                    let p = &mut self.arena[head];
+                    p.ready_at = now;
+                    p.tail_at = now;
+                }
+                self.out_used[i] += blocks;
+                self.outq[i].push(&mut self.arena, head);
+                self.tx[gp as usize].outq_mask |= 1 << slot;
+                self.in_network += 1;
+                self.last_progress = now;
+                moved += 1;
+            }
+            if hs.sl_mask == 0 {
+                break;
+            }
+        }
+        moved
+    }
+
+    /// The sink of CA port `gp` has consumed `id`'s last byte.
+    pub(crate) fn on_deliver(&mut self, gp: u32, slot: u8, id: PacketId) {
+        let now = self.now;
+        let i = self.pv(gp, slot);
+        let popped = self.inq[i].pop(&mut self.arena);
+        debug_assert_eq!(popped, Some(id), "sink consumes in arrival order");
+        let p = self.arena[id];
+        let pm = self.ports[gp as usize];
+        if p.flags & FLAG_VL15 == 0 {
+            let at = now + pm.timing.propagation_ps;
+            self.schedule(at, Event::Credit { port: pm.peer, slot, blocks: p.blocks });
+        }
+        self.last_progress = now;
+        if self.lid_host[p.dlid as usize] != pm.host {
+            self.drop_packet(id, DropReason::Misrouted);
+            return;
+        }
+        self.metrics.on_deliver(now, p.class, p.sl, p.wire_bytes as u32, p.gen_time, p.inject_time, p.measured());
+        self.in_network -= 1;
+        self.arena.free(id);
+    }
+}

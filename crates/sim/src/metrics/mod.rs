@@ -1,0 +1,164 @@
+//! What a run measures: per packet generation, injection (first byte on the
+//! source link) and delivery (last byte consumed) times, folded into per-class
+//! and per-SL latency histograms; offered and accepted traffic; per-port,
+//! per-VL link busy time; drops by reason; events processed.
+//!
+//! Warm-up is fixed: packets generated before `warmup_ns` are left out of the
+//! latency and offered-traffic figures, deliveries and transmissions before it
+//! out of accepted traffic and utilization, so every figure covers the window
+//! `[warmup, now]` and carries its sample size. Computing the report is in
+//! [`results`].
+
+pub mod histogram;
+pub mod results;
+
+use crate::engine::Time;
+pub use histogram::LogHistogram;
+pub use results::{FlowResult, InjectionQueueResult, LatencySummary, PortResult, SimResults};
+
+/// Why a packet left the network without being delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropReason {
+    /// The LFT has no entry (or an unconnected port) for the DLID.
+    NoRoute,
+    /// The LFT sends the packet back out of the port it came in on, which IBA
+    /// switches do not do for unicast.
+    InputPortIsOutput,
+    /// A VL15 packet found no room in the receiver's VL15 buffer (VL15 is not
+    /// flow controlled).
+    Vl15Overflow,
+    /// The packet reached a CA that does not own its DLID.
+    Misrouted,
+}
+
+impl DropReason {
+    /// All reasons, in report order.
+    pub const ALL: [DropReason; 4] =
+        [DropReason::NoRoute, DropReason::InputPortIsOutput, DropReason::Vl15Overflow, DropReason::Misrouted];
+
+    /// Name in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::NoRoute => "no_route",
+            DropReason::InputPortIsOutput => "input_port_is_output",
+            DropReason::Vl15Overflow => "vl15_overflow",
+            DropReason::Misrouted => "misrouted",
+        }
+    }
+}
+
+/// Counters of one class or SL.
+#[derive(Debug, Clone, Default)]
+pub struct FlowStats {
+    /// Packets generated after warm-up.
+    pub generated_packets: u64,
+    /// Their wire bytes.
+    pub generated_bytes: u64,
+    /// Packets delivered after warm-up (whenever generated).
+    pub delivered_packets: u64,
+    /// Their wire bytes.
+    pub delivered_bytes: u64,
+    /// Generation → last byte consumed, packets generated after warm-up.
+    pub latency: LogHistogram,
+    /// First byte injected → last byte consumed, same packets.
+    pub network_latency: LogHistogram,
+}
+
+/// Everything counted during a run.
+#[derive(Debug, Clone)]
+pub struct Metrics {
+    /// Start of the measurement window.
+    pub warmup_ps: Time,
+    /// Per traffic class.
+    pub classes: Vec<FlowStats>,
+    /// Per SL, for SLs used by some class.
+    pub sls: Vec<Option<FlowStats>>,
+    /// Busy time of each transmitter per VL slot, window only.
+    pub busy_ps: Vec<u64>,
+    /// Drops by reason (all packets).
+    pub drops: [u64; DropReason::ALL.len()],
+    /// Packets generated since time 0.
+    pub generated: u64,
+    /// Packets delivered since time 0.
+    pub delivered: u64,
+    /// Packets dropped since time 0.
+    pub dropped: u64,
+    /// Events handled.
+    pub events: u64,
+}
+
+impl Metrics {
+    /// Counters for `classes` classes with the given SLs and `port_slots` transmitter slots.
+    pub fn new(warmup_ps: Time, class_sls: &[u8], port_slots: usize) -> Self {
+        let mut sls: Vec<Option<FlowStats>> = vec![None; 16];
+        for &sl in class_sls {
+            sls[sl as usize] = Some(FlowStats::default());
+        }
+        Metrics {
+            warmup_ps,
+            classes: vec![FlowStats::default(); class_sls.len()],
+            sls,
+            busy_ps: vec![0; port_slots],
+            drops: [0; DropReason::ALL.len()],
+            generated: 0,
+            delivered: 0,
+            dropped: 0,
+            events: 0,
+        }
+    }
+
+    /// A packet of `class`/`sl` with `wire` bytes was generated at `now`.
+    #[inline]
+    pub fn on_generate(&mut self, now: Time, class: u8, sl: u8, wire: u32) {
+        self.generated += 1;
+        if now >= self.warmup_ps {
+            for f in self.flows(class, sl) {
+                f.generated_packets += 1;
+                f.generated_bytes += wire as u64;
+            }
+        }
+    }
+
+    /// A packet was delivered at `now`.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_deliver(&mut self, now: Time, class: u8, sl: u8, wire: u32, gen: Time, inject: Time, measured: bool) {
+        self.delivered += 1;
+        if now < self.warmup_ps {
+            return;
+        }
+        for f in self.flows(class, sl) {
+            f.delivered_packets += 1;
+            f.delivered_bytes += wire as u64;
+            if measured {
+                f.latency.record(now - gen);
+                f.network_latency.record(now - inject);
+            }
+        }
+    }
+
+    /// A packet was dropped.
+    #[inline]
+    pub fn on_drop(&mut self, reason: DropReason) {
+        self.dropped += 1;
+        self.drops[reason as usize] += 1;
+    }
+
+    /// A transmitter slot is busy for `ps` from `now`; only the part after
+    /// warm-up counts (the part beyond the current time is taken off when
+    /// results are computed).
+    #[inline]
+    pub fn on_transmit(&mut self, now: Time, port_slot: usize, ps: u64) {
+        let end = now + ps;
+        if end > self.warmup_ps {
+            self.busy_ps[port_slot] += end - now.max(self.warmup_ps);
+        }
+    }
+
+    #[inline]
+    fn flows(&mut self, class: u8, sl: u8) -> impl Iterator<Item = &mut FlowStats> {
+        let c = &mut self.classes[class as usize];
+        let s = self.sls[sl as usize & 15].as_mut();
+        std::iter::once(c).chain(s)
+    }
+}

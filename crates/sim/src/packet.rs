@@ -1,0 +1,252 @@
+//! Packets and the arena that holds them.
+//!
+//! A packet lives in a slab indexed by `u32` from generation to delivery or drop;
+//! freed slots are reused through a free list, so the hot path never allocates
+//! once the slab has grown to the peak number of packets alive. Queues are
+//! intrusive singly linked lists threaded through [`Packet::next`]: a packet is
+//! in at most one queue at a time (an SL send queue, a VL buffer of a port), and
+//! moving it between queues costs two index writes.
+
+use crate::engine::Time;
+
+/// Index of a packet in the [`PacketArena`].
+pub type PacketId = u32;
+
+/// "No packet" in intrusive lists.
+pub const NIL: PacketId = u32::MAX;
+
+/// One IBA packet in flight.
+#[derive(Debug, Clone, Copy)]
+pub struct Packet {
+    /// When the packet entered its source's send queue.
+    pub gen_time: Time,
+    /// When its first byte went onto the source link (`Time::MAX` before).
+    pub inject_time: Time,
+    /// When its last byte is available in the buffer it currently occupies.
+    pub tail_at: Time,
+    /// When it may leave the buffer it currently occupies: at a switch input,
+    /// the time its header is routed; in an output buffer, the earliest start
+    /// that does not underrun (cut-through).
+    pub ready_at: Time,
+    /// Next packet in the same queue.
+    pub next: PacketId,
+    /// Source host index.
+    pub src: u32,
+    /// Destination host index.
+    pub dst: u32,
+    /// Destination LID (the low LMC bits are path bits).
+    pub dlid: u16,
+    /// Bytes on the wire (payload and all headers).
+    pub wire_bytes: u16,
+    /// 64-byte flow-control blocks the packet occupies.
+    pub blocks: u16,
+    /// Service level.
+    pub sl: u8,
+    /// VL slot on the link it currently uses or waits for.
+    pub slot: u8,
+    /// Traffic class index.
+    pub class: u8,
+    /// Bit flags (see the `FLAG_*` constants).
+    pub flags: u8,
+}
+
+/// The packet was generated after warm-up and counts in the statistics.
+pub const FLAG_MEASURED: u8 = 1;
+/// The packet travels on VL15 (management, not flow controlled).
+pub const FLAG_VL15: u8 = 2;
+
+impl Packet {
+    /// True when the packet counts in the statistics.
+    #[inline]
+    pub fn measured(&self) -> bool {
+        self.flags & FLAG_MEASURED != 0
+    }
+}
+
+/// Slab of packets with free-list reuse.
+#[derive(Debug, Clone, Default)]
+pub struct PacketArena {
+    slots: Vec<Packet>,
+    free: Vec<PacketId>,
+    live: usize,
+}
+
+impl PacketArena {
+    /// An empty arena.
+    pub fn new() -> Self {
+        PacketArena::default()
+    }
+
+    /// Stores `p` and returns its id.
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PacketId {
+        self.live += 1;
+        match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = p;
+                id
+            }
+            None => {
+                self.slots.push(p);
+                (self.slots.len() - 1) as PacketId
+            }
+        }
+    }
+
+    /// Releases `id` for reuse.
+    #[inline]
+    pub fn free(&mut self, id: PacketId) {
+        debug_assert!(self.live > 0);
+        self.live -= 1;
+        self.free.push(id);
+    }
+
+    /// Number of packets alive.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Peak number of packets alive at once (the slab size).
+    pub fn capacity_used(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+impl std::ops::Index<PacketId> for PacketArena {
+    type Output = Packet;
+    #[inline]
+    fn index(&self, id: PacketId) -> &Packet {
+        &self.slots[id as usize]
+    }
+}
+
+impl std::ops::IndexMut<PacketId> for PacketArena {
+    #[inline]
+    fn index_mut(&mut self, id: PacketId) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
+}
+
+/// A FIFO of packets linked through [`Packet::next`], with its occupancy in
+/// 64-byte blocks.
+#[derive(Debug, Clone, Copy)]
+pub struct PacketQueue {
+    /// First packet, [`NIL`] when empty.
+    pub head: PacketId,
+    /// Last packet.
+    pub tail: PacketId,
+    /// Number of packets.
+    pub len: u32,
+    /// Blocks held (including blocks reserved by packets still arriving).
+    pub blocks: u32,
+}
+
+impl Default for PacketQueue {
+    fn default() -> Self {
+        PacketQueue { head: NIL, tail: NIL, len: 0, blocks: 0 }
+    }
+}
+
+impl PacketQueue {
+    /// True when the queue holds no packet.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+
+    /// Appends `id`.
+    #[inline]
+    pub fn push(&mut self, arena: &mut PacketArena, id: PacketId) {
+        arena[id].next = NIL;
+        if self.tail == NIL {
+            self.head = id;
+        } else {
+            arena[self.tail].next = id;
+        }
+        self.tail = id;
+        self.len += 1;
+        self.blocks += arena[id].blocks as u32;
+    }
+
+    /// Removes the head.
+    #[inline]
+    pub fn pop(&mut self, arena: &mut PacketArena) -> Option<PacketId> {
+        let id = self.head;
+        if id == NIL {
+            return None;
+        }
+        self.head = arena[id].next;
+        if self.head == NIL {
+            self.tail = NIL;
+        }
+        self.len -= 1;
+        self.blocks -= arena[id].blocks as u32;
+        Some(id)
+    }
+
+    /// Walks the list and counts its packets (used by the conservation check,
+    /// which must not trust `len`).
+    pub fn count_linked(&self, arena: &PacketArena) -> usize {
+        let mut n = 0;
+        let mut id = self.head;
+        while id != NIL {
+            n += 1;
+            id = arena[id].next;
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pkt(blocks: u16) -> Packet {
+        Packet {
+            gen_time: 0,
+            inject_time: Time::MAX,
+            tail_at: 0,
+            ready_at: 0,
+            next: NIL,
+            src: 0,
+            dst: 0,
+            dlid: 1,
+            wire_bytes: blocks * 64,
+            blocks,
+            sl: 0,
+            slot: 0,
+            class: 0,
+            flags: 0,
+        }
+    }
+
+    #[test]
+    fn queue_is_fifo_and_counts_blocks() {
+        let mut a = PacketArena::new();
+        let mut q = PacketQueue::default();
+        let ids: Vec<_> = (1..=3).map(|b| a.alloc(pkt(b))).collect();
+        for &i in &ids {
+            q.push(&mut a, i);
+        }
+        assert_eq!((q.len, q.blocks), (3, 6));
+        assert_eq!(q.count_linked(&a), 3);
+        assert_eq!(q.pop(&mut a), Some(ids[0]));
+        assert_eq!(q.blocks, 5);
+        assert_eq!(q.pop(&mut a), Some(ids[1]));
+        assert_eq!(q.pop(&mut a), Some(ids[2]));
+        assert_eq!(q.pop(&mut a), None);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn arena_reuses_freed_slots() {
+        let mut a = PacketArena::new();
+        let x = a.alloc(pkt(1));
+        let _y = a.alloc(pkt(1));
+        a.free(x);
+        let z = a.alloc(pkt(2));
+        assert_eq!(z, x);
+        assert_eq!(a.live(), 2);
+        assert_eq!(a.capacity_used(), 2);
+    }
+}

@@ -1,0 +1,479 @@
+//! The simulation: state, the run loop and event dispatch.
+//!
+//! Building ([`Simulation::new`], in `build.rs`) validates the configuration
+//! against the fabric and turns everything into flat arrays indexed by global
+//! port (`gp`, one per `(node, port)`) and by port × VL slot (`pv`). Running
+//! ([`Simulation::run`]) pops events up to a time limit and can be resumed, so a
+//! caller can report progress or check for Ctrl-C between slices. The
+//! behaviour of each component is in its own module: `channel.rs` (a packet on
+//! a link), `switch/` (input, routing, crossbar, output), `hca.rs`, `traffic/`,
+//! `metrics/` and `watchdog.rs`.
+
+use ibnetsim_fabric::{Fabric, PortNum};
+use ibnetsim_sm::{ForwardingTables, LidMap};
+
+use crate::arbitration::{VlArbState, VlArbTable, VlArbiter};
+use crate::config::{CrossbarKind, SimConfig};
+use crate::credits::Credits;
+use crate::engine::{Event, EventQueue, Queue, Time};
+use crate::error::{DeadlockReport, SimError};
+use crate::link::LinkTiming;
+use crate::metrics::{Metrics, SimResults};
+use crate::packet::{PacketArena, PacketQueue};
+use crate::qos::{QosTables, Sl2VlMap};
+use crate::selection::Selection;
+use crate::traffic::{Class, Source};
+
+/// "No port" / "no host" marker in index arrays.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Index of the management (VL15) send queue of a host: QP0 traffic does not
+/// wait behind the data SL queues and is served first.
+pub(crate) const MGMT_QUEUE: usize = 16;
+
+/// Static description of one `(node, port)`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PortModel {
+    /// Node index.
+    pub node: u32,
+    /// Port number on the node.
+    pub port: PortNum,
+    /// Global index of the port at the other end of the cable, or [`NONE`].
+    pub peer: u32,
+    /// The node is a switch.
+    pub is_switch: bool,
+    /// Dense switch index when `is_switch`.
+    pub switch: u32,
+    /// Host index of a CA port, else [`NONE`].
+    pub host: u32,
+    /// Timing of the cable at this port (both directions are the same).
+    pub timing: LinkTiming,
+}
+
+/// Static description of one switch.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SwitchModel {
+    /// Node index.
+    pub node: u32,
+    /// Global index of port 1.
+    pub port_base: u32,
+    /// Number of ports.
+    pub num_ports: u32,
+    /// First word of its bitsets over input (port, slot) queues in
+    /// `in_bits` and `pend_bits`.
+    pub bits_base: u32,
+    /// Words of one such bitset.
+    pub bits_words: u32,
+    /// First word of its per-output-port waiter bitsets in `wait_bits`.
+    pub wait_base: u32,
+}
+
+/// Dynamic state of one switch.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SwitchState {
+    /// Round-robin pointer over input (port, slot) queues.
+    pub rr: u32,
+    /// Round-robin pointer over output ports (bufferless mode).
+    pub out_rr: u32,
+    /// Time of the pending `SwitchWake`, or 0.
+    pub wake_at: Time,
+    /// Non-empty VL15 input queues.
+    pub vl15_inputs: u32,
+}
+
+/// Static description of one host (a CA port with LIDs).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostModel {
+    /// Global port index.
+    pub gp: u32,
+    /// Node index.
+    pub node: u32,
+    /// Base LID.
+    pub base_lid: u16,
+    /// LIDs: `2^LMC`.
+    pub lid_count: u16,
+}
+
+/// Dynamic state of one host.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HostState {
+    /// Unbounded send queue per SL (the injection queue), then the management
+    /// (VL15) queue at index [`MGMT_QUEUE`].
+    pub slq: [PacketQueue; 17],
+    /// Queues that are non-empty, bit per index.
+    pub sl_mask: u32,
+    /// Packets in the send queues.
+    pub queued: u64,
+    /// Most packets ever in the send queues.
+    pub peak: u64,
+}
+
+/// Dynamic state of a transmitter.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TxState {
+    /// The link is serializing a packet; cleared by its `LinkFree` event (not
+    /// by the clock, so that a transmission never starts before the previous
+    /// one's end has been handled).
+    pub busy: bool,
+    /// End of the current or last transmission.
+    pub busy_until: Time,
+    /// Slot and blocks of the packet on the wire, released from the output
+    /// buffer when its last byte has left.
+    pub sending_slot: u8,
+    /// Blocks held in the output buffer by the packet on the wire (0: none, or
+    /// the packet came straight from an input buffer).
+    pub sending_blocks: u16,
+    /// Time of a pending `OutputReady`, or 0.
+    pub ready_wake_at: Time,
+    /// Without output buffers: the switch input port feeding the packet on
+    /// the wire (its crossbar input frees with the link), or `NONE`.
+    pub feeding_input: u32,
+    /// Its VL slot.
+    pub feeding_slot: u8,
+    /// Non-empty output (send) queues, bit per slot.
+    pub outq_mask: u16,
+    /// VL arbitration state.
+    pub arb: VlArbState,
+}
+
+/// Numbers derived from the config, in the units the hot path uses.
+#[derive(Debug, Clone)]
+pub(crate) struct Params {
+    /// Data VLs.
+    pub data_vls: u8,
+    /// Slots per port: data VLs + VL15.
+    pub nvl: usize,
+    /// Slot of VL15.
+    pub vl15_slot: u8,
+    /// Routing + arbitration delay at a switch.
+    pub switch_delay_ps: Time,
+    /// Crossbar speedup.
+    pub speedup: f64,
+    /// Switches have output buffers.
+    pub output_buffers: bool,
+    /// Crossbar organisation.
+    pub crossbar: CrossbarKind,
+    /// Warm-up end.
+    pub warmup_ps: Time,
+    /// Watchdog period.
+    pub watchdog_ps: Time,
+    /// SLs in HCA service order.
+    pub sl_order: [u8; 16],
+}
+
+/// A packet-level simulation of one fabric with one configuration.
+#[derive(Debug, Clone)]
+pub struct Simulation {
+    pub(crate) p: Params,
+    pub(crate) ports: Vec<PortModel>,
+    pub(crate) node_names: Vec<String>,
+    pub(crate) switches: Vec<SwitchModel>,
+    pub(crate) hosts: Vec<HostModel>,
+    /// `lft[switch * lft_stride + lid]`, 255 = no path.
+    pub(crate) lft: Vec<u8>,
+    pub(crate) lft_stride: usize,
+    /// Host owning each LID, or [`NONE`].
+    pub(crate) lid_host: Vec<u32>,
+    pub(crate) sl2vl: Sl2VlMap,
+    pub(crate) arb_tables: Vec<VlArbTable>,
+    pub(crate) port_arb: Vec<u16>,
+    pub(crate) arbiter: VlArbiter,
+    pub(crate) selection: Selection,
+    pub(crate) classes: Vec<Class>,
+
+    pub(crate) now: Time,
+    pub(crate) queue: Queue,
+    pub(crate) arena: PacketArena,
+    pub(crate) inq: Vec<PacketQueue>,
+    pub(crate) in_cap: Vec<u32>,
+    pub(crate) outq: Vec<PacketQueue>,
+    pub(crate) out_used: Vec<u32>,
+    pub(crate) out_cap: Vec<u32>,
+    pub(crate) credits: Credits,
+    pub(crate) tx: Vec<TxState>,
+    /// Crossbar inputs in use (per port, or per port × slot), cleared by the
+    /// event that ends the transfer.
+    pub(crate) xin_busy: Vec<bool>,
+    /// Crossbar outputs in use, likewise.
+    pub(crate) xout_busy: Vec<bool>,
+    /// Non-empty input queues, per switch.
+    pub(crate) in_bits: Vec<u64>,
+    /// Input queues whose head must be (re)considered by crossbar arbitration.
+    pub(crate) pend_bits: Vec<u64>,
+    /// Per output port, the input queues whose head waits for it.
+    pub(crate) wait_bits: Vec<u64>,
+    pub(crate) sw: Vec<SwitchState>,
+    pub(crate) host_state: Vec<HostState>,
+    pub(crate) sources: Vec<Source>,
+    pub(crate) metrics: Metrics,
+    /// Packets that left their SL send queue and are not yet delivered or dropped.
+    pub(crate) in_network: u64,
+    pub(crate) last_progress: Time,
+    pub(crate) deadlock: Option<Box<DeadlockReport>>,
+    /// Scratch for bufferless arbitration: request per (output port, slot).
+    pub(crate) scratch_req: Vec<u32>,
+    /// Packets created by [`Simulation::inject`] whose generation time is to come.
+    pub(crate) injections_pending: u64,
+}
+
+impl Simulation {
+    /// Builds a simulation of `fabric` routed by `tables` over `lids`, with the
+    /// SL2VL and VLArbitration tables described by `config`. All validation
+    /// happens here; errors name the config key.
+    pub fn new(
+        fabric: &Fabric,
+        lids: &LidMap,
+        tables: &ForwardingTables,
+        config: &SimConfig,
+    ) -> Result<Simulation, SimError> {
+        let qos = crate::build::qos_from_config(config)?;
+        Self::with_qos(fabric, lids, tables, config, qos)
+    }
+
+    /// As [`Simulation::new`], with SL2VL and VLArbitration tables given per
+    /// port (e.g. converted from the subnet manager's QoS module); the config's
+    /// `sl2vl` and `vl_arbitration` tables are then ignored, its arbiter kind is not.
+    pub fn with_qos(
+        fabric: &Fabric,
+        lids: &LidMap,
+        tables: &ForwardingTables,
+        config: &SimConfig,
+        qos: QosTables,
+    ) -> Result<Simulation, SimError> {
+        crate::build::build(fabric, lids, tables, config, qos)
+    }
+
+    /// Current simulated time in picoseconds.
+    pub fn now_ps(&self) -> Time {
+        self.now
+    }
+
+    /// Runs until simulated time `until_ps` (inclusive) or a deadlock. May be
+    /// called again with a later time to continue.
+    pub fn run(&mut self, until_ps: Time) -> Result<(), SimError> {
+        if let Some(d) = &self.deadlock {
+            return Err(SimError::Deadlock(d.clone()));
+        }
+        if until_ps <= self.now {
+            return Ok(());
+        }
+        let watchdog = self.p.watchdog_ps;
+        while let Some((t, ev)) = self.queue.pop_until(until_ps) {
+            debug_assert!(t >= self.now);
+            self.now = t;
+            self.metrics.events += 1;
+            self.dispatch(ev);
+            if self.in_network > 0 && t - self.last_progress > watchdog {
+                return Err(self.declare_deadlock());
+            }
+        }
+        if self.in_network > 0 && (self.queue.is_empty() || until_ps - self.last_progress > watchdog) {
+            // Nothing can move any more (no events left), or nothing did for a
+            // whole watchdog period.
+            self.now = until_ps.max(self.now);
+            return Err(self.declare_deadlock());
+        }
+        self.now = until_ps;
+        if cfg!(debug_assertions) {
+            self.check_conservation()?;
+        }
+        Ok(())
+    }
+
+    fn declare_deadlock(&mut self) -> SimError {
+        let report = Box::new(self.deadlock_report());
+        self.deadlock = Some(report.clone());
+        SimError::Deadlock(report)
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::Generate { source } => self.on_generate(source),
+            Event::Routed { port, slot } => {
+                self.mark_pending(port, slot);
+                self.arbitrate_switch(self.ports[port as usize].switch);
+            }
+            Event::XbarDone { input, output, in_slot, out_slot } => {
+                let (xi, xo) = (self.xidx(input, in_slot), self.xidx(output, out_slot));
+                self.xin_busy[xi] = false;
+                self.xout_busy[xo] = false;
+                self.mark_port_pending(input);
+                self.wake_waiters(output);
+                self.arbitrate_switch(self.ports[input as usize].switch);
+            }
+            Event::LinkFree { port } => self.on_link_free(port),
+            Event::OutputReady { port } => {
+                self.tx[port as usize].ready_wake_at = 0;
+                self.try_transmit(port);
+            }
+            Event::Credit { port, slot, blocks } => self.on_credit(port, slot, blocks),
+            Event::Deliver { port, slot, packet } => self.on_deliver(port, slot, packet),
+            Event::Inject { packet } => {
+                self.injections_pending -= 1;
+                self.on_inject(packet);
+            }
+            Event::SwitchWake { switch } => {
+                self.sw[switch as usize].wake_at = 0;
+                self.mark_all_pending(switch);
+                self.arbitrate_switch(switch);
+            }
+        }
+    }
+
+    /// Schedules `ev` at `at`.
+    #[inline]
+    pub(crate) fn schedule(&mut self, at: Time, ev: Event) {
+        self.queue.push(self.now, at, ev);
+    }
+
+    /// Index of `(gp, slot)` in per-port-slot arrays.
+    #[inline]
+    pub(crate) fn pv(&self, gp: u32, slot: u8) -> usize {
+        gp as usize * self.p.nvl + slot as usize
+    }
+
+    /// The VL number of a slot.
+    #[inline]
+    pub(crate) fn vl_of_slot(&self, slot: u8) -> u8 {
+        if slot == self.p.vl15_slot {
+            15
+        } else {
+            slot
+        }
+    }
+
+    fn on_link_free(&mut self, gp: u32) {
+        let tx = &mut self.tx[gp as usize];
+        let (slot, blocks, feeding, fslot) = (tx.sending_slot, tx.sending_blocks, tx.feeding_input, tx.feeding_slot);
+        tx.sending_blocks = 0;
+        tx.feeding_input = NONE;
+        tx.busy = false;
+        if blocks > 0 {
+            let i = self.pv(gp, slot);
+            self.out_used[i] -= blocks as u32;
+        }
+        let pm = self.ports[gp as usize];
+        if pm.is_switch {
+            // Room in the output buffer (or the link itself) is free again.
+            self.wake_waiters(gp);
+            if feeding != NONE {
+                let xi = self.xidx(feeding, fslot);
+                self.xin_busy[xi] = false;
+                self.mark_port_pending(feeding);
+            }
+            self.arbitrate_switch(pm.switch);
+            if self.p.output_buffers {
+                self.try_transmit(gp);
+            }
+        } else {
+            self.hca_fill(pm.host);
+            self.try_transmit(gp);
+        }
+    }
+
+    fn on_credit(&mut self, gp: u32, slot: u8, blocks: u16) {
+        self.credits.give_back(gp, slot, blocks);
+        let pm = self.ports[gp as usize];
+        if pm.is_switch && !self.p.output_buffers {
+            // Credits only decide which heads may cross when the crossbar feeds
+            // the link directly; with output buffers they concern the link alone.
+            self.wake_waiters(gp);
+            self.arbitrate_switch(pm.switch);
+        } else {
+            self.try_transmit(gp);
+        }
+    }
+
+    /// Results so far (the measurement window is `[warmup, now]`).
+    pub fn results(&self) -> SimResults {
+        crate::metrics::results::compute(self)
+    }
+
+    /// Latency histogram of traffic class `class` as `(lowest value, width,
+    /// count)` buckets in picoseconds (each at most 3.1 % wide): generation →
+    /// delivery, or first byte injected → delivery when `network` is set.
+    /// `None` for a class that does not exist.
+    pub fn latency_histogram(&self, class: usize, network: bool) -> Option<Vec<(u64, u64, u64)>> {
+        let f = self.metrics.classes.get(class)?;
+        Some(if network { f.network_latency.buckets() } else { f.latency.buckets() })
+    }
+
+    /// Packets generated, delivered, dropped, and found by walking every queue;
+    /// `Err` when they do not add up.
+    pub fn check_conservation(&self) -> Result<(), SimError> {
+        let mut queued = 0u64;
+        for q in self.inq.iter().chain(self.outq.iter()) {
+            queued += q.count_linked(&self.arena) as u64;
+        }
+        for h in &self.host_state {
+            for q in &h.slq {
+                queued += q.count_linked(&self.arena) as u64;
+            }
+        }
+        let m = &self.metrics;
+        if m.generated != m.delivered + m.dropped + queued || queued + self.injections_pending != self.arena.live() as u64 {
+            return Err(SimError::Conservation {
+                generated: m.generated,
+                delivered: m.delivered,
+                dropped: m.dropped,
+                queued,
+            });
+        }
+        Ok(())
+    }
+
+    /// Schedules one packet of traffic class `class` from host `src` to host
+    /// `dst` (host indices in LID order), generated at `at_ps` (not before
+    /// now). Its DLID is the destination's base LID. For trace replay and for
+    /// tests that need exact single packets.
+    pub fn inject(&mut self, at_ps: Time, class: usize, src: usize, dst: usize) -> Result<(), SimError> {
+        if class >= self.classes.len() {
+            return Err(SimError::config("inject.class", format!("class {class} does not exist ({} classes)", self.classes.len())));
+        }
+        let n = self.hosts.len();
+        for (key, h) in [("inject.src", src), ("inject.dst", dst)] {
+            if h >= n {
+                return Err(SimError::config(key, format!("host {h} does not exist ({n} hosts)")));
+            }
+        }
+        if src == dst {
+            return Err(SimError::config("inject.dst", "a host cannot send to itself"));
+        }
+        if at_ps < self.now {
+            return Err(SimError::config("inject.at_ps", format!("{at_ps} ps is in the past (now is {} ps)", self.now)));
+        }
+        let id = self.new_packet(at_ps, class as u8, src as u32, dst as u32, self.hosts[dst].base_lid);
+        self.injections_pending += 1;
+        self.schedule(at_ps, Event::Inject { packet: id });
+        Ok(())
+    }
+
+    /// Number of hosts (CA ports with LIDs), the traffic endpoints, in LID order.
+    pub fn num_hosts(&self) -> usize {
+        self.hosts.len()
+    }
+
+    /// Events handled so far.
+    pub fn events(&self) -> u64 {
+        self.metrics.events
+    }
+
+    /// Pending events.
+    pub fn pending_events(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Packets alive (queued anywhere or on a link).
+    pub fn packets_alive(&self) -> usize {
+        self.arena.live()
+    }
+
+    /// Name of the event queue in use.
+    pub fn event_queue_name(&self) -> &'static str {
+        match self.queue {
+            Queue::Heap(_) => crate::engine::HeapQueue::NAME,
+            Queue::Fifo(_) => crate::engine::FifoQueue::NAME,
+        }
+    }
+}

@@ -1,0 +1,479 @@
+//! Crossbar arbitration and transfer.
+//!
+//! Input heads compete in round-robin order: a pointer per switch rotates over
+//! the input (port, VL slot) queues and moves past each input that is granted,
+//! so every waiting head gets its turn. VL15 heads go first. A head takes part
+//! once its routing delay has elapsed and its crossbar input is free — with a
+//! multiplexed crossbar one input per physical port, shared by all its VLs;
+//! per VL otherwise. The selection policy then picks a routing option that can
+//! take the packet now, or none (the head waits; any change at the switch
+//! re-arbitrates).
+//!
+//! *With output buffers*, the transfer moves the packet into the output buffer
+//! of (port, VL) at `speedup` times the output link's rate, reserving the whole
+//! packet there (virtual cut-through inside the switch), and the output link
+//! may start as soon as it cannot underrun (see the module doc of `switch`).
+//! *Without*, the crossbar connects the input directly to the link: an output
+//! port whose link is free runs IBA VL arbitration over the VLs that have a
+//! head selecting it (credits for the whole packet needed), then round robin
+//! among those heads.
+//!
+//! In both cases the input buffer space (and so the upstream credits) is freed
+//! when the packet's last byte has left it.
+
+use std::cell::Cell;
+
+use crate::config::CrossbarKind;
+use crate::credits::Credits;
+use crate::engine::{Event, Time};
+use crate::packet::{PacketId, FLAG_VL15, NIL};
+use crate::selection::{Candidate, Candidates, SelectionView};
+use crate::sim::{PortModel, Simulation, TxState, NONE};
+
+use super::input::next_bit;
+
+/// Selection view with output buffers: the crossbar output must be free and
+/// the output buffer must have room for the packet.
+struct BufferedView<'a> {
+    credits: &'a Credits,
+    out_used: &'a [u32],
+    out_cap: &'a [u32],
+    xout_busy: &'a [bool],
+    port_base: u32,
+    nvl: usize,
+    mux: bool,
+    blocks: u32,
+}
+
+impl BufferedView<'_> {
+    #[inline]
+    fn gp(&self, c: &Candidate) -> u32 {
+        self.port_base + c.port as u32 - 1
+    }
+}
+
+impl SelectionView for BufferedView<'_> {
+    #[inline]
+    fn credits(&self, c: &Candidate) -> u32 {
+        self.credits.available(self.gp(c), c.slot)
+    }
+    #[inline]
+    fn can_accept(&self, c: &Candidate) -> bool {
+        let gp = self.gp(c) as usize;
+        let pv = gp * self.nvl + c.slot as usize;
+        let x = if self.mux { gp * self.nvl } else { pv };
+        !self.xout_busy[x] && self.out_used[pv] + self.blocks <= self.out_cap[pv]
+    }
+}
+
+/// Selection view without output buffers: the link must be free, the next hop
+/// must have credits for the whole packet (not for VL15), and starting now
+/// must not overtake the packet's own arriving tail.
+struct LinkView<'a> {
+    credits: &'a Credits,
+    tx: &'a [TxState],
+    ports: &'a [PortModel],
+    now: Time,
+    port_base: u32,
+    blocks: u32,
+    wire: u32,
+    tail_at: Time,
+    vl15: bool,
+    /// Earliest time an option refused only for underrun becomes possible.
+    wake: Cell<Time>,
+}
+
+impl SelectionView for LinkView<'_> {
+    #[inline]
+    fn credits(&self, c: &Candidate) -> u32 {
+        self.credits.available(self.port_base + c.port as u32 - 1, c.slot)
+    }
+    #[inline]
+    fn can_accept(&self, c: &Candidate) -> bool {
+        let gp = self.port_base + c.port as u32 - 1;
+        if self.tx[gp as usize].busy {
+            return false;
+        }
+        if !self.vl15 && self.credits.available(gp, c.slot) < self.blocks {
+            return false;
+        }
+        let ser = self.ports[gp as usize].timing.ser_ps(self.wire);
+        if self.now + ser < self.tail_at {
+            let w = self.tail_at - ser;
+            if w < self.wake.get() {
+                self.wake.set(w);
+            }
+            return false;
+        }
+        true
+    }
+}
+
+impl Simulation {
+    /// Re-arbitrates switch `swi` after any change that may let a packet move.
+    pub(crate) fn arbitrate_switch(&mut self, swi: u32) {
+        if self.p.output_buffers {
+            self.arbitrate_buffered(swi);
+        } else {
+            self.arbitrate_bufferless(swi);
+        }
+        #[cfg(debug_assertions)]
+        self.check_no_head_left_behind(swi);
+    }
+
+    /// Debug check of the pending/waiter bookkeeping: after arbitration, no
+    /// head of any input queue of `swi` may be able to move. (A head routed
+    /// exactly now is considered when its own `Routed` or `XbarDone` event at
+    /// this time is handled, so it is not checked here.)
+    #[cfg(debug_assertions)]
+    fn check_no_head_left_behind(&mut self, swi: u32) {
+        let sm = self.switches[swi as usize];
+        let nvl = self.p.nvl;
+        for idx in 0..sm.num_ports as usize * nvl {
+            let gp = sm.port_base + (idx / nvl) as u32;
+            let slot = (idx % nvl) as u8;
+            let head = self.inq[self.pv(gp, slot)].head;
+            if head == NIL {
+                continue;
+            }
+            let p = self.arena[head];
+            if p.ready_at >= self.now || self.xin_busy[self.xidx(gp, slot)] {
+                continue;
+            }
+            let mut cands = Candidates::new();
+            if self.route(swi, self.ports[gp as usize].port, &p, &mut cands).is_err() {
+                continue;
+            }
+            let movable = if self.p.output_buffers {
+                let view = BufferedView {
+                    credits: &self.credits,
+                    out_used: &self.out_used,
+                    out_cap: &self.out_cap,
+                    xout_busy: &self.xout_busy,
+                    port_base: sm.port_base,
+                    nvl,
+                    mux: self.p.crossbar == CrossbarKind::Multiplexed,
+                    blocks: p.blocks as u32,
+                };
+                cands.as_slice().iter().any(|c| view.can_accept(c))
+            } else {
+                let view = LinkView {
+                    credits: &self.credits,
+                    tx: &self.tx,
+                    ports: &self.ports,
+                    now: self.now,
+                    port_base: sm.port_base,
+                    blocks: p.blocks as u32,
+                    wire: p.wire_bytes as u32,
+                    tail_at: p.tail_at,
+                    vl15: p.flags & FLAG_VL15 != 0,
+                    wake: Cell::new(Time::MAX),
+                };
+                // Without output buffers a VL arbiter may legitimately hold a
+                // request back (a VL without table weight); only count VLs it serves.
+                cands.as_slice().iter().any(|c| {
+                    view.can_accept(c) && {
+                        let ogp = sm.port_base + c.port as u32 - 1;
+                        let t = &self.arb_tables[self.port_arb[ogp as usize] as usize];
+                        c.slot == self.p.vl15_slot
+                            || matches!(self.arbiter, crate::arbitration::VlArbiter::RoundRobin(_))
+                            || t.high.iter().chain(&t.low).any(|&(v, w)| v == c.slot && w > 0)
+                    }
+                })
+            };
+            assert!(
+                !movable,
+                "t={} switch {} input port {} slot {}: a head that can move was left waiting",
+                self.now, self.node_names[sm.node as usize], self.ports[gp as usize].port, slot
+            );
+        }
+    }
+
+    /// The routed head of input `(gp, slot)` that may use the crossbar now,
+    /// dropping heads that have no route; `None` when there is none.
+    #[inline]
+    fn eligible_head(&mut self, swi: u32, gp: u32, slot: u8, cands: &mut Candidates) -> Option<PacketId> {
+        loop {
+            let i = self.pv(gp, slot);
+            let head = self.inq[i].head;
+            if head == NIL {
+                return None;
+            }
+            let p = self.arena[head];
+            if p.ready_at > self.now || self.xin_busy[self.xidx(gp, slot)] {
+                return None;
+            }
+            *cands = Candidates::new();
+            match self.route(swi, self.ports[gp as usize].port, &p, cands) {
+                Ok(()) => return Some(head),
+                Err(reason) => {
+                    // The packet is discarded once it has fully arrived; its
+                    // buffer space is returned then.
+                    let release = p.tail_at.max(self.now);
+                    let id = self.pop_input(gp, slot, self.now);
+                    debug_assert_eq!(id, head);
+                    self.return_input_credits(gp, slot, p.blocks, p.flags & FLAG_VL15 != 0, release);
+                    self.drop_packet(id, reason);
+                }
+            }
+        }
+    }
+
+    /// Sends the credits of a packet that has left input buffer `(gp, slot)` at
+    /// `left_at` back to the upstream transmitter.
+    #[inline]
+    fn return_input_credits(&mut self, gp: u32, slot: u8, blocks: u16, vl15: bool, left_at: Time) {
+        if vl15 {
+            return;
+        }
+        let pm = self.ports[gp as usize];
+        self.schedule(left_at + pm.timing.propagation_ps, Event::Credit { port: pm.peer, slot, blocks });
+    }
+
+    /// The next pending input of switch `swi` in round-robin order from `cur`
+    /// below `hi`.
+    #[inline]
+    fn next_pending(&self, sm: &crate::sim::SwitchModel, cur: usize, hi: usize) -> Option<usize> {
+        let words = sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize;
+        next_bit(&self.pend_bits[words], cur, hi)
+    }
+
+    #[inline]
+    fn clear_pending(&mut self, sm: &crate::sim::SwitchModel, idx: usize) {
+        self.pend_bits[sm.bits_base as usize + idx / 64] &= !(1u64 << (idx % 64));
+    }
+
+    #[inline]
+    fn nothing_pending(&self, sm: &crate::sim::SwitchModel) -> bool {
+        self.pend_bits[sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize].iter().all(|&w| w == 0)
+    }
+
+    fn arbitrate_buffered(&mut self, swi: u32) {
+        let sm = self.switches[swi as usize];
+        if self.nothing_pending(&sm) {
+            return;
+        }
+        let nvl = self.p.nvl;
+        let nbits = sm.num_ports as usize * nvl;
+        let passes: &[bool] = if self.sw[swi as usize].vl15_inputs > 0 { &[true, false] } else { &[false] };
+        let mut cands = Candidates::new();
+        for &vl15_only in passes {
+            let start = self.sw[swi as usize].rr as usize % nbits;
+            for (lo, hi) in [(start, nbits), (0, start)] {
+                let mut cur = lo;
+                while let Some(idx) = self.next_pending(&sm, cur, hi) {
+                    cur = idx + 1;
+                    let slot = (idx % nvl) as u8;
+                    if vl15_only && slot != self.p.vl15_slot {
+                        continue;
+                    }
+                    self.clear_pending(&sm, idx);
+                    let gp = sm.port_base + (idx / nvl) as u32;
+                    // Not routed yet (a `Routed` event will come), crossbar input
+                    // busy (an `XbarDone` will come), or empty: nothing to do now.
+                    let Some(id) = self.eligible_head(swi, gp, slot, &mut cands) else { continue };
+                    let blocks = self.arena[id].blocks as u32;
+                    let view = BufferedView {
+                        credits: &self.credits,
+                        out_used: &self.out_used,
+                        out_cap: &self.out_cap,
+                        xout_busy: &self.xout_busy,
+                        port_base: sm.port_base,
+                        nvl,
+                        mux: self.p.crossbar == CrossbarKind::Multiplexed,
+                        blocks,
+                    };
+                    match self.selection.select(&cands, &view) {
+                        Some(k) => {
+                            let c = cands.as_slice()[k];
+                            self.grant_buffered(swi, gp, slot, id, c);
+                            self.sw[swi as usize].rr = ((idx + 1) % nbits) as u32;
+                        }
+                        None => {
+                            for c in cands.as_slice() {
+                                self.park(swi, idx, c.port);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn grant_buffered(&mut self, swi: u32, gp: u32, slot: u8, id: PacketId, c: Candidate) {
+        let now = self.now;
+        let ogp = self.switches[swi as usize].port_base + c.port as u32 - 1;
+        let p = self.arena[id];
+        let ser_o = self.ports[ogp as usize].timing.ser_ps(p.wire_bytes as u32);
+        let xser = if self.p.speedup == 1.0 { ser_o } else { (ser_o as f64 / self.p.speedup).ceil() as Time };
+        let xend = (now + xser).max(p.tail_at);
+        let xi = self.xidx(gp, slot);
+        self.xin_busy[xi] = true;
+        let xo = self.xidx(ogp, c.slot);
+        self.xout_busy[xo] = true;
+        let popped = self.pop_input(gp, slot, xend);
+        debug_assert_eq!(popped, id);
+        {
+            let q = &mut self.arena[id];
+            q.ready_at = now.max(xend.saturating_sub(ser_o));
+            q.tail_at = xend;
+            q.slot = c.slot;
+        }
+        let o = self.pv(ogp, c.slot);
+        self.out_used[o] += p.blocks as u32;
+        self.outq[o].push(&mut self.arena, id);
+        self.tx[ogp as usize].outq_mask |= 1 << c.slot;
+        self.return_input_credits(gp, slot, p.blocks, p.flags & FLAG_VL15 != 0, xend);
+        self.schedule(xend, Event::XbarDone { input: gp, output: ogp, in_slot: slot, out_slot: c.slot });
+        self.last_progress = now;
+        self.try_transmit(ogp);
+    }
+
+    fn arbitrate_bufferless(&mut self, swi: u32) {
+        let sm = self.switches[swi as usize];
+        let nvl = self.p.nvl;
+        let nbits = sm.num_ports as usize * nvl;
+        let mut cands = Candidates::new();
+        loop {
+            if self.nothing_pending(&sm) {
+                return;
+            }
+            // Gather each pending head's selected option: the first head (in
+            // round-robin order) per (output port, VL slot). Heads that select
+            // one stay pending for the next round; the others are parked.
+            self.scratch_req[..nbits].fill(NONE);
+            let mut any = false;
+            let mut wake = Time::MAX;
+            let start = self.sw[swi as usize].rr as usize % nbits;
+            for (lo, hi) in [(start, nbits), (0, start)] {
+                let mut cur = lo;
+                while let Some(idx) = self.next_pending(&sm, cur, hi) {
+                    cur = idx + 1;
+                    let slot = (idx % nvl) as u8;
+                    let gp = sm.port_base + (idx / nvl) as u32;
+                    let Some(id) = self.eligible_head(swi, gp, slot, &mut cands) else {
+                        self.clear_pending(&sm, idx);
+                        continue;
+                    };
+                    let p = self.arena[id];
+                    let view = LinkView {
+                        credits: &self.credits,
+                        tx: &self.tx,
+                        ports: &self.ports,
+                        now: self.now,
+                        port_base: sm.port_base,
+                        blocks: p.blocks as u32,
+                        wire: p.wire_bytes as u32,
+                        tail_at: p.tail_at,
+                        vl15: p.flags & FLAG_VL15 != 0,
+                        wake: Cell::new(Time::MAX),
+                    };
+                    let sel = self.selection.select(&cands, &view);
+                    let underrun = view.wake.get();
+                    wake = wake.min(underrun);
+                    match sel {
+                        Some(k) => {
+                            let c = cands.as_slice()[k];
+                            let r = (c.port as usize - 1) * nvl + c.slot as usize;
+                            if self.scratch_req[r] == NONE {
+                                self.scratch_req[r] = idx as u32;
+                            }
+                            any = true;
+                        }
+                        // Held back only until its tail can no longer be
+                        // overtaken: keep it pending (time, not an event, frees it).
+                        None if underrun != Time::MAX => {}
+                        None => {
+                            self.clear_pending(&sm, idx);
+                            for c in cands.as_slice() {
+                                self.park(swi, idx, c.port);
+                            }
+                        }
+                    }
+                }
+            }
+            if wake != Time::MAX {
+                // Some head could go once its tail can no longer be overtaken.
+                let st = &mut self.sw[swi as usize];
+                if st.wake_at == 0 || st.wake_at > wake {
+                    st.wake_at = wake;
+                    self.schedule(wake, Event::SwitchWake { switch: swi });
+                }
+            }
+            if !any {
+                return;
+            }
+            // One grant: the next output port (round robin) with requests, its
+            // VL by VL arbitration (VL15 first), then that VL's head.
+            let np = sm.num_ports as usize;
+            let ostart = self.sw[swi as usize].out_rr as usize % np;
+            let mut granted = false;
+            for k in 0..np {
+                let o = (ostart + k) % np;
+                let mut ready: u16 = 0;
+                for s in 0..nvl {
+                    if self.scratch_req[o * nvl + s] != NONE {
+                        ready |= 1 << s;
+                    }
+                }
+                if ready == 0 {
+                    continue;
+                }
+                let ogp = sm.port_base + o as u32;
+                let vl15 = self.p.vl15_slot;
+                let slot = if ready & (1 << vl15) != 0 {
+                    vl15
+                } else {
+                    let table = &self.arb_tables[self.port_arb[ogp as usize] as usize];
+                    let req = &self.scratch_req;
+                    let inq = &self.inq;
+                    let arena = &self.arena;
+                    let base = sm.port_base as usize * nvl;
+                    let blocks_of = |s: u8| arena[inq[base + req[o * nvl + s as usize] as usize].head].blocks;
+                    match self.arbiter.pick(table, &mut self.tx[ogp as usize].arb, ready, self.p.data_vls, blocks_of) {
+                        Some(s) => s,
+                        None => continue,
+                    }
+                };
+                let idx = self.scratch_req[o * nvl + slot as usize] as usize;
+                let in_slot = (idx % nvl) as u8;
+                let gp = sm.port_base + (idx / nvl) as u32;
+                self.clear_pending(&sm, idx);
+                self.grant_bufferless(gp, in_slot, ogp, slot);
+                let st = &mut self.sw[swi as usize];
+                st.out_rr = ((o + 1) % np) as u32;
+                st.rr = ((idx + 1) % nbits) as u32;
+                granted = true;
+                break;
+            }
+            if !granted {
+                // Requests exist but no VL arbiter would serve them (e.g. a VL
+                // without a table entry): they wait for a change at the outputs.
+                for idx in 0..nbits {
+                    let r = self.scratch_req[idx];
+                    if r != NONE {
+                        self.clear_pending(&sm, r as usize);
+                        self.park(swi, r as usize, (idx / nvl + 1) as u8);
+                    }
+                }
+                return;
+            }
+        }
+    }
+
+    fn grant_bufferless(&mut self, gp: u32, slot: u8, ogp: u32, oslot: u8) {
+        let now = self.now;
+        let id = self.inq[self.pv(gp, slot)].head;
+        let p = self.arena[id];
+        let end = now + self.ports[ogp as usize].timing.ser_ps(p.wire_bytes as u32);
+        let xi = self.xidx(gp, slot);
+        self.xin_busy[xi] = true;
+        let popped = self.pop_input(gp, slot, end);
+        debug_assert_eq!(popped, id);
+        self.return_input_credits(gp, slot, p.blocks, p.flags & FLAG_VL15 != 0, end);
+        self.start_transmission(ogp, id, oslot, false);
+        let tx = &mut self.tx[ogp as usize];
+        tx.feeding_input = gp;
+        tx.feeding_slot = slot;
+    }
+}

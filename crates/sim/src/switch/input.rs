@@ -1,0 +1,161 @@
+//! Switch input buffers: one FIFO per (port, VL slot), with a bitset per switch
+//! of the non-empty ones so that arbitration visits only queues with packets.
+//!
+//! A packet enters when its first byte starts on the incoming link (its credits
+//! were taken then); its header is routed at `ready_at`. Only the head of a
+//! queue is routed towards the crossbar; a `Routed` event is scheduled when a
+//! packet becomes head before its routing delay has elapsed.
+//!
+//! Arbitration does not rescan every queue on every event: a queue is
+//! *pending* when its head may have become able to move (it was just routed,
+//! its crossbar input freed, or the output it waits for changed); a head that
+//! cannot move is parked as a *waiter* of the output port(s) it needs, and the
+//! events that free those outputs (end of a crossbar transfer, of a
+//! transmission, credits without output buffers) make their waiters pending
+//! again. The outcome is the same as re-examining every head each time.
+
+use crate::engine::{Event, Time};
+use crate::packet::PacketId;
+use crate::sim::Simulation;
+
+impl Simulation {
+    /// Bit position of `(gp, slot)` within its switch's bitset.
+    #[inline]
+    fn input_bit(&self, gp: u32, slot: u8) -> (usize, u64) {
+        let pm = &self.ports[gp as usize];
+        let sm = &self.switches[pm.switch as usize];
+        let local = (gp - sm.port_base) as usize * self.p.nvl + slot as usize;
+        (sm.bits_base as usize + local / 64, 1u64 << (local % 64))
+    }
+
+    /// Appends an arriving packet to input queue `(gp, slot)`.
+    pub(crate) fn push_input(&mut self, gp: u32, slot: u8, id: PacketId) {
+        let i = self.pv(gp, slot);
+        let was_empty = self.inq[i].is_empty();
+        self.inq[i].push(&mut self.arena, id);
+        if was_empty {
+            let (w, b) = self.input_bit(gp, slot);
+            self.in_bits[w] |= b;
+            if slot == self.p.vl15_slot {
+                self.sw[self.ports[gp as usize].switch as usize].vl15_inputs += 1;
+            }
+            let at = self.arena[id].ready_at;
+            self.schedule(at, Event::Routed { port: gp, slot });
+        }
+    }
+
+    /// Removes the head of input queue `(gp, slot)`; the crossbar input is busy
+    /// until `free_at`, after which the switch re-arbitrates anyway, so the new
+    /// head needs its own `Routed` event only if it is routed later than that.
+    pub(crate) fn pop_input(&mut self, gp: u32, slot: u8, free_at: Time) -> PacketId {
+        let i = self.pv(gp, slot);
+        let id = self.inq[i].pop(&mut self.arena).expect("pop from an empty input queue");
+        let head = self.inq[i].head;
+        if self.inq[i].is_empty() {
+            let (w, b) = self.input_bit(gp, slot);
+            self.in_bits[w] &= !b;
+            if slot == self.p.vl15_slot {
+                self.sw[self.ports[gp as usize].switch as usize].vl15_inputs -= 1;
+            }
+        } else {
+            let at = self.arena[head].ready_at;
+            if at > free_at.max(self.now) {
+                self.schedule(at, Event::Routed { port: gp, slot });
+            }
+        }
+        id
+    }
+
+    /// Marks input queue `(gp, slot)` for arbitration.
+    #[inline]
+    pub(crate) fn mark_pending(&mut self, gp: u32, slot: u8) {
+        let (w, b) = self.input_bit(gp, slot);
+        self.pend_bits[w] |= b;
+    }
+
+    /// Marks every VL slot of input port `gp` for arbitration.
+    #[inline]
+    pub(crate) fn mark_port_pending(&mut self, gp: u32) {
+        for s in 0..self.p.nvl as u8 {
+            let (w, b) = self.input_bit(gp, s);
+            self.pend_bits[w] |= b & self.in_bits[w];
+        }
+    }
+
+    /// Marks every non-empty input queue of switch `swi` for arbitration.
+    pub(crate) fn mark_all_pending(&mut self, swi: u32) {
+        let sm = self.switches[swi as usize];
+        let r = sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize;
+        for w in r {
+            self.pend_bits[w] |= self.in_bits[w];
+        }
+    }
+
+    /// Makes the waiters of output port `gp` pending.
+    #[inline]
+    pub(crate) fn wake_waiters(&mut self, gp: u32) {
+        let pm = &self.ports[gp as usize];
+        let sm = &self.switches[pm.switch as usize];
+        let words = sm.bits_words as usize;
+        let wb = sm.wait_base as usize + (gp - sm.port_base) as usize * words;
+        let pb = sm.bits_base as usize;
+        for k in 0..words {
+            self.pend_bits[pb + k] |= self.wait_bits[wb + k];
+            self.wait_bits[wb + k] = 0;
+        }
+    }
+
+    /// Parks input `local` (bit index within switch `swi`) as a waiter of its
+    /// output port `port`.
+    #[inline]
+    pub(crate) fn park(&mut self, swi: u32, local: usize, port: u8) {
+        let sm = &self.switches[swi as usize];
+        let wb = sm.wait_base as usize + (port as usize - 1) * sm.bits_words as usize;
+        self.wait_bits[wb + local / 64] |= 1u64 << (local % 64);
+    }
+
+    /// Index of the crossbar input or output port of `(gp, slot)` in the busy arrays.
+    #[inline]
+    pub(crate) fn xidx(&self, gp: u32, slot: u8) -> usize {
+        match self.p.crossbar {
+            crate::config::CrossbarKind::Multiplexed => gp as usize * self.p.nvl,
+            crate::config::CrossbarKind::PerVl => self.pv(gp, slot),
+        }
+    }
+}
+
+/// The next set bit of `words` at or after `from`, below `nbits`.
+#[inline]
+pub(crate) fn next_bit(words: &[u64], from: usize, nbits: usize) -> Option<usize> {
+    if from >= nbits {
+        return None;
+    }
+    let mut w = from / 64;
+    let mut cur = words[w] & (!0u64 << (from % 64));
+    loop {
+        if cur != 0 {
+            let b = w * 64 + cur.trailing_zeros() as usize;
+            return (b < nbits).then_some(b);
+        }
+        w += 1;
+        if w >= words.len() {
+            return None;
+        }
+        cur = words[w];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_bit;
+
+    #[test]
+    fn next_bit_scans_words() {
+        let w = [0b1010u64, 0, 1 << 5];
+        assert_eq!(next_bit(&w, 0, 192), Some(1));
+        assert_eq!(next_bit(&w, 2, 192), Some(3));
+        assert_eq!(next_bit(&w, 4, 192), Some(133));
+        assert_eq!(next_bit(&w, 134, 192), None);
+        assert_eq!(next_bit(&w, 4, 100), None);
+    }
+}

@@ -1,0 +1,61 @@
+//! The routing stage: forwarding-table lookup into routing options.
+//!
+//! The DLID's LFT entry is always the first option. When the selection policy
+//! wants all paths, the entries of every LID of the destination port
+//! (`base .. base + 2^LMC`) follow, deduplicated by port — paper 002 §4.1
+//! reads them all at once from an interleaved table. Each option's VL is the
+//! switch's SL2VL entry for (input port, output port, SL); VL15 stays VL15.
+//! An entry of 255 (no path), 0 (the switch itself), an unconnected port or
+//! the input port itself (IBA switches do not send unicast back where it came
+//! from) is not an option.
+
+use ibnetsim_fabric::PortNum;
+use ibnetsim_sm::NO_PATH;
+
+use crate::metrics::DropReason;
+use crate::packet::{Packet, FLAG_VL15};
+use crate::selection::{Candidate, Candidates};
+use crate::sim::{Simulation, NONE};
+
+impl Simulation {
+    /// Fills `out` with the options of `p` at switch `swi`, arrived on `in_port`;
+    /// `Err` gives the drop reason when there is none.
+    #[inline]
+    pub(crate) fn route(&self, swi: u32, in_port: PortNum, p: &Packet, out: &mut Candidates) -> Result<(), DropReason> {
+        let sm = &self.switches[swi as usize];
+        let row = swi as usize * self.lft_stride;
+        let vl15 = p.flags & FLAG_VL15 != 0;
+        let mut back_to_input = false;
+        let mut add = |port: u8, out: &mut Candidates| {
+            if port == NO_PATH || port == 0 || port as u32 > sm.num_ports {
+                return;
+            }
+            if port == in_port {
+                back_to_input = true;
+                return;
+            }
+            if self.ports[(sm.port_base + port as u32 - 1) as usize].peer == NONE {
+                return;
+            }
+            let slot = if vl15 { self.p.vl15_slot } else { self.sl2vl.vl(sm.node, in_port, port, p.sl) };
+            out.push_unique_port(Candidate { port, slot, partition: 0 });
+        };
+        let dlid = p.dlid as usize;
+        let first = self.lft.get(row + dlid).copied().filter(|_| dlid < self.lft_stride).unwrap_or(NO_PATH);
+        add(first, out);
+        if self.selection.wants_all_paths() {
+            if let Some(&h) = self.lid_host.get(dlid) {
+                if h != NONE {
+                    let hm = &self.hosts[h as usize];
+                    for l in hm.base_lid as usize..hm.base_lid as usize + hm.lid_count as usize {
+                        add(self.lft[row + l], out);
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err(if back_to_input { DropReason::InputPortIsOutput } else { DropReason::NoRoute });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,93 @@
+//! Every generated packet is delivered, dropped (with a reason) or still
+//! queued/in flight; checked at arbitrary stop times and with drops.
+
+use ibnetsim_sim::{CrossbarKind, ProcessKind, Simulation};
+use ibnetsim_sm::NO_PATH;
+use proptest::prelude::*;
+
+use crate::common::*;
+
+#[test]
+fn mid_run_counts_add_up() {
+    let net = small_irregular();
+    let c = uniform(0.9, ProcessKind::Poisson, 256);
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    sim.run(1_234_567_891).unwrap();
+    sim.check_conservation().unwrap();
+    let r = sim.results();
+    assert!(r.in_flight > 0 && r.delivered > 1000);
+    assert_eq!(r.generated, r.delivered + r.dropped + r.in_flight);
+    assert_eq!(r.dropped, 0);
+}
+
+#[test]
+fn missing_route_drops_with_reason() {
+    let mut net = small_irregular();
+    // Switch s4 forgets host h0's LID (LID 1).
+    let s4 = net.fabric.node_by_name("s4").unwrap();
+    net.tables.set(s4, 1, NO_PATH);
+    let c = uniform(0.3, ProcessKind::Poisson, 256);
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    sim.run(2_000_000_000).unwrap();
+    let r = sim.results();
+    let no_route = r.drops.iter().find(|(n, _)| n == "no_route").unwrap().1;
+    assert!(no_route > 10, "{no_route}");
+    assert_eq!(r.dropped, no_route);
+    assert_eq!(r.generated, r.delivered + r.dropped + r.in_flight);
+    // Hosts on s4 (h8, h9) lose every packet to h0; nobody else does.
+    let to_h0 = r.classes[0].generated_packets as f64 / 9.0 / 10.0 * 2.0;
+    assert!((no_route as f64) < 2.0 * to_h0 && (no_route as f64) > 0.5 * to_h0, "{no_route} vs {to_h0}");
+}
+
+#[test]
+fn route_back_out_of_the_input_port_is_dropped() {
+    let mut net = small_irregular();
+    // s0 sends h9's packets (LID 10) to s1, and s1 sends them back to s0: a
+    // packet arriving at s1 from s0 would leave by the port it came in on.
+    let s0 = net.fabric.node_by_name("s0").unwrap();
+    let s1 = net.fabric.node_by_name("s1").unwrap();
+    let p01 = net.fabric.switch_neighbors(s0).find(|(_, e)| e.node == s1).unwrap().0;
+    let p10 = net.fabric.switch_neighbors(s1).find(|(_, e)| e.node == s0).unwrap().0;
+    net.tables.set(s0, 10, p01);
+    net.tables.set(s1, 10, p10);
+    let c = config(vec![class("a", 0, 0.2, ProcessKind::Poisson, 256, pair("h0", "h9"))]);
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    sim.run(1_000_000_000).unwrap();
+    let r = sim.results();
+    let back = r.drops.iter().find(|(n, _)| n == "input_port_is_output").unwrap().1;
+    assert!(back > 50 && back == r.dropped && r.delivered == 0, "{back} {r:?}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    #[test]
+    fn conservation_holds_for_random_runs(
+        seed in 0u64..1000,
+        load in 0.05f64..1.5,
+        payload in 1u32..=256,
+        stop in 100_000_000u64..1_500_000_000,
+        bernoulli in any::<bool>(),
+        per_vl in any::<bool>(),
+        output_buffers in any::<bool>(),
+        data_vls in 1u8..=3,
+    ) {
+        let net = small_irregular();
+        let process = if bernoulli { ProcessKind::Bernoulli } else { ProcessKind::Poisson };
+        let mut c = uniform(if bernoulli { load.min(1.0) } else { load }, process, payload);
+        c.seed = seed;
+        c.data_vls = data_vls;
+        c.traffic.classes.push(class("x", 2, 0.1, ProcessKind::Poisson, 200, ibnetsim_sim::PatternConfig::Uniform));
+        c.switch.crossbar = if per_vl { CrossbarKind::PerVl } else { CrossbarKind::Multiplexed };
+        c.switch.output_buffer_bytes = if output_buffers { 1024 } else { 0 };
+        let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+        sim.run(stop).unwrap();
+        prop_assert!(sim.check_conservation().is_ok());
+        let r = sim.results();
+        prop_assert_eq!(r.generated, r.delivered + r.dropped + r.in_flight);
+        prop_assert_eq!(r.dropped, 0);
+        // No link can be busier than always, and busy time is counted exactly.
+        for p in &r.ports {
+            prop_assert!(p.utilization <= 1.0 + 1e-12, "{} {}", p.node, p.utilization);
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! Integration tests of the data plane: one binary, one module per behaviour.
+
+mod common;
+
+mod adaptive;
+mod conservation;
+mod deadlock;
+mod determinism;
+mod md1;
+mod validation;
+mod vl15_and_hca;
+mod vlarb_share;
+mod zero_load;

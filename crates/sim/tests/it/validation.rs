@@ -1,0 +1,198 @@
+//! Bad configurations are refused when the simulation is built, with an
+//! error that names the key and says what was expected.
+
+use ibnetsim_sim::{
+    BufferOverride, PatternConfig, ProcessKind, SimConfig, SimError, Simulation, Sl2VlConfig, VlArbConfig,
+    VlArbitrationConfig,
+};
+
+use crate::common::*;
+
+fn err(c: &SimConfig) -> String {
+    let net = small_irregular();
+    match Simulation::new(&net.fabric, &net.lids, &net.tables, c) {
+        Ok(_) => panic!("config was accepted"),
+        Err(e) => {
+            assert!(matches!(e, SimError::Config { .. }), "{e}");
+            e.to_string()
+        }
+    }
+}
+
+type Edit = Box<dyn Fn(&mut SimConfig)>;
+
+fn ok() -> SimConfig {
+    uniform(0.5, ProcessKind::Poisson, 256)
+}
+
+#[test]
+fn each_bad_value_names_its_key() {
+    let cases: Vec<(Edit, &str, &str)> = vec![
+        (Box::new(|c| c.data_vls = 0), "'data_vls'", "1..=15"),
+        (Box::new(|c| c.data_vls = 16), "'data_vls'", "1..=15"),
+        (Box::new(|c| c.mtu_bytes = 300), "'mtu_bytes'", "256, 512"),
+        (Box::new(|c| c.switch.input_buffer_bytes = 256), "'switch.input_buffer_bytes'", "282 B"),
+        (Box::new(|c| c.switch.output_buffer_bytes = 100), "'switch.output_buffer_bytes'", "whole MTU packet"),
+        (Box::new(|c| c.hca.send_buffer_bytes = 64), "'hca.send_buffer_bytes'", "cut-through"),
+        (Box::new(|c| c.switch.vl15_buffer_bytes = 64), "'switch.vl15_buffer_bytes'", "VL15 packet"),
+        (Box::new(|c| c.switch.speedup = f64::NAN), "'switch.speedup'", "> 0"),
+        (Box::new(|c| c.switch.speedup = 0.0), "'switch.speedup'", "> 0"),
+        (Box::new(|c| c.switch.routing_delay_ns = -5.0), "'switch.routing_delay_ns'", ">= 0"),
+        (Box::new(|c| c.watchdog_ns = 0.0), "'watchdog_ns'", "> 0"),
+        (Box::new(|c| c.watchdog_ns = 4_000.0), "'watchdog_ns'", "too short"),
+        (Box::new(|c| c.selection = "lfu".into()), "'selection'", "deterministic, adaptive-by-credits"),
+        (Box::new(|c| c.event_queue = "calendar".into()), "'event_queue'", "fifo, heap"),
+        (Box::new(|c| c.traffic.classes[0].payload_bytes = 257), "'traffic.classes[0].payload_bytes'", "1..=256"),
+        (Box::new(|c| c.traffic.classes[0].payload_bytes = 0), "'traffic.classes[0].payload_bytes'", "1..=256"),
+        (Box::new(|c| c.traffic.classes[0].sl = 16), "'traffic.classes[0].sl'", "0..=15"),
+        (Box::new(|c| c.traffic.classes[0].load = -0.1), "'traffic.classes[0].load'", "0..=100"),
+        (Box::new(|c| c.traffic.classes[0].load = 1e9), "'traffic.classes[0].load'", "0..=100"),
+        (
+            Box::new(|c| {
+                c.traffic.classes[0].process = ProcessKind::Bernoulli;
+                c.traffic.classes[0].load = 1.2;
+            }),
+            "'traffic.classes[0].load'",
+            "<= 1",
+        ),
+        (
+            Box::new(|c| c.traffic.classes.push(c.traffic.classes[0].clone())),
+            "'traffic.classes[1].name'",
+            "used twice",
+        ),
+        (
+            Box::new(|c| c.traffic.classes[0].pattern = PatternConfig::FixedPairs { pairs: vec![("h0".into(), "s1".into())] }),
+            "'traffic.classes[0].pattern.pairs[0]'",
+            "is a switch",
+        ),
+        (
+            Box::new(|c| c.traffic.classes[0].pattern = PatternConfig::FixedPairs { pairs: vec![("h0".into(), "nobody".into())] }),
+            "'traffic.classes[0].pattern.pairs[0]'",
+            "unknown node 'nobody'",
+        ),
+        (
+            Box::new(|c| c.sl2vl = Sl2VlConfig::Table { vl_of_sl: vec![0; 15] }),
+            "'sl2vl.vl_of_sl'",
+            "16 SLs",
+        ),
+        (
+            Box::new(|c| c.sl2vl = Sl2VlConfig::Table { vl_of_sl: [vec![0; 15], vec![3]].concat() }),
+            "'sl2vl.vl_of_sl[15]'",
+            "not a data VL",
+        ),
+        (
+            Box::new(|c| {
+                c.vl_arbitration =
+                    VlArbitrationConfig::Iba(VlArbConfig { high: vec![(2, 1)], low: vec![], limit_of_high_priority: 0 })
+            }),
+            "'vl_arbitration.high[0]'",
+            "VL 2",
+        ),
+        (
+            Box::new(|c| {
+                c.buffer_overrides = vec![BufferOverride {
+                    node: "s9".into(),
+                    port: 1,
+                    vl: None,
+                    input_bytes: Some(4096),
+                    output_bytes: None,
+                }]
+            }),
+            "'buffer_overrides[0].node'",
+            "unknown node 's9'",
+        ),
+        (
+            Box::new(|c| {
+                c.buffer_overrides = vec![BufferOverride {
+                    node: "s1".into(),
+                    port: 9,
+                    vl: None,
+                    input_bytes: Some(4096),
+                    output_bytes: None,
+                }]
+            }),
+            "'buffer_overrides[0].port'",
+            "ports 1..=6",
+        ),
+        (
+            Box::new(|c| {
+                c.buffer_overrides = vec![BufferOverride {
+                    node: "s1".into(),
+                    port: 1,
+                    vl: Some(1),
+                    input_bytes: Some(4096),
+                    output_bytes: None,
+                }]
+            }),
+            "'buffer_overrides[0].vl'",
+            "not a data VL",
+        ),
+        (Box::new(|c| c.hca.sl_priority = vec![3, 3]), "'hca.sl_priority[1]'", "listed twice"),
+    ];
+    for (i, (edit, key, what)) in cases.iter().enumerate() {
+        let mut c = ok();
+        edit(&mut c);
+        let e = err(&c);
+        assert!(e.contains(key) && e.contains(what), "case {i}: {e}");
+    }
+}
+
+#[test]
+fn defaults_and_presets_are_valid() {
+    let net = small_irregular();
+    let mut c = SimConfig::default();
+    c.traffic.classes = vec![class("u", 0, 0.2, ProcessKind::Poisson, 2048, PatternConfig::Uniform)];
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    sim.run(50_000_000).unwrap();
+    assert!(sim.results().delivered > 0);
+    for p in ibnetsim_sim::PRESETS {
+        let mut c = (p.build)();
+        c.traffic.classes = vec![class("u", 0, 0.2, ProcessKind::Poisson, c.mtu_bytes, PatternConfig::Uniform)];
+        let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        sim.run(50_000_000).unwrap();
+    }
+}
+
+#[test]
+fn overrides_that_fit_are_accepted_and_used() {
+    let net = small_irregular();
+    let mut c = ok();
+    c.buffer_overrides = vec![BufferOverride {
+        node: "s1".into(),
+        port: 1,
+        vl: Some(0),
+        input_bytes: Some(8192),
+        output_bytes: Some(320),
+    }];
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    sim.run(100_000_000).unwrap();
+}
+
+#[test]
+fn missing_lids_and_tables_are_refused() {
+    let net = small_irregular();
+    // A host cabled after LIDs were assigned has none.
+    let mut f2 = net.fabric.clone();
+    let late = f2.add_hca("late", 1).unwrap();
+    let s0 = f2.node_by_name("s0").unwrap();
+    f2.connect(late, 1, s0, 4, sdr(1.0)).unwrap();
+    let e = Simulation::new(&f2, &net.lids, &net.tables, &ok()).err().unwrap().to_string();
+    assert!(e.contains("'lids'") && e.contains("late:1"), "{e}");
+    // Tables computed for a fabric without switch s4's node have no LFT for it.
+    let mut f3 = ibnetsim_fabric::Fabric::new();
+    f3.add_switch("only", 2).unwrap();
+    let t3 = ibnetsim_sm::ForwardingTables::new(&f3, net.lids.top_lid());
+    let e = Simulation::new(&net.fabric, &net.lids, &t3, &ok()).err().unwrap().to_string();
+    assert!(e.contains("'tables'") && e.contains("has no forwarding table"), "{e}");
+}
+
+#[test]
+fn inject_checks_its_arguments() {
+    let net = small_irregular();
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &ok()).unwrap();
+    assert!(sim.inject(0, 1, 0, 1).unwrap_err().to_string().contains("'inject.class'"));
+    assert!(sim.inject(0, 0, 10, 1).unwrap_err().to_string().contains("'inject.src'"));
+    assert!(sim.inject(0, 0, 1, 1).unwrap_err().to_string().contains("'inject.dst'"));
+    sim.run(1_000).unwrap();
+    assert!(sim.inject(10, 0, 1, 2).unwrap_err().to_string().contains("in the past"));
+}

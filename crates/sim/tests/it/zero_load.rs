@@ -1,0 +1,137 @@
+//! Zero-load latency equals the analytic sum of `switch/mod.rs` to the picosecond.
+//!
+//! One source sends to one destination along a chain of switches with
+//! Bernoulli arrivals: packets follow each other at least one packet time
+//! apart along a single path of equal links, so none ever waits and every
+//! packet's latency must be exactly the zero-load latency (min = max).
+
+use ibnetsim_sim::{CrossbarKind, ProcessKind, SimConfig, Simulation};
+
+use crate::common::*;
+
+fn run(net: &Net, c: &SimConfig) -> (u64, u64, u64) {
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, c).unwrap();
+    sim.run(2_000_000_000).unwrap();
+    let r = sim.results();
+    let l = &r.classes[0].latency;
+    let n = &r.classes[0].network_latency;
+    assert!(l.count > 300, "too few packets: {}", l.count);
+    assert_eq!((n.min_ps, n.max_ps), (l.min_ps, l.max_ps), "no packet may wait at the source");
+    (l.min_ps.unwrap(), l.max_ps.unwrap(), l.count)
+}
+
+fn base(output_buffers: bool, crossbar: CrossbarKind) -> SimConfig {
+    let mut c = config(vec![class("a", 0, 0.3, ProcessKind::Bernoulli, 256, pair("src", "dst"))]);
+    c.switch.output_buffer_bytes = if output_buffers { 2048 } else { 0 };
+    c.switch.crossbar = crossbar;
+    c
+}
+
+#[test]
+fn one_two_three_switches_equal_links() {
+    // 1x SDR: 4 ns/B. Wire 282 B → ser(W) = 1 128 000 ps; ser(H = 20 B) = 80 000 ps;
+    // 1 m of cable = 5 000 ps; routing 100 ns = 100 000 ps.
+    // latency = k·(5 000 + 80 000 + 100 000) + 5 000 + 1 128 000
+    let expected = [1_318_000u64, 1_503_000, 1_688_000];
+    for (k, &want) in (1..=3).zip(&expected) {
+        for ob in [true, false] {
+            for xb in [CrossbarKind::Multiplexed, CrossbarKind::PerVl] {
+                let net = routed(chain(k, sdr(1.0), sdr(1.0)));
+                let (min, max, _) = run(&net, &base(ob, xb));
+                assert_eq!((min, max), (want, want), "k={k} output_buffers={ob} {xb:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn cables_arbitration_delay_and_speedup() {
+    // Two switches, 20 m cables (100 ns), routing 100 ns + arbitration 20 ns,
+    // speedup 2 (does not change zero-load latency with equal links):
+    // 2·(100 000 + 80 000 + 120 000) + 100 000 + 1 128 000 = 1 828 000.
+    let net = routed(chain(2, sdr(20.0), sdr(20.0)));
+    let mut c = base(true, CrossbarKind::Multiplexed);
+    c.switch.arbitration_delay_ns = 20.0;
+    c.switch.speedup = 2.0;
+    let (min, max, _) = run(&net, &c);
+    assert_eq!((min, max), (1_828_000, 1_828_000));
+}
+
+#[test]
+fn extra_headers_lengthen_the_packet() {
+    // 8 extra header bytes: wire 290 B → ser 1 160 000; one switch:
+    // 185 000 + 5 000 + 1 160 000 = 1 350 000.
+    let net = routed(chain(1, sdr(1.0), sdr(1.0)));
+    let mut c = base(true, CrossbarKind::Multiplexed);
+    c.extra_header_bytes = 8;
+    let (min, max, _) = run(&net, &c);
+    assert_eq!((min, max), (1_350_000, 1_350_000));
+}
+
+/// The recurrence of `switch/mod.rs`, link by link, for a chain whose host
+/// links have serialization `sh` per byte and switch links `ss`.
+fn recurrence(k: usize, ps_per_byte: &[u64], prop: u64, delay: u64, w: u64, speedup: f64, output_buffers: bool) -> u64 {
+    let h = 20;
+    let mut t_in = 0u64; // start of the packet on the link into the next switch
+    for i in 0..k {
+        let (si, so) = (ps_per_byte[i], ps_per_byte[i + 1]);
+        let t_x = t_in + prop + si * h + delay;
+        let tail = t_in + prop + si * w;
+        let t_out = if output_buffers {
+            let xend = (t_x + ((so * w) as f64 / speedup).ceil() as u64).max(tail);
+            t_x.max(xend.saturating_sub(so * w))
+        } else {
+            t_x.max(tail.saturating_sub(so * w))
+        };
+        t_in = t_out;
+    }
+    t_in + prop + ps_per_byte[k] * w
+}
+
+/// Latency of one packet injected into an idle fabric.
+fn single(net: &Net, c: &SimConfig) -> u64 {
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, c).unwrap();
+    sim.inject(1_000, 0, 0, 1).unwrap();
+    sim.run(100_000_000).unwrap();
+    let r = sim.results();
+    let l = &r.classes[0].latency;
+    assert_eq!(l.count, 1);
+    assert_eq!(l.min_ps, r.classes[0].network_latency.min_ps);
+    l.min_ps.unwrap()
+}
+
+#[test]
+fn mixed_rates_follow_the_recurrence() {
+    // Hand check of k = 1 with 4x links (1 ns/B): routed at 5 000 + 20 000 +
+    // 100 000 = 125 000, out immediately, delivered at 125 000 + 5 000 + 282 000.
+    assert_eq!(recurrence(1, &[1_000, 1_000], 5_000, 100_000, 282, 1.0, true), 412_000);
+    // Hand check of k = 2, 4x host links around a 1x switch link. sw0 (4x in,
+    // 1x out) sends at t_x = 125 000. sw1 gets the header at 125 000 + 5 000 +
+    // 80 000, routed at 310 000; the tail is in at 125 000 + 5 000 + 1 128 000
+    // = 1 258 000 and the 4x output needs 282 000, so it starts at 976 000 and
+    // the sink has it at 976 000 + 5 000 + 282 000 = 1 263 000.
+    assert_eq!(recurrence(2, &[1_000, 4_000, 1_000], 5_000, 100_000, 282, 1.0, true), 1_263_000);
+    for k in 1..=3 {
+        for ob in [true, false] {
+            for speedup in [1.0, 1.5] {
+                let net = routed(chain(k, sdr4(1.0), sdr(1.0)));
+                let mut c = base(ob, CrossbarKind::PerVl);
+                c.traffic.classes[0].load = 0.0;
+                c.switch.speedup = speedup;
+                let mut rates = vec![1_000u64];
+                rates.extend(std::iter::repeat(4_000).take(k - 1));
+                rates.push(1_000);
+                let want = recurrence(k, &rates, 5_000, 100_000, 282, speedup, ob);
+                assert_eq!(single(&net, &c), want, "k={k} output_buffers={ob} speedup={speedup}");
+            }
+        }
+    }
+}
+
+#[test]
+fn single_packet_matches_the_closed_form() {
+    let net = routed(chain(3, sdr(1.0), sdr(1.0)));
+    let mut c = base(true, CrossbarKind::Multiplexed);
+    c.traffic.classes[0].load = 0.0;
+    assert_eq!(single(&net, &c), 1_688_000);
+}
