@@ -10,7 +10,7 @@ core, ``ibnetsim._core``; this package gives it a Python shape::
     print(sm.check())
 """
 
-from ibnetsim import topology
+from ibnetsim import topology, traffic
 from ibnetsim._core import __version__
 from ibnetsim.errors import (
     ConfigError,
@@ -21,10 +21,14 @@ from ibnetsim.errors import (
 )
 from ibnetsim.sm import CheckReport, SubnetManager, routing_engines
 from ibnetsim.topology import Fabric
+from ibnetsim.sim import SimResult, simulate
 
 __all__ = [
     "__version__",
     "topology",
+    "traffic",
+    "simulate",
+    "SimResult",
     "Fabric",
     "SubnetManager",
     "CheckReport",

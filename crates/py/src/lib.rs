@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 mod errors;
 mod fabric;
+mod sim;
 mod subnet;
 
 #[pymodule]
@@ -16,5 +17,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     fabric::register(m)?;
     subnet::register(m)?;
+    sim::register(m)?;
     Ok(())
 }

@@ -20,6 +20,14 @@ pub struct PySubnet {
 }
 
 impl PySubnet {
+    pub fn fabric(&self) -> &PyFabric {
+        self.fabric.get()
+    }
+
+    pub fn subnet(&self) -> &Subnet {
+        &self.inner
+    }
+
     fn ca(&self, fabric: &PyFabric, name: &str) -> PyResult<NodeId> {
         let f = &fabric.inner;
         let n = f.resolve(name).map_err(|e| ConfigError::new_err(e.to_string()))?;

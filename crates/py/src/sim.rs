@@ -1,0 +1,116 @@
+//! `Simulation`: the packet-level data plane, run in slices of simulated time so
+//! that Python can draw a progress bar and honour Ctrl-C between slices.
+
+use ibnetsim_sim::{preset, SimConfig, SimError, Simulation, PRESETS};
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use crate::errors::{ConfigError, DeadlockError, IbnetsimError};
+use crate::subnet::PySubnet;
+
+/// Converts a simulation error; a deadlock carries its cycle as `.cycle`
+/// (a list of (from_node, from_port, to_node, to_port, vl)).
+fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
+    match e {
+        SimError::Config { .. } | SimError::Parse { .. } => ConfigError::new_err(e.to_string()),
+        SimError::Deadlock(report) => {
+            let err = DeadlockError::new_err(report.to_string());
+            let cycle: Vec<(String, u8, String, u8, u8)> = report
+                .cycle
+                .iter()
+                .map(|c| (c.from_node.clone(), c.from_port, c.to_node.clone(), c.to_port, c.vl))
+                .collect();
+            if let Ok(list) = PyList::new(py, cycle) {
+                let _ = err.value(py).setattr("cycle", list);
+            }
+            let _ = err.value(py).setattr("time_ps", report.time_ps);
+            err
+        }
+        SimError::Conservation { .. } => IbnetsimError::new_err(e.to_string()),
+    }
+}
+
+#[pyclass(name = "Simulation", module = "ibnetsim._core")]
+pub struct PySimulation {
+    sim: Simulation,
+}
+
+#[pymethods]
+impl PySimulation {
+    /// Builds a simulation of a configured subnet; `config_json` is a full
+    /// `SimConfig` (every validation happens here, errors name the key).
+    #[new]
+    fn new(py: Python<'_>, subnet: &PySubnet, config_json: &str) -> PyResult<Self> {
+        let config: SimConfig = serde_json::from_str(config_json)
+            .map_err(|e| ConfigError::new_err(format!("simulation config: {e}")))?;
+        let fabric = &subnet.fabric().inner;
+        let s = subnet.subnet();
+        let sim = py
+            .detach(|| Simulation::new(fabric, &s.lids, &s.tables, &config))
+            .map_err(|e| sim_err(py, e))?;
+        Ok(PySimulation { sim })
+    }
+
+    /// Runs until `until_ps` (absolute simulated time), without the interpreter.
+    fn run(&mut self, py: Python<'_>, until_ps: u64) -> PyResult<()> {
+        let sim = &mut self.sim;
+        py.detach(|| sim.run(until_ps)).map_err(|e| sim_err(py, e))
+    }
+
+    /// Simulated time reached, in picoseconds.
+    #[getter]
+    fn now_ps(&self) -> u64 {
+        self.sim.now_ps()
+    }
+
+    /// Events handled so far.
+    #[getter]
+    fn events(&self) -> u64 {
+        self.sim.events()
+    }
+
+    /// Hosts (CA ports) that send and receive.
+    #[getter]
+    fn num_hosts(&self) -> usize {
+        self.sim.num_hosts()
+    }
+
+    /// All results as JSON (see `SimResults`).
+    fn results_json(&self) -> String {
+        serde_json::to_string(&self.sim.results()).expect("results serialize")
+    }
+
+    /// Latency histogram of class `class`: (bucket low ps, bucket high ps, count).
+    fn latency_histogram(&self, class: usize, network: bool) -> Option<Vec<(u64, u64, u64)>> {
+        self.sim.latency_histogram(class, network)
+    }
+
+    /// Checks packet conservation (generated = delivered + dropped + in flight).
+    fn check_conservation(&self, py: Python<'_>) -> PyResult<()> {
+        self.sim.check_conservation().map_err(|e| sim_err(py, e))
+    }
+}
+
+/// The full default `SimConfig`, or a paper preset, as JSON.
+#[pyfunction]
+#[pyo3(signature = (name=None))]
+fn sim_config_json(py: Python<'_>, name: Option<&str>) -> PyResult<String> {
+    let config = match name {
+        Some(n) => preset(n).map_err(|e| sim_err(py, e))?,
+        None => SimConfig::default(),
+    };
+    Ok(serde_json::to_string(&config).expect("config serializes"))
+}
+
+/// (name, paper, notes) of every switch parameter preset.
+#[pyfunction]
+fn sim_presets() -> Vec<(&'static str, &'static str, &'static str)> {
+    PRESETS.iter().map(|p| (p.name, p.paper, p.notes)).collect()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PySimulation>()?;
+    m.add_function(wrap_pyfunction!(sim_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_presets, m)?)?;
+    Ok(())
+}
