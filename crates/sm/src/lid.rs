@@ -95,7 +95,7 @@ impl LidMap {
             if p.end.port > node.num_ports || (node.kind.is_switch() != (p.end.port == 0)) {
                 return Err(SmError::option("lid", format!("{what} cannot own a LID")));
             }
-            if p.base == 0 || p.base as u32 % p.count() != 0 {
+            if p.base == 0 || (p.base as u32) & (p.count() - 1) != 0 {
                 return Err(SmError::option(
                     "lid",
                     format!("base LID {:#x} of {what} is not a non-zero multiple of 2^LMC = {}", p.base, p.count()),

@@ -170,6 +170,13 @@ impl<'a> SlView<'a> {
     }
 }
 
+/// The subnet manager's programmed SL2VL tables.
+impl Sl2VlLookup for crate::qos::Sl2VlTables {
+    fn vl(&self, node: NodeId, in_port: PortNum, out_port: PortNum, sl: u8) -> u8 {
+        crate::qos::Sl2VlTables::vl(self, node, in_port, out_port, sl)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,12 +201,5 @@ mod tests {
         let view = view.with_path_sl(PathSl::PerPair(&bad));
         let e = view.sl(LinkEnd { node: NodeId(0), port: 1 }, 7).unwrap_err().to_string();
         assert!(e.contains("SL 16") && e.contains("0x0007"), "{e}");
-    }
-}
-
-/// The subnet manager's programmed SL2VL tables.
-impl Sl2VlLookup for crate::qos::Sl2VlTables {
-    fn vl(&self, node: NodeId, in_port: PortNum, out_port: PortNum, sl: u8) -> u8 {
-        crate::qos::Sl2VlTables::vl(self, node, in_port, out_port, sl)
     }
 }

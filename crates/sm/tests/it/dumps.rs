@@ -8,24 +8,12 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::common::data_dir;
+
 use ibnetsim_fabric::{Fabric, LinkEnd, LinkSpec, NodeId, NodeKind};
 use ibnetsim_sm::dump::{self, ucast_routes, vector, DumpFormat, SwitchKey};
 use ibnetsim_sm::routing::file::FileEngine;
 use ibnetsim_sm::{ForwardingTables, Lid, LidMap, PortLid, RoutingEngine};
-
-fn data_dir() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let found = match std::env::var_os("IBNETSIM_SHARED_DATA") {
-        Some(d) => Some(PathBuf::from(d)).filter(|p| p.is_dir()),
-        // Beside the repository (CI), or beside a worktree's parent.
-        None => ["../shared/data", "../../shared/data"].iter().map(|r| root.join(r)).find(|p| p.is_dir()),
-    };
-    if found.is_none() {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "shared/data is missing under CI=true");
-        eprintln!("shared/data not found: skipping");
-    }
-    found
-}
 
 fn topo(dir: &Path, rel: &str) -> PathBuf {
     dir.join("topologies").join(rel)

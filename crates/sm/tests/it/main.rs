@@ -1,3 +1,5 @@
 //! Integration tests of ibnetsim-sm, one module per behaviour.
 
+mod common;
 mod dumps;
+mod real_fabrics;
