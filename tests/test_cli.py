@@ -43,3 +43,20 @@ def test_route_list():
     out = run("route", "--list").stdout
     for name in ("minhop", "updn", "dor", "file"):
         assert name in out
+
+
+def test_disconnected_fabric_names_file_and_nodes(tmp_path):
+    topo = tmp_path / "split.net"
+    topo.write_text('Switch 4 "s1"\n[1] "h1"[1]\n\nSwitch 4 "s2"\n[1] "h2"[1]\n\nCa 1 "h1"\n[1] "s1"[1]\n\nCa 1 "h2"\n[1] "s2"[1]\n')
+    proc = run("check", topo, check=False)
+    assert proc.returncode == 2
+    assert "split.net" in proc.stderr and "disconnected" in proc.stderr and "s2" in proc.stderr
+
+
+def test_unknown_root_and_lmc_out_of_range(tmp_path):
+    topo = tmp_path / "fab.net"
+    run("topo", "gen", "ring", "--switches", 4, "-o", topo)
+    proc = run("route", topo, "--engine", "updn", "--root", "nosuch", check=False)
+    assert proc.returncode == 2 and "nosuch" in proc.stderr
+    proc = run("route", topo, "--lmc", 9, check=False)
+    assert proc.returncode == 2 and "lmc" in proc.stderr.lower()

@@ -162,7 +162,11 @@ def _configure(file: str, engine: str, lmc: int, root: tuple[str, ...], lfts: Op
     t0 = time.perf_counter()
     fab = topology.read(file, ibnl_dir)
     t1 = time.perf_counter()
-    sm = SubnetManager(fab, routing=engine, lmc=lmc, root=list(root), lfts_file=lfts, fdbs_key=fdbs_key)
+    try:
+        sm = SubnetManager(fab, routing=engine, lmc=lmc, root=list(root), lfts_file=lfts, fdbs_key=fdbs_key)
+    except IbnetsimError as e:
+        # Name the topology too: "disconnected" or "unroutable" is about this file.
+        raise type(e)(f"{file}: {e}") from None
     t2 = time.perf_counter()
     return fab, sm, t1 - t0, t2 - t1
 
