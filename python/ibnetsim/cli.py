@@ -6,39 +6,21 @@ Exit status: 0 on success, 1 when ``check`` finds a defect, 2 on bad input
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any, Callable, Optional
 
 import click
 
 import ibnetsim
 from ibnetsim import topology
+from ibnetsim._cliutil import friendly_errors
 from ibnetsim.errors import IbnetsimError
 from ibnetsim.sm import SubnetManager, routing_engines
 
 
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
-
-
-def _friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turns library and OS errors into one line on stderr and exit status 2."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except IbnetsimError as e:
-            _fail(str(e))
-        except OSError as e:
-            _fail(f"{e.filename}: {e.strerror}" if e.filename else str(e))
-
-    return wrapper
+_friendly_errors = friendly_errors()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

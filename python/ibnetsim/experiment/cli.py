@@ -11,7 +11,6 @@ interrupted with Ctrl-C (finished points are kept: run the same command again).
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -20,31 +19,13 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ibnetsim.errors import IbnetsimError
+from ibnetsim._cliutil import friendly_errors
+
+_friendly = friendly_errors(KeyError, ValueError)
 
 __all__ = ["register"]
 
 _EXECUTORS = click.Choice(["local", "serial", "dask"])
-
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
-
-
-def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except IbnetsimError as e:
-            _fail(str(e))
-        except (KeyError, ValueError) as e:
-            _fail(str(e.args[0]) if e.args else str(e))
-        except OSError as e:
-            _fail(f"{e.filename}: {e.strerror}" if e.filename else str(e))
-
-    return wrapper
 
 
 def _executor_options(fn: Callable[..., Any]) -> Callable[..., Any]:
