@@ -60,3 +60,16 @@ def test_unknown_root_and_lmc_out_of_range(tmp_path):
     assert proc.returncode == 2 and "nosuch" in proc.stderr
     proc = run("route", topo, "--lmc", 9, check=False)
     assert proc.returncode == 2 and "lmc" in proc.stderr.lower()
+
+
+def test_check_reads_opensm_qos_keys(tmp_path):
+    topo = tmp_path / "ring.net"
+    run("topo", "gen", "ring", "--switches", 4, "-o", topo)
+    good = tmp_path / "qos.conf"
+    good.write_text("qos TRUE\nqos_max_vls 2\nqos_sl2vl 1,0,1,0,1,0,1,0,1,0,1,0,1,0,1,0\n")
+    proc = run("check", topo, "--engine", "updn", "--qos", good, "--json")
+    assert json.loads(proc.stdout)["credit_loops"]["vls_used"] == [1]
+    bad = tmp_path / "bad.conf"
+    bad.write_text("qos TRUE\nqos_vlarb_hihg 0:4\n")
+    proc = run("check", topo, "--qos", bad, check=False)
+    assert proc.returncode == 2 and "bad.conf:2" in proc.stderr and "qos_vlarb_hihg" in proc.stderr
