@@ -92,13 +92,14 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
     Points already in DIR are not run again.
     """
     from ibnetsim.experiment.plots import plot_results
-    from ibnetsim.experiment.scenario import ScenarioError, load
+    from ibnetsim.experiment.scenario import ScenarioError, key_lines, load
     from ibnetsim.experiment.store import load_results
     from ibnetsim.experiment.sweep import run_sweep
 
     sc = load(file)
     if sc.kind != "simulate":
-        raise ScenarioError(f"`ibnetsim run` runs kind = \"simulate\" scenarios, not '{sc.kind}' (use `ibnetsim sweep`)", file, 1, "kind")
+        line = key_lines(sc.text).get(("kind",))
+        raise ScenarioError(f"`ibnetsim run` runs kind = \"simulate\" scenarios, not '{sc.kind}' (use `ibnetsim sweep`)", file, line, "kind")
     ex = _make_executor(executor, workers, scheduler)
     out = Path(out_dir) if out_dir else Path("results") / Path(file).stem
     click.echo(f"{file}: {len(sc.points)} point{'s' * (len(sc.points) != 1)} on {ex.describe()} → {out}", err=True)
@@ -109,7 +110,7 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
     df = load_results(out)
     df = df[df["key"].isin(keys)].reset_index(drop=True)
     series_axes = [a.name for a in sc.axes if a.name != "traffic.load"]
-    table = Table(title=(sc.name or Path(file).stem) + f" — {len(df)} points")
+    table = Table(title=(sc.name or Path(file).stem) + f" — {len(df)} point{'s' * (len(df) != 1)}")
     cols = series_axes + ["load", "offered", "accepted", "latency mean (ns)", "latency p99 (ns)", "status"]
     for c in cols:
         table.add_column(c, justify="left" if c == "status" else "right", overflow="fold")
@@ -142,7 +143,10 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
             label = ", ".join(f"{k}={v}" for k, v in zip(curve_axes, values if isinstance(values, tuple) else (values,)))
             prefix = f"saturation ({label})" if label else "saturation"
             crit = f"criterion: accepted ≥ {1 - SATURATION_TOLERANCE:.2f} × offered"
-            if s.beyond_sweep:
+            if len(g) == 1:
+                verdict = "keeps up" if s.load is not None else "falls behind"
+                click.echo(f"load {g['traffic.load'].iloc[0]:g}{f' ({label})' if label else ''}: {verdict} ({crit}); sweep traffic.load to find saturation")
+            elif s.beyond_sweep:
                 click.echo(f"{prefix}: not reached; every load up to {s.load:g} kept up ({crit})")
             elif s.load is None:
                 click.echo(f"{prefix}: below the lowest load {s.first_behind:g} ({crit})")
