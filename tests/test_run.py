@@ -47,9 +47,9 @@ def test_simulate_kind_columns_are_sane():
     (point,) = sc.points
     assert point.config["simulation"]["seed"] == 3  # follows the top-level seed
     row = kinds.get("simulate").run(point.config)
-    # 8 hosts, 400 µs at 10 % of 2 Gb/s with 282 B on the wire: ~0.1 × 250 B/ns... per host
-    # 0.1 × 0.25 B/ns × 350 µs / 282 B ≈ 31 packets after warm-up; the fabric is far from
-    # saturation, so accepted tracks offered within Poisson noise (≈ 1/sqrt(250 packets) ≈ 6 %).
+    # 8 hosts at 10 % of 1x SDR (0.25 B/ns) send 0.025 B/ns each: over the 350 µs after
+    # warm-up, 8750 B = 31 packets of 282 wire bytes per host, ~250 in all. Far from
+    # saturation, accepted tracks offered within Poisson noise (1/sqrt(250) ≈ 6 %).
     assert 0.07 < row["offered_load"] < 0.13
     assert abs(row["accepted_load"] - row["offered_load"]) <= 0.15 * row["offered_load"]
     # Conservation over the whole run.
@@ -188,3 +188,19 @@ def test_bench_quick_prints_both_lines():
         assert m, line
         assert int(m.group(1).replace(",", "")) > 0 and int(m.group(2).replace(",", "")) > 0
         assert not math.isnan(float(re.search(r"accepted ([0-9.]+)", line).group(1)))
+
+
+def test_warmup_must_end_before_the_run():
+    text = tiny(time_us=100.0, warmup_us=100.0)
+    line = text.splitlines().index("warmup_us = 100.0") + 1
+    with pytest.raises(ScenarioError) as e:
+        loads_scenario(text, path="w.toml")
+    assert (e.value.line, e.value.key) == (line, "simulation.warmup_us")
+
+
+def test_run_refuses_other_kinds(tmp_path):
+    f = tmp_path / "stats.toml"
+    f.write_text('# routing only\nkind = "routing_stats"\n[fabric]\nkind = "ring"\nswitches = 3\n')
+    proc = _cli("run", f, "-o", tmp_path / "o", check=False)
+    assert proc.returncode == 2
+    assert "stats.toml:2: kind:" in proc.stderr and "ibnetsim sweep" in proc.stderr
