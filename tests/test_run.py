@@ -9,6 +9,7 @@ import pytest
 
 from ibnetsim.experiment import kinds, load_results, loads_scenario, make_executor, run_sweep
 from ibnetsim.experiment.scenario import ScenarioError
+from ibnetsim.experiment.scenario import load as load_scenario
 from ibnetsim.run_cli import saturation
 
 TINY = """
@@ -105,9 +106,7 @@ def test_bad_traffic_key_names_file_line_and_key(tmp_path):
     f.write_text(text)
     line = text.splitlines().index("packet_size = 256") + 1
     with pytest.raises(ScenarioError) as e:
-        from ibnetsim.experiment.scenario import load
-
-        load(f)
+        load_scenario(f)
     assert e.value.file == str(f) and e.value.line == line and e.value.key == "traffic.packet_size"
     assert "packet_bytes" in str(e.value)  # the suggestion
     proc = _cli("run", f, "-o", tmp_path / "o", check=False)

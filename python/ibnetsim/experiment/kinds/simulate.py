@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 from ibnetsim.experiment.kinds import Figure, PointKind, register
 from ibnetsim.experiment.kinds.routing_stats import build_fabric, build_subnet
-from ibnetsim.experiment.schema import FROM_SEED, REQUIRED, Key, Section, register_section
+from ibnetsim.experiment.schema import FROM_SEED, Key, Section, register_section
 
 __all__ = ["traffic_class", "sim_overrides", "utilization_summary", "histogram_columns", "run_config"]
 
