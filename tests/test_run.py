@@ -203,3 +203,20 @@ def test_run_refuses_other_kinds(tmp_path):
     proc = _cli("run", f, "-o", tmp_path / "o", check=False)
     assert proc.returncode == 2
     assert "stats.toml:2: kind:" in proc.stderr and "ibnetsim sweep" in proc.stderr
+
+
+def test_histogram_columns_fill_gaps_and_sum_classes():
+    import pandas as pd
+
+    from ibnetsim.experiment.kinds.simulate import histogram_columns
+
+    hist = pd.DataFrame(
+        [
+            {"class": "a", "low_ns": 1.0, "high_ns": 2.0, "count": 3},
+            {"class": "b", "low_ns": 1.0, "high_ns": 2.0, "count": 1},
+            {"class": "a", "low_ns": 4.0, "high_ns": 6.0, "count": 2},
+        ]
+    )
+    cols = histogram_columns(hist)
+    assert cols["latency_hist_edges_ns"] == [1.0, 2.0, 4.0, 6.0]
+    assert cols["latency_hist_counts"] == [4.0, 0.0, 2.0]
