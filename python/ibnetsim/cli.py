@@ -244,6 +244,7 @@ def demo() -> None:
 from ibnetsim.experiment.cli import register as _register_experiment_commands  # noqa: E402
 
 _register_experiment_commands(main)
+__import__("ibnetsim.run_cli", fromlist=["register"]).register(main)  # run / bench
 
 
 if __name__ == "__main__":

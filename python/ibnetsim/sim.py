@@ -94,9 +94,9 @@ class SimResult:
     def latency_hist(self) -> pd.DataFrame:
         """Packet-latency histogram per class: low_ns, high_ns, count."""
         rows = [
-            {"class": name, "low_ns": lo / 1000.0, "high_ns": hi / 1000.0, "count": n}
+            {"class": name, "low_ns": lo / 1000.0, "high_ns": (lo + width) / 1000.0, "count": n}
             for name, buckets in self._hist.items()
-            for lo, hi, n in buckets
+            for lo, width, n in buckets  # the core gives (low, width, count)
         ]
         return pd.DataFrame(rows, columns=["class", "low_ns", "high_ns", "count"])
 

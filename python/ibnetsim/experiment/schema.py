@@ -536,7 +536,11 @@ def render_reference() -> str:
 
 
 if __name__ == "__main__":
-    text = render_reference()
+    # Run as a script this file is a second copy of the module; sections registered by
+    # kinds outside it (``[simulation]``, ``[traffic]``) live in the imported one.
+    from ibnetsim.experiment.schema import render_reference as _render
+
+    text = _render()
     if len(sys.argv) > 1:
         with open(sys.argv[1], "w", encoding="utf-8") as f:
             f.write(text)

@@ -95,6 +95,7 @@ def _load_builtins() -> None:
         _BUILTINS_LOADED = True
         importlib.import_module("ibnetsim.experiment.kinds.routing_stats")
         importlib.import_module("ibnetsim.experiment.kinds.tframe")
+        importlib.import_module("ibnetsim.experiment.kinds.simulate")
 
 
 def names() -> list[str]:

@@ -1,0 +1,280 @@
+"""Point kind ``simulate``: one packet-level run of the data plane, for load sweeps.
+
+One point builds the fabric and subnet manager of ``[fabric]`` and
+``[routing]`` (as ``routing_stats`` does), runs :func:`ibnetsim.simulate` with
+the switch/HCA parameters of ``[simulation]`` (a paper preset plus overrides)
+and the workload of ``[traffic]``, and returns :meth:`ibnetsim.SimResult.row`
+plus the per-port utilization profile and the latency histogram that
+:mod:`ibnetsim.experiment.plots` draws (its column contract). ``traffic.load``
+given as a list is the load sweep behind the latency-vs-accepted-traffic curves
+of papers 000–003.
+
+Seeds follow the scenario convention: the top-level ``seed`` drives the
+topology, the routing tie-breaks and the traffic streams unless a section gives
+its own. A deadlock (the watchdog of the Rust core fires) raises
+:class:`ibnetsim.DeadlockError`; the sweep records it as the point's error and
+goes on with the other points.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ibnetsim.experiment.kinds import Figure, PointKind, register
+from ibnetsim.experiment.kinds.routing_stats import build_fabric, build_subnet
+from ibnetsim.experiment.schema import FROM_SEED, Key, Section, register_section
+
+__all__ = ["traffic_class", "sim_overrides", "utilization_summary", "histogram_columns", "run_config"]
+
+_PRESETS = ("kim2007", "alfaro2001", "martinez2003", "martinez2005")
+_MTUS = (256, 512, 1024, 2048, 4096)
+_SELECTIONS = ("deterministic", "adaptive-by-credits")
+_PATTERNS = ("uniform", "fixed-pairs")
+_PROCESSES = ("poisson", "bernoulli")
+
+
+def _preset_config(preset: Optional[str]) -> dict:
+    from ibnetsim.sim import default_config
+
+    return default_config(preset)
+
+
+def _check_simulation(s: dict, _cfg: dict) -> Optional[tuple[str, str]]:
+    if not s["time_us"] > 0:
+        return ("time_us", f"the run must last some time (got {s['time_us']} µs)")
+    if s["warmup_us"] >= s["time_us"]:
+        return ("warmup_us", f"warm-up ({s['warmup_us']} µs) must end before the run does (time_us = {s['time_us']} µs)")
+    return None
+
+
+SIMULATION = register_section(
+    Section(
+        "simulation",
+        "The packet-level data plane (`ibnetsim.simulate`): a paper's switch and HCA parameters and the "
+        "length of the run. Keys left unset take the preset's value (or the core's default without a preset).",
+        keys=(
+            Key(
+                "preset",
+                "str",
+                "Switch/HCA parameters of a paper's simulator (`ibnetsim.sim.presets()` lists where each value comes from); "
+                "unset = the core's defaults (100 ns routing, 8 KB buffers, MTU 2048, 1 VL).",
+                default=None,
+                choices=_PRESETS,
+            ),
+            Key("time_us", "float", "Simulated time of the run, warm-up included, in µs.", min=0.0),
+            Key("warmup_us", "float", "Packets generated before this time are left out of the statistics, in µs.", default=0.0, min=0.0),
+            Key("data_vls", "int", "Data VLs per port (SL i → VL i mod data_vls); unset = the preset's.", default=None, min=1, max=15),
+            Key("mtu_bytes", "int", "Path MTU in payload bytes; unset = the preset's.", default=None, choices=_MTUS),
+            Key(
+                "selection",
+                "str",
+                "How a switch picks among the routing options of a lookup; unset = the preset's (`deterministic`).",
+                default=None,
+                choices=_SELECTIONS,
+            ),
+            Key(
+                "watchdog_us",
+                "float",
+                "Deadlock watchdog: the run fails when no packet moves for this long while some wait; unset = the core's 100 µs.",
+                default=None,
+                min=0.001,
+            ),
+            Key("seed", "int", "Seed of the traffic sources (each source has its own ChaCha stream).", default=FROM_SEED, min=0, max=2**63 - 1),
+        ),
+        checks=(_check_simulation,),
+    )
+)
+
+
+def _check_traffic(s: dict, cfg: dict) -> Optional[tuple[str, str]]:
+    if s["process"] == "bernoulli" and s["load"] > 1.0:
+        return ("load", f"a Bernoulli process sends at most one packet per packet time: load {s['load']} > 1 (use process = \"poisson\")")
+    if s["pattern"] == "fixed-pairs":
+        if not s["pairs"]:
+            return ("pairs", "pattern 'fixed-pairs' needs pairs = [\"SRC>DST\", …] (host names)")
+        for p in s["pairs"]:
+            parts = p.split(">")
+            if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+                return ("pairs", f"'{p}' is not a pair: write \"SOURCE>DESTINATION\" with host names")
+    elif s["pairs"]:
+        return ("pairs", f"pairs are read only with pattern = \"fixed-pairs\", not '{s['pattern']}'")
+    sim = cfg.get("simulation")
+    if sim is not None:
+        mtu = sim["mtu_bytes"] if sim["mtu_bytes"] is not None else _preset_config(sim["preset"])["mtu_bytes"]
+        if s["packet_bytes"] > mtu:
+            where = "simulation.mtu_bytes" if sim["mtu_bytes"] is not None else f"preset {sim['preset'] or '(none)'}"
+            return ("packet_bytes", f"{s['packet_bytes']} B of payload exceed the MTU of {mtu} B ({where})")
+    return None
+
+
+TRAFFIC = register_section(
+    Section(
+        "traffic",
+        "The workload of a `simulate` point: one open-loop traffic class sent by every host. "
+        "A list of loads is the load sweep of a latency-vs-accepted-traffic curve.",
+        keys=(
+            Key("pattern", "str", "Destinations: `uniform` (every other host alike) or `fixed-pairs` (the `pairs` below).", default="uniform", choices=_PATTERNS),
+            Key(
+                "load",
+                "float",
+                "Offered load per source, as a fraction of its link's data rate counted in wire bytes "
+                "(payload + 26 B of headers); above 1 overloads.",
+                min=0.0,
+            ),
+            Key("packet_bytes", "int", "Payload bytes per packet (at most the MTU).", default=256, min=1, max=4096),
+            Key("process", "str", "Inter-arrival process of each source.", default="poisson", choices=_PROCESSES),
+            Key("sl", "int", "Service level of the traffic.", default=0, min=0, max=15),
+            Key("path_bits", "str", "DLID path bits with LMC > 0: always the base LID, or a random one per packet.", default="base", choices=("base", "random")),
+            Key("pairs", "list[str]", "For `fixed-pairs`: `\"SRC>DST\"` host-name pairs.", default=[]),
+        ),
+        checks=(_check_traffic,),
+    )
+)
+
+
+# --------------------------------------------------------------------------- running
+def traffic_class(spec: dict) -> dict[str, Any]:
+    """The traffic class (``ibnetsim.traffic`` dict) of a resolved ``[traffic]`` section."""
+    from ibnetsim import traffic
+
+    extra: dict[str, Any] = {}
+    if spec["pattern"] == "fixed-pairs":
+        extra["pairs"] = [[x.strip() for x in p.split(">")] for p in spec["pairs"]]
+    return traffic.pattern(
+        spec["pattern"],
+        spec["load"],
+        spec["packet_bytes"],
+        sl=spec["sl"],
+        process=spec["process"],
+        path_bits=spec["path_bits"],
+        **extra,
+    )
+
+
+def sim_overrides(spec: dict) -> dict[str, Any]:
+    """Config overrides (keyword arguments of :func:`ibnetsim.simulate`) of a resolved ``[simulation]``."""
+    out: dict[str, Any] = {}
+    for key in ("data_vls", "mtu_bytes", "selection"):
+        if spec.get(key) is not None:
+            out[key] = spec[key]
+    if spec.get("watchdog_us") is not None:
+        out["watchdog_ns"] = float(spec["watchdog_us"]) * 1000.0
+    return out
+
+
+def utilization_summary(per_port, switches: set[str]) -> dict[str, Any]:
+    """Scalars and the profile of per-port transmitter utilization (``SimResult.per_port``).
+
+    ``switches`` names the switches, to single out switch-to-switch links: they
+    carry the routed traffic, where a host link carries only its own.
+    """
+    if per_port is None or len(per_port) == 0:
+        return {"port_utilization": [], "max_port_utilization": None, "mean_port_utilization": None, "mean_switch_link_utilization": None}
+    util = per_port["utilization"].astype(float)
+    mask = per_port["node"].isin(switches) & per_port["peer_node"].isin(switches)
+    return {
+        "port_utilization": [float(x) for x in util],
+        "max_port_utilization": float(util.max()),
+        "mean_port_utilization": float(util.mean()),
+        "mean_switch_link_utilization": float(util[mask].mean()) if mask.any() else None,
+    }
+
+
+def histogram_columns(hist) -> dict[str, Any]:
+    """``latency_hist_edges_ns`` / ``latency_hist_counts`` from ``SimResult.latency_hist``,
+    summed over classes (they share the bucket layout)."""
+    if hist is None or len(hist) == 0:
+        return {"latency_hist_edges_ns": [], "latency_hist_counts": []}
+    h = hist.groupby(["low_ns", "high_ns"], sort=True)["count"].sum().reset_index()
+    h = h[h["count"] > 0] if (h["count"] > 0).any() else h
+    # Keep the buckets contiguous so the edges describe them exactly.
+    lows, highs, counts = h["low_ns"].tolist(), h["high_ns"].tolist(), h["count"].tolist()
+    edges = [float(lows[0])]
+    out_counts: list[float] = []
+    for lo, hi, n in zip(lows, highs, counts):
+        if lo > edges[-1]:
+            edges.append(float(lo))
+            out_counts.append(0.0)
+        edges.append(float(hi))
+        out_counts.append(float(n))
+    return {"latency_hist_edges_ns": edges, "latency_hist_counts": out_counts}
+
+
+def run_config(config: dict, progress: bool = False):
+    """Builds and runs one point's simulation; returns ``(fabric, SimResult)``."""
+    import ibnetsim
+
+    fabric = build_fabric(config["fabric"])
+    sm = build_subnet(fabric, config["routing"])
+    sim = config["simulation"]
+    return fabric, ibnetsim.simulate(
+        fabric,
+        sm,
+        traffic=traffic_class(config["traffic"]),
+        time_us=sim["time_us"],
+        seed=sim["seed"],
+        warmup_us=sim["warmup_us"],
+        preset=sim["preset"],
+        progress=progress,
+        **sim_overrides(sim),
+    )
+
+
+def _run(config: dict) -> dict:
+    fabric, res = run_config(config)
+    out = dict(res.row())
+    out["nominal_load"] = float(config["traffic"]["load"])
+    nodes = fabric.nodes
+    switches = set(nodes.loc[nodes["kind"].str.lower().str.contains("switch"), "name"])
+    out.update(utilization_summary(res.per_port, switches))
+    out.update(histogram_columns(res.latency_hist))
+    return out
+
+
+def _check(config: dict) -> Optional[tuple[str, str]]:
+    r = config["routing"]
+    f = config["fabric"]
+    if r["engine"] == "dor" and f["kind"] not in ("mesh", "hypercube", "file"):
+        return ("routing.engine", f"engine 'dor' routes meshes, tori and hypercubes, not a fabric of kind '{f['kind']}'")
+    return None
+
+
+KIND = register(
+    PointKind(
+        name="simulate",
+        summary="Build a fabric, route it and run the packet-level data plane under one traffic class; "
+        "`traffic.load` as a list is a load sweep (latency vs accepted traffic). A deadlock fails the point "
+        "with the watchdog's message.",
+        run=_run,
+        sections=("fabric", "routing", "simulation", "traffic"),
+        required=("fabric",),
+        check=_check,
+        columns={
+            "offered_load": "Offered load measured after warm-up: wire bytes generated by all hosts ÷ their total data rate.",
+            "accepted_load": "Accepted traffic after warm-up: wire bytes delivered ÷ the hosts' total data rate.",
+            "nominal_load": "`traffic.load` as configured.",
+            "accepted_bytes_per_ns_per_switch": "Delivered bytes per ns per switch (the unit of papers 002/003).",
+            "accepted_bits_per_us": "Delivered bits per µs, whole fabric.",
+            "latency_mean_ns": "Mean packet latency, generation to delivery (queueing at the source included).",
+            "latency_p99_ns": "99th-percentile packet latency.",
+            "network_latency_mean_ns": "Mean latency from injection into the fabric to delivery.",
+            "delivered_packets": "Packets delivered (whole run).",
+            "generated_packets": "Packets generated (whole run).",
+            "dropped_packets": "Packets dropped (no route, U-turn, VL15 overflow, misrouted), whole run.",
+            "in_flight_packets": "Packets generated but neither delivered nor dropped at the end.",
+            "injection_queue_packets": "Packets still waiting in the hosts' send queues at the end (grows past saturation).",
+            "events": "Simulation events processed.",
+            "wall_s": "Wall-clock time of the simulation itself.",
+            "port_utilization": "List: utilization of every cabled transmitter, in fabric port order.",
+            "max_port_utilization": "Highest transmitter utilization.",
+            "mean_port_utilization": "Mean transmitter utilization.",
+            "mean_switch_link_utilization": "Mean utilization of switch-to-switch transmitters.",
+            "latency_hist_edges_ns": "List: latency histogram bucket edges (ns).",
+            "latency_hist_counts": "List: packets per latency bucket.",
+        },
+        figures=(
+            Figure("accepted_vs_load", x="traffic.load", y="accepted_load", title="Accepted traffic", ylabel="accepted (fraction of link rate)"),
+            Figure("latency_vs_load", x="traffic.load", y="latency_mean_ns", title="Mean packet latency", ylabel="latency (ns)"),
+        ),
+    )
+)

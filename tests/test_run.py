@@ -1,0 +1,222 @@
+"""The ``simulate`` point kind and the ``ibnetsim run`` / ``bench`` commands, on tiny fabrics."""
+
+import math
+import re
+import subprocess
+import sys
+
+import pytest
+
+from ibnetsim.experiment import kinds, load_results, loads_scenario, make_executor, run_sweep
+from ibnetsim.experiment.scenario import ScenarioError
+from ibnetsim.experiment.scenario import load as load_scenario
+from ibnetsim.run_cli import saturation
+
+TINY = """
+kind = "simulate"
+name = "tiny"
+seed = 3
+
+[fabric]
+kind = "irregular"
+switches = 4
+switch_ports = 6
+links_per_switch = 2
+hosts_per_switch = 2
+
+[routing]
+engine = "updn"
+
+[simulation]
+preset = "martinez2003"
+time_us = {time_us}
+warmup_us = {warmup_us}
+
+[traffic]
+pattern = "uniform"
+packet_bytes = 256
+load = {load}
+"""
+
+
+def tiny(load="0.1", time_us=400.0, warmup_us=50.0):
+    return TINY.format(load=load, time_us=time_us, warmup_us=warmup_us)
+
+
+def test_simulate_kind_columns_are_sane():
+    sc = loads_scenario(tiny())
+    (point,) = sc.points
+    assert point.config["simulation"]["seed"] == 3  # follows the top-level seed
+    row = kinds.get("simulate").run(point.config)
+    # 8 hosts at 10 % of 1x SDR (0.25 B/ns) send 0.025 B/ns each: over the 350 µs after
+    # warm-up, 8750 B = 31 packets of 282 wire bytes per host, ~250 in all. Far from
+    # saturation, accepted tracks offered within Poisson noise (1/sqrt(250) ≈ 6 %).
+    assert 0.07 < row["offered_load"] < 0.13
+    assert abs(row["accepted_load"] - row["offered_load"]) <= 0.15 * row["offered_load"]
+    # Conservation over the whole run.
+    assert row["generated_packets"] == row["delivered_packets"] + row["dropped_packets"] + row["in_flight_packets"]
+    assert row["dropped_packets"] == 0
+    assert row["generated_packets"] > 200
+    # Latency: at least the wire time of a 282 B packet on a 2 Gb/s link (1128 ns) plus routing.
+    assert row["latency_mean_ns"] > 1128
+    assert row["latency_p99_ns"] >= row["latency_mean_ns"]
+    # Per-port profile: one entry per cabled transmitter, 4 switches × (2 links + 2 hosts) + 8 hosts.
+    util = row["port_utilization"]
+    assert len(util) == 4 * 4 + 8
+    assert all(0.0 <= u <= 1.0 for u in util)
+    assert row["max_port_utilization"] == pytest.approx(max(util))
+    assert 0.0 < row["mean_switch_link_utilization"] < 1.0
+    edges, counts = row["latency_hist_edges_ns"], row["latency_hist_counts"]
+    assert len(edges) == len(counts) + 1 and sum(counts) > 0
+    assert all(b > a for a, b in zip(edges, edges[1:]))
+    assert row["nominal_load"] == 0.1
+
+
+def test_overload_falls_behind_and_saturation_finds_it():
+    row = kinds.get("simulate").run(loads_scenario(tiny(load="1.5", time_us=200.0)).points[0].config)
+    assert row["accepted_load"] < 0.9 * row["offered_load"]
+    assert row["injection_queue_packets"] > 0
+    assert row["generated_packets"] == row["delivered_packets"] + row["dropped_packets"] + row["in_flight_packets"]
+
+
+def test_saturation_criterion():
+    # Hand-worked: keeps up to 0.3, falls behind at 0.4; the noisy 0.5 that keeps up does not count.
+    s = saturation([0.1, 0.2, 0.3, 0.4, 0.5], [0.1, 0.2, 0.3, 0.4, 0.5], [0.1, 0.199, 0.2941, 0.3, 0.5])
+    assert (s.load, s.first_behind, s.beyond_sweep) == (0.3, 0.4, False)
+    assert saturation([0.1, 0.2], [0.1, 0.2], [0.1, 0.2]).beyond_sweep
+    s = saturation([0.2, 0.1], [0.2, 0.1], [0.2, 0.05])
+    assert s.load is None and s.first_behind == 0.1
+    # Exactly 2 % below offered still counts as keeping up.
+    assert saturation([1.0], [1.0], [0.98]).load == 1.0
+
+
+def test_load_list_is_a_sweep(tmp_path):
+    sc = loads_scenario(tiny(load="[0.05, 0.1]", time_us=100.0, warmup_us=10.0))
+    assert [a.name for a in sc.axes] == ["traffic.load"]
+    summary = run_sweep(sc, tmp_path / "out", make_executor("serial"), progress=False)
+    assert summary.done == 2 and summary.failed == 0
+    df = load_results(tmp_path / "out")
+    assert sorted(df["nominal_load"]) == [0.05, 0.1]
+    assert (df["offered_load"] > 0).all()
+
+
+def test_bad_traffic_key_names_file_line_and_key(tmp_path):
+    text = tiny().replace('pattern = "uniform"', 'pattern = "uniform"\npacket_size = 256')
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    line = text.splitlines().index("packet_size = 256") + 1
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(f)
+    assert e.value.file == str(f) and e.value.line == line and e.value.key == "traffic.packet_size"
+    assert "packet_bytes" in str(e.value)  # the suggestion
+    proc = _cli("run", f, "-o", tmp_path / "o", check=False)
+    assert proc.returncode == 2
+    assert f"bad.toml:{line}: traffic.packet_size" in proc.stderr
+
+
+def test_packet_larger_than_mtu_is_rejected():
+    text = tiny().replace("packet_bytes = 256", "packet_bytes = 512")  # martinez2003 has MTU 256
+    with pytest.raises(ScenarioError, match=r"traffic.packet_bytes: 512 B of payload exceed the MTU of 256 B"):
+        loads_scenario(text)
+
+
+def test_deadlock_fails_the_point_and_the_sweep_goes_on(tmp_path):
+    # Dimension-order routing on a torus with one VL has a credit loop around each ring;
+    # overloaded, it locks, and the watchdog names the cycle. At 1 % load it does not.
+    text = """
+kind = "simulate"
+seed = 1
+[fabric]
+kind = "mesh"
+dims = [4, 4]
+torus = true
+hosts_per_switch = 2
+[routing]
+engine = "dor"
+[simulation]
+preset = "martinez2003"
+time_us = 300.0
+watchdog_us = 20.0
+[traffic]
+load = [0.01, 2.0]
+"""
+    summary = run_sweep(loads_scenario(text), tmp_path / "out", make_executor("serial"), progress=False)
+    assert (summary.done, summary.failed) == (1, 1)
+    df = load_results(tmp_path / "out")
+    low = df[df["traffic.load"] == 0.01].iloc[0]
+    high = df[df["traffic.load"] == 2.0].iloc[0]
+    assert low["status"] == "ok" and low["accepted_load"] > 0
+    assert high["status"] == "error"
+    assert high["error"].startswith("DeadlockError: deadlock at t = ")
+    assert "cycle of blocked (link, VL) channels" in high["error"]
+
+
+def _cli(*args, check=True):
+    proc = subprocess.run([sys.executable, "-m", "ibnetsim.cli", *map(str, args)], capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"exit {proc.returncode}\nstdout:{proc.stdout}\nstderr:{proc.stderr}")
+    return proc
+
+
+def test_run_command_writes_results_and_plot(tmp_path):
+    f = tmp_path / "tiny.toml"
+    f.write_text(tiny(load="[0.05, 0.1, 2.0]", time_us=150.0, warmup_us=20.0))
+    out = tmp_path / "out"
+    proc = _cli("run", f, "-o", out, "--executor", "serial", "--no-progress")
+    assert (out / "results.parquet").exists() and (out / "manifest.json").exists()
+    png = out / "figures" / "latency_vs_accepted.png"
+    assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert str(png) in proc.stdout
+    # The table has one line per load; load 2.0 is far past saturation.
+    for load in ("0.05", "0.1", "2"):
+        assert re.search(rf"│\s*{re.escape(load)}\s*│", proc.stdout), proc.stdout
+    m = re.search(r"saturation: load ([0-9.]+) \(accepted [0-9.]+\); load 2 fell behind \(criterion: accepted ≥ 0.98 × offered\)", proc.stdout)
+    assert m, proc.stdout
+    assert float(m.group(1)) == 0.1
+    df = load_results(out)
+    assert len(df) == 3 and (df["status"] == "ok").all()
+
+
+def test_bench_quick_prints_both_lines():
+    proc = _cli("bench", "--quick")
+    lines = [l for l in proc.stdout.splitlines() if l.strip()]
+    assert len(lines) == 2, proc.stdout
+    assert lines[0].startswith("irregular64:") and lines[1].startswith("mesh8x8:")
+    for line in lines:
+        m = re.search(r"([0-9,]+) events/s, ([0-9,]+) delivered packets/s", line)
+        assert m, line
+        assert int(m.group(1).replace(",", "")) > 0 and int(m.group(2).replace(",", "")) > 0
+        assert not math.isnan(float(re.search(r"accepted ([0-9.]+)", line).group(1)))
+
+
+def test_warmup_must_end_before_the_run():
+    text = tiny(time_us=100.0, warmup_us=100.0)
+    line = text.splitlines().index("warmup_us = 100.0") + 1
+    with pytest.raises(ScenarioError) as e:
+        loads_scenario(text, path="w.toml")
+    assert (e.value.line, e.value.key) == (line, "simulation.warmup_us")
+
+
+def test_run_refuses_other_kinds(tmp_path):
+    f = tmp_path / "stats.toml"
+    f.write_text('# routing only\nkind = "routing_stats"\n[fabric]\nkind = "ring"\nswitches = 3\n')
+    proc = _cli("run", f, "-o", tmp_path / "o", check=False)
+    assert proc.returncode == 2
+    assert "stats.toml:2: kind:" in proc.stderr and "ibnetsim sweep" in proc.stderr
+
+
+def test_histogram_columns_fill_gaps_and_sum_classes():
+    import pandas as pd
+
+    from ibnetsim.experiment.kinds.simulate import histogram_columns
+
+    hist = pd.DataFrame(
+        [
+            {"class": "a", "low_ns": 1.0, "high_ns": 2.0, "count": 3},
+            {"class": "b", "low_ns": 1.0, "high_ns": 2.0, "count": 1},
+            {"class": "a", "low_ns": 4.0, "high_ns": 6.0, "count": 2},
+        ]
+    )
+    cols = histogram_columns(hist)
+    assert cols["latency_hist_edges_ns"] == [1.0, 2.0, 4.0, 6.0]
+    assert cols["latency_hist_counts"] == [4.0, 0.0, 2.0]
