@@ -220,3 +220,15 @@ def test_histogram_columns_fill_gaps_and_sum_classes():
     cols = histogram_columns(hist)
     assert cols["latency_hist_edges_ns"] == [1.0, 2.0, 4.0, 6.0]
     assert cols["latency_hist_counts"] == [4.0, 0.0, 2.0]
+
+
+def test_hot_spot_keys_are_checked_and_reach_the_core():
+    text = tiny().replace('pattern = "uniform"', 'pattern = "hot-spot"')
+    with pytest.raises(ScenarioError, match=r"traffic.hot_hosts: pattern 'hot-spot' needs hot_hosts"):
+        loads_scenario(text)
+    with pytest.raises(ScenarioError, match=r"traffic.tornado_dims: tornado_dims is read only with pattern = \"tornado\""):
+        loads_scenario(tiny().replace('pattern = "uniform"', 'pattern = "uniform"\ntornado_dims = [2, 4]'))
+    good = text.replace('pattern = "hot-spot"', 'pattern = "hot-spot"\nhot_hosts = ["h0"]\nhot_fraction = 0.2')
+    (point,) = loads_scenario(good).points
+    row = kinds.get("simulate").run(point.config)
+    assert row["delivered_packets"] > 0 and row["dropped_packets"] == 0

@@ -90,3 +90,54 @@ def test_accepted_never_exceeds_the_channel_load_bound(seed):
         accepted.append(r.accepted)
     # Below the bound the network keeps up, so the check is not vacuous.
     assert accepted[0] == pytest.approx(0.5 * bound, rel=0.1)
+
+
+# --------------------------------------------------------------------------- destination patterns
+@pytest.fixture(scope="module")
+def sixteen():
+    # 16 switches × 4 hosts = 64 hosts: a power of two and a square (4^3).
+    fab = ib.topology.irregular(switches=16, switch_ports=8, links_per_switch=4, hosts_per_switch=4, seed=1)
+    return fab, ib.SubnetManager(fab, routing="updn")
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [
+        ib.traffic.bit_reversal(0.05),
+        ib.traffic.bit_complement(0.05),
+        ib.traffic.transpose(0.05),
+        ib.traffic.perfect_shuffle(0.05),
+        ib.traffic.tornado(0.05, dims=[8, 8]),
+        ib.traffic.random_permutation(0.05),
+        ib.traffic.hot_spot(["h0"], 0.1, 0.05),
+    ],
+    ids=lambda c: c["pattern"]["kind"],
+)
+def test_every_pattern_runs_and_conserves_packets(sixteen, cls):
+    fab, sm = sixteen
+    r = ib.simulate(fab, sm, traffic=cls, time_us=300, seed=2).raw
+    assert r["generated"] > 0
+    assert r["generated"] == r["delivered"] + r["dropped"] + r["in_flight"]
+    assert r["dropped"] == 0
+
+
+def test_bit_complement_has_no_silent_host_but_bit_reversal_has_palindromes(sixteen):
+    # 64 hosts = 6 address bits: complement moves every index; reversal fixes the
+    # 2^3 = 8 palindromic indices, which then do not send.
+    fab, sm = sixteen
+    per_host = {}
+    for cls in (ib.traffic.bit_complement(0.05), ib.traffic.bit_reversal(0.05)):
+        r = ib.simulate(fab, sm, traffic=cls, time_us=2000, seed=2)
+        per_host[cls["pattern"]["kind"]] = r.offered
+    # Offered load is averaged over all 64 hosts, so the silent ones lower it by 8/64.
+    assert per_host["bit-complement"] == pytest.approx(0.05, rel=0.1)
+    assert per_host["bit-reversal"] == pytest.approx(0.05 * 56 / 64, rel=0.1)
+
+
+def test_pattern_errors_name_the_key(sixteen):
+    fab, sm = sixteen
+    with pytest.raises(ib.ConfigError, match=r"pattern\.hosts\[0\].*unknown node 'nope'"):
+        ib.simulate(fab, sm, traffic=ib.traffic.hot_spot(["nope"], 0.1, 0.05), time_us=10, seed=1)
+    small = ib.topology.irregular(switches=8, switch_ports=8, links_per_switch=4, hosts_per_switch=3, seed=1)
+    with pytest.raises(ib.ConfigError, match=r"power-of-two number of hosts; the fabric has 24"):
+        ib.simulate(small, ib.SubnetManager(small, routing="updn"), traffic=ib.traffic.bit_reversal(0.05), time_us=10, seed=1)

@@ -443,7 +443,7 @@ pub(crate) fn build(
                 format!("must be a fraction of the link rate in 0..={MAX_LOAD}, got {}", k.load),
             ));
         }
-        let pattern = Pattern::build(&k.pattern, num_hosts, &resolve_host, &format!("{key}.pattern"))?;
+        let pattern = Pattern::build(&k.pattern, num_hosts, &resolve_host, c.seed, &format!("{key}.pattern"))?;
         let wire = wire_bytes(k.payload_bytes, c.extra_header_bytes);
         if k.load > 0.0 {
             for (h, hm) in hosts.iter().enumerate() {

@@ -145,6 +145,12 @@ impl Source {
     pub fn pick(&mut self, n: u32) -> u32 {
         self.rng.random_range(0..n)
     }
+
+    /// A uniform 32-bit draw from this source's stream.
+    #[inline]
+    pub fn rng_u32(&mut self) -> u32 {
+        self.rng.random()
+    }
 }
 
 #[cfg(test)]

@@ -23,13 +23,13 @@ from typing import Any, Optional
 from ibnetsim.experiment.kinds import Figure, PointKind, register
 from ibnetsim.experiment.kinds.routing_stats import build_fabric, build_subnet
 from ibnetsim.experiment.schema import FROM_SEED, Key, Section, register_section
+from ibnetsim.traffic import PATTERNS as _PATTERNS
 
 __all__ = ["traffic_class", "sim_overrides", "utilization_summary", "histogram_columns", "run_config"]
 
 _PRESETS = ("kim2007", "alfaro2001", "martinez2003", "martinez2005")
 _MTUS = (256, 512, 1024, 2048, 4096)
 _SELECTIONS = ("deterministic", "adaptive-by-credits")
-_PATTERNS = ("uniform", "fixed-pairs")
 _PROCESSES = ("poisson", "bernoulli")
 
 
@@ -86,9 +86,22 @@ SIMULATION = register_section(
 )
 
 
+#: Keys read only by one pattern, with the pattern.
+_PATTERN_KEYS = {
+    "pairs": "fixed-pairs",
+    "hot_hosts": "hot-spot",
+    "hot_fraction": "hot-spot",
+    "tornado_dims": "tornado",
+    "permutation_seed": "random-permutation",
+}
+
+
 def _check_traffic(s: dict, cfg: dict) -> Optional[tuple[str, str]]:
     if s["process"] == "bernoulli" and s["load"] > 1.0:
         return ("load", f"a Bernoulli process sends at most one packet per packet time: load {s['load']} > 1 (use process = \"poisson\")")
+    for key, owner in _PATTERN_KEYS.items():
+        if s["pattern"] != owner and s[key] not in (None, []):
+            return (key, f"{key} is read only with pattern = \"{owner}\", not '{s['pattern']}'")
     if s["pattern"] == "fixed-pairs":
         if not s["pairs"]:
             return ("pairs", "pattern 'fixed-pairs' needs pairs = [\"SRC>DST\", …] (host names)")
@@ -96,8 +109,11 @@ def _check_traffic(s: dict, cfg: dict) -> Optional[tuple[str, str]]:
             parts = p.split(">")
             if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
                 return ("pairs", f"'{p}' is not a pair: write \"SOURCE>DESTINATION\" with host names")
-    elif s["pairs"]:
-        return ("pairs", f"pairs are read only with pattern = \"fixed-pairs\", not '{s['pattern']}'")
+    if s["pattern"] == "hot-spot":
+        if not s["hot_hosts"]:
+            return ("hot_hosts", "pattern 'hot-spot' needs hot_hosts = [\"NODE\", …] (host names)")
+        if s["hot_fraction"] is None:
+            return ("hot_fraction", "pattern 'hot-spot' needs hot_fraction, the share of packets sent to the hot hosts (e.g. 0.05)")
     sim = cfg.get("simulation")
     if sim is not None:
         mtu = sim["mtu_bytes"] if sim["mtu_bytes"] is not None else _preset_config(sim["preset"])["mtu_bytes"]
@@ -113,7 +129,15 @@ TRAFFIC = register_section(
         "The workload of a `simulate` point: one open-loop traffic class sent by every host. "
         "A list of loads is the load sweep of a latency-vs-accepted-traffic curve.",
         keys=(
-            Key("pattern", "str", "Destinations: `uniform` (every other host alike) or `fixed-pairs` (the `pairs` below).", default="uniform", choices=_PATTERNS),
+            Key(
+                "pattern",
+                "str",
+                "Destinations: `uniform` (every other host alike), `fixed-pairs` (the `pairs` below), the bit permutations "
+                "`bit-reversal`, `bit-complement`, `transpose`, `perfect-shuffle` (power-of-two host counts; hosts in fabric order), "
+                "`tornado`, `hot-spot` (`hot_hosts`, `hot_fraction`) or `random-permutation`.",
+                default="uniform",
+                choices=_PATTERNS,
+            ),
             Key(
                 "load",
                 "float",
@@ -126,6 +150,10 @@ TRAFFIC = register_section(
             Key("sl", "int", "Service level of the traffic.", default=0, min=0, max=15),
             Key("path_bits", "str", "DLID path bits with LMC > 0: always the base LID, or a random one per packet.", default="base", choices=("base", "random")),
             Key("pairs", "list[str]", "For `fixed-pairs`: `\"SRC>DST\"` host-name pairs.", default=[]),
+            Key("hot_hosts", "list[str]", "For `hot-spot`: the hot hosts, by node name.", default=[]),
+            Key("hot_fraction", "float", "For `hot-spot`: share of every source's packets sent to the hot hosts; the rest is uniform.", default=None, min=0.0, max=1.0),
+            Key("tornado_dims", "list[int]", "For `tornado`: radices of the host layout, first dimension fastest; empty = one ring of all hosts.", default=[]),
+            Key("permutation_seed", "int", "For `random-permutation`: seed of the permutation; unset = the traffic seed.", default=None, min=0, max=2**63 - 1),
         ),
         checks=(_check_traffic,),
     )
@@ -140,6 +168,13 @@ def traffic_class(spec: dict) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     if spec["pattern"] == "fixed-pairs":
         extra["pairs"] = [[x.strip() for x in p.split(">")] for p in spec["pairs"]]
+    elif spec["pattern"] == "hot-spot":
+        extra["hosts"] = list(spec["hot_hosts"])
+        extra["fraction"] = spec["hot_fraction"]
+    elif spec["pattern"] == "tornado" and spec["tornado_dims"]:
+        extra["dims"] = list(spec["tornado_dims"])
+    elif spec["pattern"] == "random-permutation" and spec["permutation_seed"] is not None:
+        extra["seed"] = spec["permutation_seed"]
     return traffic.pattern(
         spec["pattern"],
         spec["load"],

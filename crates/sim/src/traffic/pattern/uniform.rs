@@ -9,10 +9,10 @@ pub struct Uniform {
     hosts: u32,
 }
 
-impl Uniform {
-    /// Registry name.
-    pub const NAME: &'static str = "uniform";
+/// Registry name.
+pub const NAME: &str = "uniform";
 
+impl Uniform {
     /// The pattern over `hosts` hosts (at least two).
     pub fn new(hosts: u32) -> Result<Self, String> {
         if hosts < 2 {
