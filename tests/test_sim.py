@@ -141,3 +141,49 @@ def test_pattern_errors_name_the_key(sixteen):
     small = ib.topology.irregular(switches=8, switch_ports=8, links_per_switch=4, hosts_per_switch=3, seed=1)
     with pytest.raises(ib.ConfigError, match=r"power-of-two number of hosts; the fabric has 24"):
         ib.simulate(small, ib.SubnetManager(small, routing="updn"), traffic=ib.traffic.bit_reversal(0.05), time_us=10, seed=1)
+
+
+# --------------------------------------------------------------------------- QoS tables from the subnet manager
+_QOS_CONF = """qos TRUE
+qos_max_vls 2
+qos_high_limit 0
+qos_vlarb_high 0:0
+qos_vlarb_low 0:5,1:10
+qos_sl2vl 0,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1
+"""
+
+
+def test_opensm_qos_options_program_the_simulated_arbiters(tmp_path):
+    # h0 (SL0 → VL0) and h1 (SL1 → VL1) both saturate the link to h2. A 256 B
+    # payload is 282 wire bytes = 5 credits, so the low table 0:5,1:10 lets VL1 send
+    # two packets for each of VL0's. With speedup 2 the output link, not the
+    # crossbar, is the bottleneck, so its arbiter sets the shares: 2:1 exactly.
+    conf = tmp_path / "opensm.conf"
+    conf.write_text(_QOS_CONF)
+    fab = ib.topology.single_switch(3)
+    sm = ib.SubnetManager(fab, routing="minhop")
+    tr = [
+        ib.traffic.fixed_pairs([("h0", "h2")], load=1.0, sl=0, name="vl0"),
+        ib.traffic.fixed_pairs([("h1", "h2")], load=1.0, sl=1, name="vl1"),
+    ]
+    r = ib.simulate(fab, sm, traffic=tr, time_us=2000, warmup_us=200, seed=1, qos_file=conf, switch={"speedup": 2.0})
+    got = dict(zip(r.summary["name"], r.summary["delivered_packets"]))
+    assert abs(got["vl1"] - 2 * got["vl0"]) <= 2, got
+    out = r.per_port.set_index("peer_node").loc["h2"]
+    assert out["utilization"] == pytest.approx(1.0, abs=0.01)
+    # Weight 0 for VL1 starves it: the table really is the one the file gave.
+    conf.write_text(_QOS_CONF.replace("0:5,1:10", "0:5,1:0"))
+    r = ib.simulate(fab, sm, traffic=tr, time_us=500, seed=1, qos_file=conf, switch={"speedup": 2.0})
+    got = dict(zip(r.summary["name"], r.summary["delivered_packets"]))
+    assert got["vl1"] == 0 and got["vl0"] > 0
+
+
+def test_qos_file_errors_name_file_and_line(tmp_path):
+    fab = ib.topology.single_switch(3)
+    sm = ib.SubnetManager(fab, routing="minhop")
+    conf = tmp_path / "opensm.conf"
+    conf.write_text(_QOS_CONF.replace("qos_vlarb_low 0:5,1:10", "qos_vlarb_low 0:5,1:x"))
+    with pytest.raises(ib.IbnetsimError, match=r"opensm\.conf:5"):
+        ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.1), time_us=10, qos_file=conf)
+    with pytest.raises(ib.ConfigError, match="data_vls or qos_file, not both"):
+        ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.1), time_us=10, qos_file=conf, data_vls=2)

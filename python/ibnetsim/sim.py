@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import time
 from typing import Any, Iterable, Optional
 
@@ -160,6 +161,7 @@ def simulate(
     preset: Optional[str] = None,
     progress: bool = False,
     slices: int = 50,
+    qos_file: Optional[str | os.PathLike] = None,
     **config: Any,
 ) -> SimResult:
     """Simulates ``time_us`` microseconds of ``traffic`` on ``fabric`` routed by ``sm``.
@@ -169,18 +171,26 @@ def simulate(
     ``switch={"routing_delay_ns": 100}``, ``selection="adaptive-by-credits"``);
     :func:`default_config` shows them all. Raises :class:`ibnetsim.DeadlockError`
     (with ``.cycle``) if the deadlock watchdog fires.
+
+    ``qos_file`` is an opensm.conf (or a TOML file with a ``[qos]`` table) whose
+    ``qos_*`` options the subnet manager turns into per-port SL2VL and
+    VLArbitration tables, as OpenSM would program them; they replace the
+    config's ``sl2vl`` and ``vl_arbitration``, and the ports run the data VLs
+    the file gives (``qos_max_vls``), so ``data_vls`` may not be given too.
     """
     if sm.fabric is not fabric:
         raise ConfigError("the SubnetManager was configured on a different Fabric object")
     if not time_us > 0:
         raise ConfigError(f"time_us must be > 0, got {time_us}")
+    if qos_file is not None and "data_vls" in config:
+        raise ConfigError("give data_vls or qos_file, not both: with a QoS file the ports run the VLs its qos_max_vls options set")
     classes = [traffic] if isinstance(traffic, dict) else list(traffic)
     cfg = default_config(preset)
     cfg = _merge(cfg, copy.deepcopy(config))
     cfg["seed"] = int(seed)
     cfg["warmup_ns"] = float(warmup_us) * 1000.0
     cfg["traffic"] = {"classes": classes}
-    sim = _core.Simulation(sm._inner, json.dumps(cfg))
+    sim = _core.Simulation(sm._inner, json.dumps(cfg), None if qos_file is None else os.fspath(qos_file))
     end_ps = int(round(time_us * PS_PER_US))
     t0 = time.perf_counter()
     if progress:

@@ -1,12 +1,26 @@
 //! `Simulation`: the packet-level data plane, run in slices of simulated time so
 //! that Python can draw a progress bar and honour Ctrl-C between slices.
 
-use ibnetsim_sim::{preset, SimConfig, SimError, Simulation, PRESETS};
+use std::path::{Path, PathBuf};
+
+use ibnetsim_sim::{preset, QosTables, SimConfig, SimError, Simulation, PRESETS};
+use ibnetsim_sm::qos::QosConfig;
+use ibnetsim_sm::SmError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use crate::errors::{ConfigError, DeadlockError, IbnetsimError};
+use crate::errors::{sm_err, ConfigError, DeadlockError, IbnetsimError};
 use crate::subnet::PySubnet;
+
+/// QoS options from an opensm.conf file, or from a `.toml` file's `[qos]` table.
+fn read_qos(path: &Path) -> Result<QosConfig, SmError> {
+    if path.extension().is_some_and(|e| e == "toml") {
+        let text = std::fs::read_to_string(path).map_err(|source| SmError::Io { path: path.to_path_buf(), source })?;
+        QosConfig::from_toml_str(&text, Some(path))
+    } else {
+        QosConfig::read_opensm_conf(path)
+    }
+}
 
 /// Converts a simulation error; a deadlock carries its cycle as `.cycle`
 /// (a list of (from_node, from_port, to_node, to_port, vl)).
@@ -39,14 +53,30 @@ pub struct PySimulation {
 impl PySimulation {
     /// Builds a simulation of a configured subnet; `config_json` is a full
     /// `SimConfig` (every validation happens here, errors name the key).
+    /// `qos_file` (opensm.conf `qos_*` options, or a TOML `[qos]` table) makes
+    /// the subnet manager program per-port SL2VL and VLArbitration tables that
+    /// replace the config's; the data VLs are then those the file gives.
     #[new]
-    fn new(py: Python<'_>, subnet: &PySubnet, config_json: &str) -> PyResult<Self> {
-        let config: SimConfig = serde_json::from_str(config_json)
+    #[pyo3(signature = (subnet, config_json, qos_file=None))]
+    fn new(py: Python<'_>, subnet: &PySubnet, config_json: &str, qos_file: Option<PathBuf>) -> PyResult<Self> {
+        let mut config: SimConfig = serde_json::from_str(config_json)
             .map_err(|e| ConfigError::new_err(format!("simulation config: {e}")))?;
         let fabric = &subnet.fabric().inner;
         let s = subnet.subnet();
+        let qos = match &qos_file {
+            None => None,
+            Some(path) => {
+                let qos = read_qos(path).map_err(sm_err)?;
+                let (sl2vl, vlarb) = qos.apply(fabric);
+                config.data_vls = sl2vl.data_vls();
+                Some(QosTables::from_subnet_manager(fabric, &sl2vl, &vlarb))
+            }
+        };
         let sim = py
-            .detach(|| Simulation::new(fabric, &s.lids, &s.tables, &config))
+            .detach(|| match qos {
+                Some(q) => Simulation::with_qos(fabric, &s.lids, &s.tables, &config, q),
+                None => Simulation::new(fabric, &s.lids, &s.tables, &config),
+            })
             .map_err(|e| sim_err(py, e))?;
         Ok(PySimulation { sim })
     }

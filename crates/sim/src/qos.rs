@@ -171,6 +171,30 @@ pub struct QosTables {
     pub vlarb: VlArbMap,
 }
 
+impl QosTables {
+    /// The tables a subnet manager programmed, e.g. from OpenSM's `qos_*`
+    /// options ([`ibnetsim_sm::qos::QosConfig::apply`]). Every cabled output
+    /// port gets its own VLArbitration table (switch port 0 carries no data).
+    pub fn from_subnet_manager(
+        fabric: &Fabric,
+        sl2vl: &ibnetsim_sm::qos::Sl2VlTables,
+        vlarb: &ibnetsim_sm::qos::VlArbTables,
+    ) -> QosTables {
+        let map = Sl2VlMap::from_fn(fabric, |n, i, o, sl| sl2vl.vl(n, i, o, sl));
+        let mut per_port = Vec::new();
+        for n in fabric.ids() {
+            for (p, _) in fabric.node(n).connected_ports() {
+                let t = vlarb.get(n, p);
+                per_port.push((
+                    (n, p),
+                    VlArbConfig { high: t.high.clone(), low: t.low.clone(), limit_of_high_priority: t.limit_of_high_priority },
+                ));
+            }
+        }
+        QosTables { sl2vl: map, vlarb: VlArbMap { default: VlArbConfig::default(), per_port } }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
