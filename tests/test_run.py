@@ -232,3 +232,126 @@ def test_hot_spot_keys_are_checked_and_reach_the_core():
     (point,) = loads_scenario(good).points
     row = kinds.get("simulate").run(point.config)
     assert row["delivered_packets"] > 0 and row["dropped_packets"] == 0
+
+
+# --------------------------------------------------------------------------- several classes, switch/hca/QoS keys
+TWO_CLASSES = """
+kind = "simulate"
+seed = 1
+
+[fabric]
+kind = "single_switch"
+hosts = 3
+
+[routing]
+engine = "minhop"
+
+[simulation]
+time_us = 2000.0
+warmup_us = 200.0
+qos_file = "opensm.conf"
+
+[switch]
+speedup = 2.0
+
+[[traffic]]
+name = "gold"
+pattern = "fixed-pairs"
+pairs = ["h1>h2"]
+sl = 1
+load = 1.0
+
+[[traffic]]
+name = "bronze"
+pattern = "fixed-pairs"
+pairs = ["h0>h2"]
+sl = 0
+load = {bronze}
+"""
+
+QOS = """qos TRUE
+qos_max_vls 2
+qos_high_limit 0
+qos_vlarb_high 0:0
+qos_vlarb_low 0:5,1:10
+qos_sl2vl 0,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1
+"""
+
+
+def test_two_classes_with_qos_file_share_the_link_by_weight(tmp_path):
+    # As tests/test_sim.py::test_opensm_qos_options_program_the_simulated_arbiters, from a
+    # scenario: gold (SL1 → VL1, weight 10) gets two packets for each of bronze's (weight 5).
+    (tmp_path / "opensm.conf").write_text(QOS)
+    f = tmp_path / "two.toml"
+    f.write_text(TWO_CLASSES.replace("{bronze}", "[0.5, 1.0]"))
+    sc = load_scenario(f)
+    assert [a.name for a in sc.axes] == ["traffic[1].load"]
+    assert [len(p.config["traffic"]) for p in sc.points] == [2, 2]
+    summary = run_sweep(sc, tmp_path / "out", make_executor("serial"), progress=False)
+    assert summary.failed == 0
+    df = load_results(tmp_path / "out").set_index("traffic[1].load")
+    full = df.loc[1.0]
+    assert full["nominal_load"] == 2.0
+    gold, bronze = full["class_gold_delivered_packets"], full["class_bronze_delivered_packets"]
+    assert abs(gold - 2 * bronze) <= 2, (gold, bronze)
+    assert full["traffic[0].name"] == "gold" and full["switch.speedup"] == 2.0
+
+
+def test_class_and_switch_errors_name_the_table_and_line(tmp_path):
+    (tmp_path / "opensm.conf").write_text(QOS)
+    text = TWO_CLASSES.replace("{bronze}", "0.5")
+    bad = text.replace('name = "bronze"', 'name = "gold"')
+    with pytest.raises(ScenarioError, match=r"traffic\[1\]\.name: two traffic classes are named 'gold'"):
+        loads_scenario(bad, base_dir=tmp_path)
+    bad = text.replace("sl = 0\n", "sl = 0\npacket_size = 3\n")
+    line = bad.splitlines().index("packet_size = 3") + 1
+    with pytest.raises(ScenarioError) as e:
+        loads_scenario(bad, base_dir=tmp_path)
+    assert e.value.key == "traffic[1].packet_size" and e.value.line == line
+    with pytest.raises(ScenarioError, match=r"switch\.input_buffer_bytes: 128 B cannot hold one MTU packet"):
+        loads_scenario(text.replace("speedup = 2.0", "input_buffer_bytes = 128"), base_dir=tmp_path)
+    with pytest.raises(ScenarioError, match=r"simulation\.data_vls: give data_vls or qos_file, not both"):
+        loads_scenario(text.replace("warmup_us = 200.0", "warmup_us = 200.0\ndata_vls = 2"), base_dir=tmp_path)
+
+
+def test_metrics_section_drops_the_profile_columns():
+    text = tiny() + "\n[metrics]\nport_utilization = false\nlatency_histogram = false\n"
+    (point,) = loads_scenario(text).points
+    row = kinds.get("simulate").run(point.config)
+    assert "port_utilization" not in row and "latency_hist_counts" not in row
+    assert row["delivered_packets"] > 0
+
+
+def test_hca_keys_reach_the_core():
+    # SL priority: h0's two classes share VL0 (one data VL) and both overload its link;
+    # at twice the link rate the send queue of the prioritized SL1 always has a packet
+    # once the run is under way, so SL0 packets generated after warm-up never get a turn.
+    text = """
+kind = "simulate"
+[fabric]
+kind = "single_switch"
+hosts = 2
+[routing]
+engine = "minhop"
+[simulation]
+time_us = 300.0
+warmup_us = 50.0
+data_vls = 1
+[hca]
+sl_priority = [1]
+[[traffic]]
+name = "low"
+pattern = "fixed-pairs"
+pairs = ["h0>h1"]
+load = 1.0
+[[traffic]]
+name = "high"
+pattern = "fixed-pairs"
+pairs = ["h0>h1"]
+sl = 1
+load = 2.0
+"""
+    (point,) = loads_scenario(text).points
+    row = kinds.get("simulate").run(point.config)
+    assert row["class_low_delivered_packets"] == 0
+    assert row["class_high_delivered_packets"] > 100

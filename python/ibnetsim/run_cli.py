@@ -13,6 +13,7 @@ input (file, line and key named), 130 when interrupted.
 from __future__ import annotations
 
 import math
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -26,6 +27,9 @@ from rich.table import Table
 from ibnetsim.experiment.cli import _executor_options, _friendly, _make_executor
 
 __all__ = ["register", "saturation", "SATURATION_TOLERANCE", "BENCHES"]
+
+#: Result columns holding a traffic class's load: traffic.load, or traffic[i].load with several classes.
+_LOAD_COLUMN = re.compile(r"traffic(\[\d+\])?\.load")
 
 #: A load is below saturation while accepted ≥ (1 − this) × offered.
 SATURATION_TOLERANCE = 0.02
@@ -109,17 +113,20 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
     keys = {p.key for p in sc.points}
     df = load_results(out)
     df = df[df["key"].isin(keys)].reset_index(drop=True)
-    series_axes = [a.name for a in sc.axes if a.name != "traffic.load"]
+    # The load of a point: its class's traffic.load, or the sum over several [[traffic]] classes.
+    load_cols = [c for c in df.columns if _LOAD_COLUMN.fullmatch(c)]
+    df["load"] = df[load_cols].sum(axis=1)
+    series_axes = [a.name for a in sc.axes if not _LOAD_COLUMN.fullmatch(a.name)]
     table = Table(title=(sc.name or Path(file).stem) + f" — {len(df)} point{'s' * (len(df) != 1)}")
     cols = series_axes + ["load", "offered", "accepted", "latency mean (ns)", "latency p99 (ns)", "status"]
     for c in cols:
         table.add_column(c, justify="left" if c == "status" else "right", overflow="fold")
-    df = df.sort_values(series_axes + ["traffic.load"], kind="stable")
+    df = df.sort_values(series_axes + ["load"], kind="stable")
     for _, r in df.iterrows():
         ok = r["status"] == "ok"
         table.add_row(
             *[str(r[a]) for a in series_axes],
-            f"{r['traffic.load']:.4g}",
+            f"{r['load']:.4g}",
             _fmt(r.get("offered_load") if ok else None, ".4f"),
             _fmt(r.get("accepted_load") if ok else None, ".4f"),
             _fmt(r.get("latency_mean_ns") if ok else None, ".1f"),
@@ -138,14 +145,14 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
         curve_axes = [a for a in series_axes if a != "seed"]
         groups = ok_rows.groupby(curve_axes, sort=True) if curve_axes else [((), ok_rows)]
         for values, g in groups:
-            g = g.groupby("traffic.load", sort=True)[["offered_load", "accepted_load"]].mean().reset_index()
-            s = saturation(g["traffic.load"].tolist(), g["offered_load"].tolist(), g["accepted_load"].tolist())
+            g = g.groupby("load", sort=True)[["offered_load", "accepted_load"]].mean().reset_index()
+            s = saturation(g["load"].tolist(), g["offered_load"].tolist(), g["accepted_load"].tolist())
             label = ", ".join(f"{k}={v}" for k, v in zip(curve_axes, values if isinstance(values, tuple) else (values,)))
             prefix = f"saturation ({label})" if label else "saturation"
             crit = f"criterion: accepted ≥ {1 - SATURATION_TOLERANCE:.2f} × offered"
             if len(g) == 1:
                 verdict = "keeps up" if s.load is not None else "falls behind"
-                click.echo(f"load {g['traffic.load'].iloc[0]:g}{f' ({label})' if label else ''}: {verdict} ({crit}); sweep traffic.load to find saturation")
+                click.echo(f"load {g['load'].iloc[0]:g}{f' ({label})' if label else ''}: {verdict} ({crit}); sweep traffic.load to find saturation")
             elif s.beyond_sweep:
                 click.echo(f"{prefix}: not reached; every load up to {s.load:g} kept up ({crit})")
             elif s.load is None:

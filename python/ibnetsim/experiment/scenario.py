@@ -358,8 +358,8 @@ def _build(raw: dict, text: str, file: Optional[str], base_dir: Path) -> Scenari
     axes: list[Axis] = []
     layout: dict[str, tuple[Optional[str], dict[str, Key]]] = {}  # section -> (variant, keys)
 
-    def take(path: tuple[str, ...], key: Key, v: Any) -> None:
-        dotted = ".".join(path)
+    def take(path: tuple[str, ...], key: Key, v: Any, dotted: Optional[str] = None) -> None:
+        dotted = dotted or ".".join(path)
         if _is_sweep(key, v):
             if not key.sweep:
                 raise loc.error(path, "cannot be a list (this key is not sweepable)")
@@ -394,30 +394,40 @@ def _build(raw: dict, text: str, file: Optional[str], base_dir: Path) -> Scenari
                 + ", ".join(f"[{s}]" for s in pk.sections)
                 + ")",
             )
-        if not isinstance(value, dict):
-            raise loc.error((name,), f"expected a table ([{name}]), got {_type_name(value)}")
         sec = schema.section(name)
-        variant: Optional[str] = None
-        if sec.variants:
-            if "kind" not in value:
-                raise loc.error((name,), f"[{name}] needs `kind`: one of " + ", ".join(sec.kinds))
-            kv = value["kind"]
-            if isinstance(kv, list):
-                raise loc.error((name, "kind"), "cannot be a list: the kind decides which keys are allowed; write one scenario per kind")
-            variant = res.value((name, "kind"), sec.keys_for(None)["kind"], kv)
-        keys = sec.keys_for(variant)
-        layout[name] = (variant, keys)
-        for k, v in value.items():
-            if k not in keys:
-                where = f"[{name}]" + (f" with kind = \"{variant}\"" if variant else "")
-                raise loc.error((name, k), f"unknown key in {where}" + _suggest(k, list(keys)))
-            if k == "kind" and variant is not None:
-                fixed[f"{name}.kind"] = variant
-                continue
-            take((name, k), keys[k], v)
+        if sec.repeated and isinstance(value, list):
+            if not value or not all(isinstance(t, dict) for t in value):
+                raise loc.error((name,), f"expected one or more tables ([[{name}]]), got {_type_name(value)}")
+            tables = [(f"{name}[{i}]", (name, f"#{i + 1}"), t) for i, t in enumerate(value)]
+        elif not isinstance(value, dict):
+            raise loc.error((name,), f"expected a table ([{name}]), got {_type_name(value)}")
+        else:
+            tables = [(name, (name,), value)]
+        for inst, where_path, table in tables:
+            variant: Optional[str] = None
+            if sec.variants:
+                if "kind" not in table:
+                    raise loc.error(where_path, f"[{name}] needs `kind`: one of " + ", ".join(sec.kinds))
+                kv = table["kind"]
+                if isinstance(kv, list):
+                    raise _error_at(loc, where_path + ("kind",), f"{inst}.kind", "cannot be a list: the kind decides which keys are allowed; write one scenario per kind")
+                variant = res.value(where_path + ("kind",), sec.keys_for(None)["kind"], kv)
+            keys = sec.keys_for(variant)
+            layout[inst] = (variant, keys)
+            for k, v in table.items():
+                if k not in keys:
+                    where = f"[{name}]" + (f" with kind = \"{variant}\"" if variant else "")
+                    raise _error_at(loc, where_path + (k,), f"{inst}.{k}", f"unknown key in {where}" + _suggest(k, list(keys)))
+                if k == "kind" and variant is not None:
+                    fixed[f"{inst}.kind"] = variant
+                    continue
+                try:
+                    take(where_path + (k,), keys[k], v, f"{inst}.{k}")
+                except ScenarioError as e:
+                    raise _error_at(loc, where_path + (k,), f"{inst}.{k}", e.message) from None
 
     for sname in pk.sections:
-        if sname not in layout:
+        if sname not in layout and not any(_section_of(inst) == sname for inst in layout):
             sec = schema.section(sname)
             if sec.variants:
                 if sname in pk.required:
@@ -429,7 +439,12 @@ def _build(raw: dict, text: str, file: Optional[str], base_dir: Path) -> Scenari
     for sname, (variant, keys) in layout.items():
         for kname, key in keys.items():
             if key.default is REQUIRED and f"{sname}.{kname}" not in fixed and not any(a.name == f"{sname}.{kname}" for a in axes):
-                raise loc.error((sname,), f"missing key `{kname}`" + (f" (required when kind = \"{variant}\")" if variant else "") + f": {key.doc}")
+                raise _error_at(
+                    loc,
+                    _loc_path(sname),
+                    sname,
+                    f"missing key `{kname}`" + (f" (required when kind = \"{variant}\")" if variant else "") + f": {key.doc}",
+                )
 
     # Order the axes as their keys appear in the file, so expansion follows reading order.
     axes.sort(key=lambda a: (a.line if a.line is not None else 0))
@@ -445,6 +460,26 @@ def _build(raw: dict, text: str, file: Optional[str], base_dir: Path) -> Scenari
         points=points,
         raw=raw,
     )
+
+
+_INSTANCE = re.compile(r"^(\w+)\[(\d+)\]$")
+
+
+def _section_of(inst: str) -> str:
+    """The section of a layout entry: ``traffic[1]`` → ``traffic``."""
+    m = _INSTANCE.match(inst)
+    return m.group(1) if m else inst
+
+
+def _loc_path(inst: str) -> tuple[str, ...]:
+    """Where the locator finds a layout entry: ``traffic[1]`` is the 2nd ``[[traffic]]``."""
+    m = _INSTANCE.match(inst)
+    return (m.group(1), f"#{int(m.group(2)) + 1}") if m else (inst,)
+
+
+def _error_at(loc: _Locator, path: tuple[str, ...], key: str, message: str) -> ScenarioError:
+    """An error at the line of ``path`` that names the key as the user reads it (``traffic[1].load``)."""
+    return ScenarioError(message, loc.file, loc.line(path), key)
 
 
 def _suggest(word: str, options: list[str]) -> str:
@@ -479,21 +514,33 @@ def _expand(pk: Any, fixed: dict, axes: list[Axis], layout: dict, loc: _Locator)
                     sec_id[kname] = [_file_digest(x, digests) for x in v] if key.is_list else {"sha256": _file_digest(v, digests)}
                 else:
                     sec_id[kname] = v
-            config[sname] = sec_cfg
-            identity[sname] = sec_id
+            base = _section_of(sname)
+            if schema.section(base).repeated:
+                config.setdefault(base, []).append(sec_cfg)
+                identity.setdefault(base, []).append(sec_id)
+            else:
+                config[sname] = sec_cfg
+                identity[sname] = sec_id
+        counters: dict[str, int] = {}
         for sname in layout:
-            for check in schema.section(sname).checks:
-                problem = check(config[sname], config)
+            base = _section_of(sname)
+            sec_cfg = config[base]
+            if schema.section(base).repeated:
+                i = counters[base] = counters.get(base, -1) + 1
+                sec_cfg = sec_cfg[i]
+            for check in schema.section(base).checks:
+                problem = check(sec_cfg, config)
                 if problem:
                     kname, msg = problem
                     ctx = ", ".join(f"{k} = {_short(v)}" for k, v in swept.items())
-                    raise loc.error((sname, kname), msg + (f" (in the point with {ctx})" if ctx else ""))
+                    raise _error_at(loc, _loc_path(sname) + (kname,), f"{sname}.{kname}", msg + (f" (in the point with {ctx})" if ctx else ""))
         if pk.check is not None:
             problem = pk.check(config)
             if problem:
                 dotted, msg = problem
                 ctx = ", ".join(f"{k} = {_short(v)}" for k, v in swept.items())
-                raise loc.error(tuple(dotted.split(".")), msg + (f" (in the point with {ctx})" if ctx else ""))
+                head, *rest = dotted.split(".")
+                raise _error_at(loc, _loc_path(head) + tuple(rest), dotted, msg + (f" (in the point with {ctx})" if ctx else ""))
         key = point_key(identity)
         if key in seen:
             raise loc.error((), f"points {seen[key]} and {index} have the same configuration")

@@ -115,6 +115,11 @@ class Section:
     variants: dict[str, tuple[Key, ...]] = field(default_factory=dict)
     variant_docs: dict[str, str] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+    #: The section may be written several times as an array of tables
+    #: (``[[traffic]]``); the point config then holds a list with one dict per
+    #: table (also for a single ``[traffic]``), and the swept keys of table
+    #: ``i`` (from 0) are named ``traffic[i].key``.
+    repeated: bool = False
 
     def keys_for(self, variant: Optional[str]) -> dict[str, Key]:
         keys = {k.name: k for k in self.keys}
@@ -524,6 +529,13 @@ def render_reference() -> str:
         if sec.name not in used:
             continue
         lines += [f"### `[{sec.name}]`", "", sec.doc, ""]
+        if sec.repeated:
+            lines += [
+                f"Write `[[{sec.name}]]` once per entry to give several; the keys of entry `i` "
+                f"(from 0) are then named `{sec.name}[i].key` in sweeps, results and errors. "
+                f"A single `[{sec.name}]` table is one entry, with keys named `{sec.name}.key`.",
+                "",
+            ]
         lines += _key_table(sec.keys, f"{sec.name}.")
         lines.append("")
         for variant, keys in sec.variants.items():

@@ -52,12 +52,20 @@ RUNTIME_COLUMNS = ("elapsed_s", "host", "pid", "finished_at", "run")
 
 
 def flatten_config(config: dict, prefix: str = "") -> dict[str, Any]:
-    """``{"fabric": {"switches": 8}}`` → ``{"fabric.switches": 8}``; lists become JSON text."""
+    """``{"fabric": {"switches": 8}}`` → ``{"fabric.switches": 8}``; lists become JSON text.
+
+    A repeated section (a list of tables, ``[[traffic]]``) flattens like the
+    sweep names its keys: ``traffic.load`` for one table, ``traffic[i].load``
+    for several.
+    """
     out: dict[str, Any] = {}
     for k, v in config.items():
         name = f"{prefix}{k}"
         if isinstance(v, dict):
             out.update(flatten_config(v, name + "."))
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            for i, table in enumerate(v):
+                out.update(flatten_config(table, f"{name}." if len(v) == 1 else f"{name}[{i}]."))
         elif isinstance(v, list):
             out[name] = json.dumps(v)
         else:

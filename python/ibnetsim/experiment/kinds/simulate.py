@@ -18,6 +18,7 @@ goes on with the other points.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 from ibnetsim.experiment.kinds import Figure, PointKind, register
@@ -25,7 +26,7 @@ from ibnetsim.experiment.kinds.routing_stats import build_fabric, build_subnet
 from ibnetsim.experiment.schema import FROM_SEED, Key, Section, register_section
 from ibnetsim.traffic import PATTERNS as _PATTERNS
 
-__all__ = ["traffic_class", "sim_overrides", "utilization_summary", "histogram_columns", "run_config"]
+__all__ = ["class_names", "traffic_class", "sim_overrides", "class_columns", "utilization_summary", "histogram_columns", "run_config"]
 
 _PRESETS = ("kim2007", "alfaro2001", "martinez2003", "martinez2005")
 _MTUS = (256, 512, 1024, 2048, 4096)
@@ -42,6 +43,8 @@ def _preset_config(preset: Optional[str]) -> dict:
 def _check_simulation(s: dict, _cfg: dict) -> Optional[tuple[str, str]]:
     if not s["time_us"] > 0:
         return ("time_us", f"the run must last some time (got {s['time_us']} µs)")
+    if s["qos_file"] is not None and s["data_vls"] is not None:
+        return ("data_vls", "give data_vls or qos_file, not both: with a QoS file the ports run the VLs its qos_max_vls sets")
     if s["warmup_us"] >= s["time_us"]:
         return ("warmup_us", f"warm-up ({s['warmup_us']} µs) must end before the run does (time_us = {s['time_us']} µs)")
     return None
@@ -64,6 +67,14 @@ SIMULATION = register_section(
             Key("time_us", "float", "Simulated time of the run, warm-up included, in µs.", min=0.0),
             Key("warmup_us", "float", "Packets generated before this time are left out of the statistics, in µs.", default=0.0, min=0.0),
             Key("data_vls", "int", "Data VLs per port (SL i → VL i mod data_vls); unset = the preset's.", default=None, min=1, max=15),
+            Key(
+                "qos_file",
+                "path",
+                "opensm.conf (or a TOML file with a `[qos]` table) whose `qos_*` options (`qos_max_vls`, `qos_sl2vl`, "
+                "`qos_vlarb_high`/`low`, `qos_high_limit` and their `qos_ca_`/`qos_sw0_`/`qos_swe_` forms) program every port's "
+                "SL2VL and VLArbitration tables as OpenSM would; the ports then run `qos_max_vls` data VLs. Excludes `data_vls`.",
+                default=None,
+            ),
             Key("mtu_bytes", "int", "Path MTU in payload bytes; unset = the preset's.", default=None, choices=_MTUS),
             Key(
                 "selection",
@@ -84,6 +95,77 @@ SIMULATION = register_section(
         checks=(_check_simulation,),
     )
 )
+
+
+def _check_switch_buffers(s: dict, cfg: dict) -> Optional[tuple[str, str]]:
+    sim = cfg.get("simulation")
+    if sim is None:
+        return None
+    mtu = sim["mtu_bytes"] if sim["mtu_bytes"] is not None else _preset_config(sim["preset"])["mtu_bytes"]
+    need = -(-(mtu + 26) // 64) * 64
+    if s["input_buffer_bytes"] is not None and s["input_buffer_bytes"] < need:
+        return ("input_buffer_bytes", f"{s['input_buffer_bytes']} B cannot hold one MTU packet ({mtu} B + 26 B of headers = {need} B in 64-byte credits); virtual cut-through needs room for a whole packet")
+    if s["output_buffer_bytes"] not in (None, 0) and s["output_buffer_bytes"] < need:
+        return ("output_buffer_bytes", f"{s['output_buffer_bytes']} B cannot hold one MTU packet ({need} B in 64-byte credits); use 0 for no output buffers")
+    return None
+
+
+
+SWITCH = register_section(
+    Section(
+        "switch",
+        "Switch parameters of a `simulate` point, over the preset's (`ibnetsim.sim.default_config(preset)[\"switch\"]`). "
+        "Unset keys keep the preset's value.",
+        keys=(
+            Key("routing_delay_ns", "float", "From the arrival of the packet header to the end of the forwarding-table lookup (overlaps reception).", default=None, min=0.0),
+            Key("arbitration_delay_ns", "float", "Crossbar arbitration pipeline delay after routing.", default=None, min=0.0),
+            Key(
+                "crossbar",
+                "str",
+                "`multiplexed`: one crossbar port per physical port shared by its VLs (papers 000/001); `per-vl`: one per (port, VL) (papers 002/003).",
+                default=None,
+                choices=("multiplexed", "per-vl"),
+            ),
+            Key("speedup", "float", "Crossbar port rate as a multiple of the output link's data rate.", default=None, min=1.0),
+            Key("input_buffer_bytes", "int", "Input buffer per (port, data VL); whole 64-byte credits count.", default=None, min=64),
+            Key("output_buffer_bytes", "int", "Output buffer per (port, data VL); 0 = none (the crossbar feeds the link directly).", default=None, min=0),
+            Key("vl15_buffer_bytes", "int", "VL15 (management) buffer per port.", default=None, min=64),
+        ),
+        checks=(_check_switch_buffers,),
+    )
+)
+
+HCA = register_section(
+    Section(
+        "hca",
+        "Channel-adapter parameters of a `simulate` point, over the preset's. Unset keys keep the preset's value.",
+        keys=(
+            Key("send_buffer_bytes", "int", "Send buffer per (port, data VL) that the per-SL send queues feed.", default=None, min=64),
+            Key("receive_buffer_bytes", "int", "Receive buffer per (port, data VL), drained at link rate.", default=None, min=64),
+            Key("sl_priority", "list[int]", "SL send queues in priority order, highest first; unlisted SLs follow in ascending order. Empty = the preset's.", default=[]),
+        ),
+    )
+)
+
+METRICS = register_section(
+    Section(
+        "metrics",
+        "Which measurements a `simulate` point stores besides the summary columns (latency, offered and accepted traffic, counts).",
+        keys=(
+            Key(
+                "per_class",
+                "bool",
+                "With several traffic classes, also store per class `class_NAME_offered_load`, `_accepted_load`, "
+                "`_latency_mean_ns`, `_latency_p99_ns`, `_network_latency_mean_ns` and `_delivered_packets`.",
+                default=True,
+            ),
+            Key("port_utilization", "bool", "Store the utilization of every transmitter (`port_utilization`, for the per-port figures).", default=True),
+            Key("latency_histogram", "bool", "Store the packet-latency histogram (`latency_hist_*`, for the histogram and CDF figures).", default=True),
+        ),
+    )
+)
+
+
 
 
 #: Keys read only by one pattern, with the pattern.
@@ -126,9 +208,12 @@ def _check_traffic(s: dict, cfg: dict) -> Optional[tuple[str, str]]:
 TRAFFIC = register_section(
     Section(
         "traffic",
-        "The workload of a `simulate` point: one open-loop traffic class sent by every host. "
-        "A list of loads is the load sweep of a latency-vs-accepted-traffic curve.",
+        "The workload of a `simulate` point: an open-loop traffic class sent by every host the pattern lets send. "
+        "A list of loads is the load sweep of a latency-vs-accepted-traffic curve. Several `[[traffic]]` tables "
+        "run several classes at once (e.g. real-time and best-effort traffic on different SLs).",
+        repeated=True,
         keys=(
+            Key("name", "str", "Name of the class in results (`class_NAME_*` columns); unset = the pattern's name, or `classN` with several classes.", default=None),
             Key(
                 "pattern",
                 "str",
@@ -161,8 +246,16 @@ TRAFFIC = register_section(
 
 
 # --------------------------------------------------------------------------- running
-def traffic_class(spec: dict) -> dict[str, Any]:
-    """The traffic class (``ibnetsim.traffic`` dict) of a resolved ``[traffic]`` section."""
+def class_names(specs: list[dict]) -> list[str]:
+    """The result names of the ``[[traffic]]`` classes: ``name``, else the pattern
+    (one class) or ``classN`` (several)."""
+    if len(specs) == 1:
+        return [specs[0]["name"] or specs[0]["pattern"]]
+    return [s["name"] or f"class{i}" for i, s in enumerate(specs)]
+
+
+def traffic_class(spec: dict, name: Optional[str] = None) -> dict[str, Any]:
+    """The traffic class (``ibnetsim.traffic`` dict) of one resolved ``[traffic]`` table."""
     from ibnetsim import traffic
 
     extra: dict[str, Any] = {}
@@ -182,18 +275,29 @@ def traffic_class(spec: dict) -> dict[str, Any]:
         sl=spec["sl"],
         process=spec["process"],
         path_bits=spec["path_bits"],
+        name=name or spec["name"],
         **extra,
     )
 
 
-def sim_overrides(spec: dict) -> dict[str, Any]:
-    """Config overrides (keyword arguments of :func:`ibnetsim.simulate`) of a resolved ``[simulation]``."""
+def sim_overrides(config: dict) -> dict[str, Any]:
+    """Keyword arguments of :func:`ibnetsim.simulate` from a resolved point's
+    ``[simulation]``, ``[switch]`` and ``[hca]`` (unset keys keep the preset's)."""
+    spec = config["simulation"]
     out: dict[str, Any] = {}
     for key in ("data_vls", "mtu_bytes", "selection"):
         if spec.get(key) is not None:
             out[key] = spec[key]
     if spec.get("watchdog_us") is not None:
         out["watchdog_ns"] = float(spec["watchdog_us"]) * 1000.0
+    if spec.get("qos_file") is not None:
+        out["qos_file"] = spec["qos_file"]
+    switch = {k: v for k, v in config.get("switch", {}).items() if v is not None}
+    if switch:
+        out["switch"] = switch
+    hca = {k: v for k, v in config.get("hca", {}).items() if v not in (None, [])}
+    if hca:
+        out["hca"] = hca
     return out
 
 
@@ -242,33 +346,66 @@ def run_config(config: dict, progress: bool = False):
     fabric = build_fabric(config["fabric"])
     sm = build_subnet(fabric, config["routing"])
     sim = config["simulation"]
+    specs = config["traffic"]
     return fabric, ibnetsim.simulate(
         fabric,
         sm,
-        traffic=traffic_class(config["traffic"]),
+        traffic=[traffic_class(t, n) for t, n in zip(specs, class_names(specs))],
         time_us=sim["time_us"],
         seed=sim["seed"],
         warmup_us=sim["warmup_us"],
         preset=sim["preset"],
         progress=progress,
-        **sim_overrides(sim),
+        **sim_overrides(config),
     )
+
+
+#: Per-class columns, stored as ``class_NAME_COLUMN`` with several classes.
+_CLASS_COLUMNS = {
+    "offered_fraction": "offered_load",
+    "accepted_fraction": "accepted_load",
+    "latency_mean_ns": "latency_mean_ns",
+    "latency_p99_ns": "latency_p99_ns",
+    "network_latency_mean_ns": "network_latency_mean_ns",
+    "delivered_packets": "delivered_packets",
+}
+
+
+def class_columns(summary) -> dict[str, Any]:
+    """``class_NAME_*`` columns from ``SimResult.summary`` (one row per class);
+    characters of NAME that cannot be in a column name become ``_``."""
+    out: dict[str, Any] = {}
+    for _, row in summary.iterrows():
+        safe = re.sub(r"\W", "_", str(row["name"]))
+        for src, dst in _CLASS_COLUMNS.items():
+            v = row[src]
+            out[f"class_{safe}_{dst}"] = None if v is None or v != v else float(v)
+    return out
 
 
 def _run(config: dict) -> dict:
     fabric, res = run_config(config)
     out = dict(res.row())
-    out["nominal_load"] = float(config["traffic"]["load"])
-    nodes = fabric.nodes
-    switches = set(nodes.loc[nodes["kind"].str.lower().str.contains("switch"), "name"])
-    out.update(utilization_summary(res.per_port, switches))
-    out.update(histogram_columns(res.latency_hist))
+    out["nominal_load"] = float(sum(t["load"] for t in config["traffic"]))
+    metrics = config.get("metrics") or {"per_class": True, "port_utilization": True, "latency_histogram": True}
+    if metrics["per_class"] and len(config["traffic"]) > 1:
+        out.update(class_columns(res.summary))
+    if metrics["port_utilization"]:
+        nodes = fabric.nodes
+        switches = set(nodes.loc[nodes["kind"].str.lower().str.contains("switch"), "name"])
+        out.update(utilization_summary(res.per_port, switches))
+    if metrics["latency_histogram"]:
+        out.update(histogram_columns(res.latency_hist))
     return out
 
 
 def _check(config: dict) -> Optional[tuple[str, str]]:
     r = config["routing"]
     f = config["fabric"]
+    names = class_names(config["traffic"])
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            return (f"traffic[{i}].name", f"two traffic classes are named '{n}'; give each [[traffic]] its own name")
     if r["engine"] == "dor" and f["kind"] not in ("mesh", "hypercube", "file"):
         return ("routing.engine", f"engine 'dor' routes meshes, tori and hypercubes, not a fabric of kind '{f['kind']}'")
     return None
@@ -281,13 +418,13 @@ KIND = register(
         "`traffic.load` as a list is a load sweep (latency vs accepted traffic). A deadlock fails the point "
         "with the watchdog's message.",
         run=_run,
-        sections=("fabric", "routing", "simulation", "traffic"),
+        sections=("fabric", "routing", "simulation", "switch", "hca", "traffic", "metrics"),
         required=("fabric",),
         check=_check,
         columns={
             "offered_load": "Offered load measured after warm-up: wire bytes generated by all hosts ÷ their total data rate.",
             "accepted_load": "Accepted traffic after warm-up: wire bytes delivered ÷ the hosts' total data rate.",
-            "nominal_load": "`traffic.load` as configured.",
+            "nominal_load": "`traffic.load` as configured (the sum over the classes with several `[[traffic]]`).",
             "accepted_bytes_per_ns_per_switch": "Delivered bytes per ns per switch (the unit of papers 002/003).",
             "accepted_bits_per_us": "Delivered bits per µs, whole fabric.",
             "latency_mean_ns": "Mean packet latency, generation to delivery (queueing at the source included).",
