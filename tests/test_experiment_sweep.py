@@ -87,6 +87,9 @@ def test_store_round_trip(tmp_path):
     assert m["points"][1]["config"]["seed"] == 2
     assert m["axes"] == {"seed": [1, 2]}
     assert {"ibnetsim_version", "git_commit", "host", "python", "runs"} <= set(m)
+    import ibnetsim
+
+    assert m["runs"][-1]["ibnetsim_version"] == ibnetsim.__version__ and "git_commit" in m["runs"][-1]
 
 
 def test_truncated_point_file_is_ignored(tmp_path):
@@ -191,6 +194,53 @@ def test_rows_identical_on_every_executor(tmp_path):
         pd.testing.assert_frame_equal(df, base, obj=name)
     # The dask rows really came from other processes.
     assert set(load_results(tmp_path / "dask")["pid"]) .isdisjoint({os.getpid()})
+
+
+SIM_SWEEP = """
+kind = "simulate"
+seed = [1, 2]
+[fabric]
+kind = "irregular"
+switches = 4
+switch_ports = 6
+links_per_switch = 2
+hosts_per_switch = 2
+[routing]
+engine = ["updn", "minhop"]
+[simulation]
+preset = "martinez2003"
+time_us = 150.0
+warmup_us = 20.0
+[traffic]
+load = 0.2
+"""
+
+
+def test_simulation_rows_identical_on_serial_pool_and_dask(tmp_path):
+    # The real data plane, not the synthetic kind: its ChaCha streams, routing tie-breaks
+    # and float reductions must not depend on the process a point runs in.
+    sc = loads_scenario(SIM_SWEEP)
+    frames = {}
+    for name, ex in (("serial", make_executor("serial")), ("local2", make_executor("local", workers=2)), ("dask", make_executor("dask", workers=2))):
+        run_sweep(sc, tmp_path / name, ex, progress=False)
+        frames[name] = comparable(load_results(tmp_path / name)).drop(columns=["wall_s"])
+    base = frames.pop("serial")
+    assert len(base) == 4 and (base["status"] == "ok").all() and (base["delivered_packets"] > 0).all()
+    for name, df in frames.items():
+        pd.testing.assert_frame_equal(df, base, obj=name)
+
+
+def test_progress_bar_shows_done_failed_and_eta(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    sc = synthetic(tmp_path, seeds=(1, 2, 3), xs=(1.0,), fail_seed=2)
+    run_sweep(sc, tmp_path / "out", make_executor("serial"), progress=True, console=Console(file=buf, width=160, force_terminal=False))
+    text = buf.getvalue()
+    assert "3/3" in text and "1 failed" in text and "ETA" in text, text
+    assert "point 1 (seed=2" in text  # the failure is reported as it happens
 
 
 def test_dask_records_a_killed_worker_as_failed(tmp_path):

@@ -157,6 +157,9 @@ class Store:
             points[pt.key] = {"key": pt.key, "index": pt.index, "swept": pt.swept, "config": pt.config}
         runs = m.get("runs", [])
         run_no = len(runs) + 1
+        commit = _git_commit()
+        # Each run keeps its own provenance: rows carry their run number, so a
+        # sweep resumed under another version still says which code made each row.
         runs.append(
             {
                 "run": run_no,
@@ -165,6 +168,9 @@ class Store:
                 "executor": executor,
                 "workers": workers,
                 "points": len(scenario.points),
+                "ibnetsim_version": ibnetsim.__version__,
+                "git_commit": commit,
+                "host": socket.gethostname(),
             }
         )
         m.update(
@@ -182,7 +188,7 @@ class Store:
                 "axes": {a.name: list(a.values) for a in scenario.axes},
                 "points": list(points.values()),
                 "ibnetsim_version": ibnetsim.__version__,
-                "git_commit": _git_commit(),
+                "git_commit": commit,
                 "host": socket.gethostname(),
                 "platform": platform.platform(),
                 "python": sys.version.split()[0],
