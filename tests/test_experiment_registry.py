@@ -218,3 +218,14 @@ def test_martinez_quick_reproduces_table2_for_small_networks(tmp_path):
     ratios = [r for r in rep.rows() if "minimal ÷ up*/down*" in r["quantity"] and r["ours"] is not None]
     assert len(ratios) == 3 and all(r["verdict"] == "context" and r["n"] == 10 and r["ours"] > 0 for r in ratios)
     assert rep.ok
+
+
+def test_reference_page_documents_every_entry_key():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "experiments.md").read_text(encoding="utf-8")
+    entry_part, value_part = page.split("## `[[value]]` keys")
+    for k in registry._ENTRY_KEYS:
+        assert f"| `{k}` |" in entry_part, f"docs/experiments.md does not document entry key `{k}`"
+    for k in registry._VALUE_KEYS:
+        assert f"| `{k}` |" in value_part, f"docs/experiments.md does not document [[value]] key `{k}`"
+    for a in registry.AGGREGATES:
+        assert f"`{a}`" in value_part
