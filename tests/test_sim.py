@@ -187,3 +187,30 @@ def test_qos_file_errors_name_file_and_line(tmp_path):
         ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.1), time_us=10, qos_file=conf)
     with pytest.raises(ib.ConfigError, match="data_vls or qos_file, not both"):
         ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.1), time_us=10, qos_file=conf, data_vls=2)
+
+
+def test_a_run_releases_the_gil(small):
+    # The worker enters the Rust run right after signalling; the main thread wakes
+    # on the signal and needs the GIL to read `done`. If the run held the GIL, the
+    # main thread could only read `done` after the run returned and the worker set it.
+    import json
+    import threading
+
+    fab, sm = small
+    cfg = ib.sim.default_config()
+    cfg["traffic"] = {"classes": [ib.traffic.uniform(0.5)]}
+    sim = ib._core.Simulation(sm._inner, json.dumps(cfg))
+    entered, state = threading.Event(), {"done": False}
+
+    def worker():
+        entered.set()
+        sim.run(3_000_000_000)  # 3 ms of simulated time: well over 10^5 events
+        state["done"] = True
+
+    t = threading.Thread(target=worker)
+    t.start()
+    entered.wait()
+    seen_running = not state["done"]
+    t.join()
+    assert seen_running, "the main thread ran only after the simulation finished: the GIL was held"
+    assert sim.events > 100_000
