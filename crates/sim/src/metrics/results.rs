@@ -47,6 +47,10 @@ pub struct FlowResult {
     pub generated_packets: u64,
     /// Packets delivered in the window.
     pub delivered_packets: u64,
+    /// Wire bytes of the packets generated in the window.
+    pub generated_bytes: u64,
+    /// Wire bytes of the packets delivered in the window.
+    pub delivered_bytes: u64,
     /// Offered wire bytes ÷ (window × data rate of the sending hosts).
     pub offered_fraction: f64,
     /// Delivered wire bytes ÷ the same.
@@ -163,6 +167,8 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         sl,
         generated_packets: f.generated_packets,
         delivered_packets: f.delivered_packets,
+        generated_bytes: f.generated_bytes,
+        delivered_bytes: f.delivered_bytes,
         offered_fraction: frac(f.generated_bytes, rate),
         accepted_fraction: frac(f.delivered_bytes, rate),
         latency: LatencySummary::of(&f.latency),

@@ -105,7 +105,7 @@ struct ClassDoc {
 
 impl Default for ClassDoc {
     fn default() -> Self {
-        ClassConfig::default().into()
+        ClassDoc { payload_bytes: None, ..ClassConfig::default().into() }
     }
 }
 

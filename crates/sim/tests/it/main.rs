@@ -7,6 +7,7 @@ mod conservation;
 mod deadlock;
 mod determinism;
 mod md1;
+mod sizes;
 mod validation;
 mod vl15_and_hca;
 mod vlarb_share;
