@@ -8,6 +8,7 @@ mod deadlock;
 mod determinism;
 mod md1;
 mod sizes;
+mod traces;
 mod validation;
 mod vl15_and_hca;
 mod vlarb_share;
