@@ -1,8 +1,12 @@
 """Payload size distributions and trace replay through the Python API."""
 
+from pathlib import Path
+
 import pytest
 
 import ibnetsim as ib
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "traces" / "three.trace"
 
 # One switch, two hosts, 1x SDR (4 ns/B), 1 m cables (5 ns), 100 ns routing:
 # a packet of w wire bytes crosses an idle fabric in 5 + 80 + 100 + 5 + 4·w ns.
@@ -26,12 +30,12 @@ def test_trace_dict_shape(tmp_path):
     assert ib.traffic.is_trace(t) and not ib.traffic.is_trace(ib.traffic.uniform(0.1))
 
 
-def test_hand_worked_trace_round_trip(pair, tmp_path):
+def test_hand_worked_trace_round_trip(pair):
     fab, sm = pair
-    f = tmp_path / "three.trace"
-    # 256 B at 0, 32 B the other way at 100 ns on SL 1, then 600 B at 5 µs,
-    # split at MTU 256 into 256 + 256 + 88 B sent back to back.
-    f.write_text("# t src dst bytes sl\n0 h0 h1 256 0\n100 h1 h0 32 1\n5000 h0 h1 600 0\n")
+    # The example of docs/formats.md: 256 B at 0, 32 B the other way at
+    # 100 ns on SL 1, then 600 B at 5 µs, split at MTU 256 into 256 + 256 +
+    # 88 B sent back to back.
+    f = EXAMPLE
     r = ib.simulate(fab, sm, traffic=[ib.traffic.trace(f)], time_us=20, seed=1, mtu_bytes=256)
     s = r.summary.set_index("name").loc["three"]
     assert (s["generated_packets"], s["delivered_packets"]) == (5, 5)

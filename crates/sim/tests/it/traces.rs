@@ -9,11 +9,9 @@ use ibnetsim_sim::{
 
 use crate::common::*;
 
-/// Writes `text` to a file of this test process and returns its path.
-fn trace_file(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("ibnetsim-traces-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
+/// Writes `text` to the file `name` in `dir` and returns its path.
+fn trace_file(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let p = dir.path().join(name);
     std::fs::write(&p, text).unwrap();
     p.to_string_lossy().into_owned()
 }
@@ -39,6 +37,7 @@ fn zero_load(w: u64) -> u64 {
 
 #[test]
 fn three_messages_on_one_switch_to_the_picosecond() {
+    let tmp = tempfile::tempdir().unwrap();
     // h0 → h1 256 B at 0 (282 B wire): 190 000 + 1 128 000 = 1 318 000.
     // h1 → h0  32 B at 100 ns (58 B):  190 000 +   232 000 =   422 000; it
     //   crosses the switch the other way, so it meets nothing.
@@ -46,7 +45,7 @@ fn three_messages_on_one_switch_to_the_picosecond() {
     //   first packet was delivered at 1.318 µs.
     let text = "# time_ns src dst bytes sl\n0 h0 h1 256 0\n\n100 h1:1 h0 32 1  # reply\n5000 h0 h1 100 0\n";
     let net = routed(star(2));
-    let c = with_trace(config(vec![]), &trace_file("three.trace", text), 1.0);
+    let c = with_trace(config(vec![]), &trace_file(&tmp, "three.trace", text), 1.0);
     let r = run(&net, &c, 20_000_000);
     assert_eq!((r.generated, r.delivered, r.in_flight), (3, 3, 0));
     assert_eq!(zero_load(282), 1_318_000);
@@ -73,6 +72,7 @@ fn three_messages_on_one_switch_to_the_picosecond() {
 
 #[test]
 fn a_message_is_split_into_mtu_packets() {
+    let tmp = tempfile::tempdir().unwrap();
     // 600 B at MTU 256: 256 + 256 + 88 B of payload, 282 + 282 + 114 B on the
     // wire, all generated at 0 and sent back to back from h0: starts at 0,
     // 1 128 000 and 2 256 000. The first arrives after 1 318 000; the second
@@ -80,7 +80,7 @@ fn a_message_is_split_into_mtu_packets() {
     // 2 256 000 + 185 000 = 2 441 000, just as the second's last byte leaves
     // the switch, and it is delivered 5 000 + 456 000 later, at 2 902 000.
     let net = routed(star(2));
-    let c = with_trace(config(vec![]), &trace_file("split.trace", "0 h0 h1 600 3\n"), 1.0);
+    let c = with_trace(config(vec![]), &trace_file(&tmp, "split.trace", "0 h0 h1 600 3\n"), 1.0);
     let r = run(&net, &c, 10_000_000);
     let k = &r.classes[0];
     assert_eq!((k.generated_packets, k.delivered_packets, k.generated_bytes), (3, 3, 282 + 282 + 114));
@@ -96,11 +96,12 @@ fn a_message_is_split_into_mtu_packets() {
 
 #[test]
 fn time_scale_multiplies_the_times() {
+    let tmp = tempfile::tempdir().unwrap();
     // Two 256 B packets from h0, 600 ns apart: the second must wait 1 128 −
     // 600 = 528 ns for the link, so its latency is 1 318 000 + 528 000. At
     // time_scale 2 they are 1 200 ns apart and neither waits.
     let net = routed(star(2));
-    let f = trace_file("scale.trace", "0 h0 h1 256 0\n600 h0 h1 256 0\n");
+    let f = trace_file(&tmp, "scale.trace", "0 h0 h1 256 0\n600 h0 h1 256 0\n");
     let max = |scale: f64| run(&net, &with_trace(config(vec![]), &f, scale), 10_000_000).classes[0].latency.max_ps;
     assert_eq!(max(1.0), Some(1_846_000));
     assert_eq!(max(2.0), Some(1_318_000));
@@ -110,6 +111,7 @@ fn time_scale_multiplies_the_times() {
 
 #[test]
 fn traces_mix_with_open_loop_classes_and_conserve_packets() {
+    let tmp = tempfile::tempdir().unwrap();
     // A trace over 10 hosts with varied sizes and SLs next to uniform traffic.
     let net = small_irregular();
     let mut text = String::from("# generated\n");
@@ -128,7 +130,7 @@ fn traces_mix_with_open_loop_classes_and_conserve_packets() {
     }
     let mut c = config(vec![class("u", 0, 0.2, ProcessKind::Poisson, 256, PatternConfig::Uniform)]);
     c.data_vls = 2;
-    c.traffic.traces.push(TraceConfig { name: "io".into(), file: trace_file("mixed.trace", &text), time_scale: 1.0 });
+    c.traffic.traces.push(TraceConfig { name: "io".into(), file: trace_file(&tmp, "mixed.trace", &text), time_scale: 1.0 });
     let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
     sim.run(400_000_000).unwrap();
     sim.check_conservation().unwrap();
@@ -160,6 +162,7 @@ fn parse_err(net: &Net, c: &SimConfig) -> String {
 
 #[test]
 fn trace_errors_name_the_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
     let net = routed(star(3));
     let cases = [
         ("0 h0 h1 256\n", ":1: expected 5 fields"),
@@ -173,11 +176,11 @@ fn trace_errors_name_the_file_and_line() {
         ("0 h2 h2:1 256 0\n", ":1: source 'h2' and destination 'h2:1' are the same host"),
     ];
     for (i, (text, want)) in cases.into_iter().enumerate() {
-        let f = trace_file(&format!("bad{i}.trace"), text);
+        let f = trace_file(&tmp, &format!("bad{i}.trace"), text);
         let e = parse_err(&net, &with_trace(config(vec![]), &f, 1.0));
         assert!(e.starts_with(&format!("{f}{want}")), "{text:?}: {e}");
     }
-    let ok = trace_file("ok.trace", "0 h0 h1 256 2\n");
+    let ok = trace_file(&tmp, "ok.trace", "0 h0 h1 256 2\n");
     let e = parse_err(&net, &with_trace(config(vec![]), "/nonexistent/x.trace", 1.0));
     assert!(e.contains("'traffic.traces[0].file'") && e.contains("cannot read '/nonexistent/x.trace'"), "{e}");
     let e = parse_err(&net, &with_trace(config(vec![]), &ok, 0.0));
