@@ -153,6 +153,23 @@ fn traces_mix_with_open_loop_classes_and_conserve_packets() {
     assert_eq!(r, run(&net, &c, 3_000_000_000));
 }
 
+#[test]
+fn a_trace_holds_one_pending_event() {
+    // 1 000 messages, 1 µs apart: the queue holds the trace's next message
+    // only, not the whole file.
+    let tmp = tempfile::tempdir().unwrap();
+    let text: String = (0..1000).map(|i| format!("{} h{} h{} 64 0\n", i * 1000, i % 2, 1 - i % 2)).collect();
+    let net = routed(star(2));
+    let c = with_trace(config(vec![]), &trace_file(&tmp, "long.trace", &text), 1.0);
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    assert_eq!(sim.pending_events(), 1);
+    // Mid-run: the next message plus the few events of packets in flight.
+    sim.run(500_000_500).unwrap();
+    assert!(sim.pending_events() < 10, "{}", sim.pending_events());
+    sim.run(2_000_000_000).unwrap();
+    assert_eq!((sim.pending_events(), sim.results().delivered), (0, 1000));
+}
+
 fn parse_err(net: &Net, c: &SimConfig) -> String {
     match Simulation::new(&net.fabric, &net.lids, &net.tables, c) {
         Err(e @ (SimError::Parse { .. } | SimError::Config { .. })) => e.to_string(),
