@@ -17,6 +17,7 @@ from typing import Any, Iterable, Optional
 import pandas as pd
 
 from ibnetsim import _core
+from ibnetsim import traffic as _traffic
 from ibnetsim.errors import ConfigError
 from ibnetsim.sm import SubnetManager
 from ibnetsim.topology import Fabric
@@ -166,6 +167,10 @@ def simulate(
 ) -> SimResult:
     """Simulates ``time_us`` microseconds of ``traffic`` on ``fabric`` routed by ``sm``.
 
+    ``traffic`` is one class dict or a list of them (:mod:`ibnetsim.traffic`):
+    open-loop classes and :func:`ibnetsim.traffic.trace` replays may be mixed;
+    results list the open-loop classes first, then the traces, each with its
+    per-class and per-SL statistics.
     ``preset`` starts from a paper's switch/HCA parameters (see :func:`presets`);
     other keyword arguments override config keys (``data_vls=2``,
     ``switch={"routing_delay_ns": 100}``, ``selection="adaptive-by-credits"``);
@@ -189,7 +194,10 @@ def simulate(
     cfg = _merge(cfg, copy.deepcopy(config))
     cfg["seed"] = int(seed)
     cfg["warmup_ns"] = float(warmup_us) * 1000.0
-    cfg["traffic"] = {"classes": classes}
+    cfg["traffic"] = {
+        "classes": [c for c in classes if not _traffic.is_trace(c)],
+        "traces": [c for c in classes if _traffic.is_trace(c)],
+    }
     sim = _core.Simulation(sm._inner, json.dumps(cfg), None if qos_file is None else os.fspath(qos_file))
     end_ps = int(round(time_us * PS_PER_US))
     t0 = time.perf_counter()

@@ -5,6 +5,15 @@ entries of the simulation config); pass one or a list of them as ``traffic=``.
 ``load`` is the offered load per source as a fraction of its link's data rate,
 counted in wire bytes (payload + 26 B of LRH/BTH/ICRC/VCRC).
 
+``packet_bytes`` is a fixed payload, or a distribution drawn per packet:
+``empirical_sizes([(32, 1), (256, 1)])`` (paper 002's 32 B / 256 B mix) or
+``uniform_sizes(32, 256)``. With a distribution the arrival rate follows the
+mean wire size, so ``load`` stays the offered fraction of the link rate.
+
+:func:`trace` replays messages from a text file (format in docs/formats.md,
+"Traffic traces") and mixes with the open-loop classes in the same list; in
+the results, traces come after the open-loop classes.
+
 Hosts are numbered in fabric order (cabled CA ports, node by node). The bit
 permutations (``bit_reversal``, ``bit_complement``, ``transpose``,
 ``perfect_shuffle``) need a power-of-two number of hosts; a host that a
@@ -13,9 +22,15 @@ permutation maps onto itself does not send in that class.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+import os
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence, Union
 
 __all__ = [
+    "empirical_sizes",
+    "uniform_sizes",
+    "trace",
+    "is_trace",
     "PATTERNS",
     "pattern",
     "uniform",
@@ -42,72 +57,116 @@ PATTERNS = (
 )
 
 
+Sizes = Union[int, dict]
+
+
+def empirical_sizes(sizes: Union[Mapping[int, float], Sequence[tuple[int, float]]]) -> dict[str, Any]:
+    """Payloads drawn per packet from ``(payload bytes, weight)`` pairs (or a
+    ``{bytes: weight}`` mapping); weights need not add up to 1. Each size must
+    fit the MTU (256 B on VL15)."""
+    pairs = sizes.items() if isinstance(sizes, Mapping) else sizes
+    return {"kind": "empirical", "sizes": [[int(b), float(w)] for b, w in pairs]}
+
+
+def uniform_sizes(min_bytes: int, max_bytes: int) -> dict[str, Any]:
+    """Payloads drawn per packet uniformly from ``min_bytes..=max_bytes``."""
+    return {"kind": "uniform", "min": int(min_bytes), "max": int(max_bytes)}
+
+
+def _size_key(packet_bytes: Sizes) -> dict[str, Any]:
+    if isinstance(packet_bytes, dict):
+        return {"payload_size": dict(packet_bytes)}
+    return {"payload_bytes": int(packet_bytes)}
+
+
 def pattern(
     kind: str,
     load: float,
-    packet_bytes: int = 256,
+    packet_bytes: Sizes = 256,
     sl: int = 0,
     process: str = "poisson",
     name: Optional[str] = None,
     path_bits: str = "base",
     **pattern_params: Any,
 ) -> dict[str, Any]:
-    """A class sending ``packet_bytes`` of payload per packet to destinations drawn by ``kind``."""
+    """A class sending ``packet_bytes`` of payload per packet (a number, or a
+    distribution from :func:`empirical_sizes` / :func:`uniform_sizes`) to
+    destinations drawn by ``kind``."""
     return {
         "name": name or kind,
         "sl": sl,
         "load": float(load),
         "process": process,
-        "payload_bytes": int(packet_bytes),
+        **_size_key(packet_bytes),
         "pattern": {"kind": kind, **pattern_params},
         "path_bits": path_bits,
     }
 
 
-def uniform(load: float, packet_bytes: int = 256, **kw: Any) -> dict[str, Any]:
+def trace(path: Union[str, os.PathLike], time_scale: float = 1.0, name: Optional[str] = None) -> dict[str, Any]:
+    """Replays the messages of the trace file ``path``: one per line,
+    ``time_ns source destination bytes sl`` (docs/formats.md, "Traffic
+    traces"). Messages larger than the MTU are split into MTU packets.
+    ``time_scale`` multiplies every time (0.5 replays twice as fast: paper
+    003's time compression). ``name`` labels the results (default: the file
+    name without extension). The path is made absolute now, so a later change
+    of directory does not matter; the file is read when the simulation is
+    built, and a bad line raises :class:`ibnetsim.ConfigError` naming
+    ``file:line``."""
+    p = Path(path).absolute()
+    return {"name": name if name is not None else p.stem, "file": str(p), "time_scale": float(time_scale)}
+
+
+def is_trace(cls: Mapping[str, Any]) -> bool:
+    """Whether a class dict is a trace (from :func:`trace`), which the
+    simulation config keeps in ``traffic.traces`` rather than ``traffic.classes``."""
+    return "file" in cls
+
+
+def uniform(load: float, packet_bytes: Sizes = 256, **kw: Any) -> dict[str, Any]:
     """Every other host with equal probability."""
     return pattern("uniform", load, packet_bytes, **kw)
 
 
-def fixed_pairs(pairs: Sequence[tuple[str, str]], load: float, packet_bytes: int = 256, **kw: Any) -> dict[str, Any]:
+def fixed_pairs(pairs: Sequence[tuple[str, str]], load: float, packet_bytes: Sizes = 256, **kw: Any) -> dict[str, Any]:
     """Fixed (source, destination) host pairs, by node name; unlisted hosts stay silent."""
     return pattern("fixed-pairs", load, packet_bytes, pairs=[list(p) for p in pairs], **kw)
 
 
-def bit_reversal(load: float, packet_bytes: int = 256, **kw: Any) -> dict[str, Any]:
+def bit_reversal(load: float, packet_bytes: Sizes = 256, **kw: Any) -> dict[str, Any]:
     """Host ``s`` sends to the index whose bits are those of ``s`` reversed (papers 002/003)."""
     return pattern("bit-reversal", load, packet_bytes, **kw)
 
 
-def bit_complement(load: float, packet_bytes: int = 256, **kw: Any) -> dict[str, Any]:
+def bit_complement(load: float, packet_bytes: Sizes = 256, **kw: Any) -> dict[str, Any]:
     """Host ``s`` sends to ``~s`` (every address bit flipped)."""
     return pattern("bit-complement", load, packet_bytes, **kw)
 
 
-def transpose(load: float, packet_bytes: int = 256, **kw: Any) -> dict[str, Any]:
+def transpose(load: float, packet_bytes: Sizes = 256, **kw: Any) -> dict[str, Any]:
     """Host ``s`` sends to ``s`` with the upper and lower halves of its bits swapped."""
     return pattern("transpose", load, packet_bytes, **kw)
 
 
-def perfect_shuffle(load: float, packet_bytes: int = 256, **kw: Any) -> dict[str, Any]:
+def perfect_shuffle(load: float, packet_bytes: Sizes = 256, **kw: Any) -> dict[str, Any]:
     """Host ``s`` sends to ``s`` rotated left by one bit (paper 004)."""
     return pattern("perfect-shuffle", load, packet_bytes, **kw)
 
 
-def tornado(load: float, packet_bytes: int = 256, dims: Optional[Sequence[int]] = None, **kw: Any) -> dict[str, Any]:
+def tornado(load: float, packet_bytes: Sizes = 256, dims: Optional[Sequence[int]] = None, **kw: Any) -> dict[str, Any]:
     """Each host sends ⌈k/2⌉−1 positions ahead in every dimension of ``dims``
     (radices, first fastest); without ``dims`` the hosts form one ring."""
     extra = {} if dims is None else {"dims": [int(d) for d in dims]}
     return pattern("tornado", load, packet_bytes, **extra, **kw)
 
 
-def hot_spot(hosts: Sequence[str], fraction: float, load: float, packet_bytes: int = 256, **kw: Any) -> dict[str, Any]:
+def hot_spot(hosts: Sequence[str], fraction: float, load: float, packet_bytes: Sizes = 256, **kw: Any) -> dict[str, Any]:
     """``fraction`` of every source's packets go to the hot ``hosts`` (node names),
     the rest uniformly to all other hosts (papers 002/003: 5, 10, 20 %)."""
     return pattern("hot-spot", load, packet_bytes, hosts=list(hosts), fraction=float(fraction), **kw)
 
 
-def random_permutation(load: float, packet_bytes: int = 256, permutation_seed: Optional[int] = None, **kw: Any) -> dict[str, Any]:
+def random_permutation(load: float, packet_bytes: Sizes = 256, permutation_seed: Optional[int] = None, **kw: Any) -> dict[str, Any]:
     """A random derangement of the hosts, drawn once per run (from the run's
     seed unless ``permutation_seed`` is given)."""
     extra = {} if permutation_seed is None else {"seed": int(permutation_seed)}

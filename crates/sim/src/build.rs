@@ -17,7 +17,8 @@ use crate::packet::{PacketArena, PacketQueue};
 use crate::qos::{QosTables, Sl2VlMap, VlArbConfig, VlArbMap};
 use crate::selection::{Selection, MAX_CANDIDATES};
 use crate::sim::{HostModel, HostState, Params, PortModel, Simulation, SwitchModel, SwitchState, TxState, NONE};
-use crate::traffic::{Class, Pattern, Process, Source};
+use crate::traffic::pattern::DestMap;
+use crate::traffic::{Class, PathBits, PayloadSize, Pattern, Process, ProcessKind, Source, Trace};
 
 /// Largest payload IBA allows on VL15 (management datagrams are 256 B).
 pub const VL15_MAX_PAYLOAD: u32 = 256;
@@ -335,18 +336,6 @@ pub(crate) fn build(
     }
 
     // QoS.
-    let mut class_sls: Vec<u8> = c.traffic.classes.iter().map(|k| k.sl).collect();
-    class_sls.retain(|&s| s < 16);
-    if !class_sls.is_empty() && qos.sl2vl.max_vl(&class_sls) >= data_vls {
-        return Err(SimError::config(
-            "sl2vl",
-            format!(
-                "the SL-to-VL tables map a used SL to VL {} but data VLs are 0..={}",
-                qos.sl2vl.max_vl(&class_sls),
-                data_vls - 1
-            ),
-        ));
-    }
     qos.vlarb.default.validate("vl_arbitration", data_vls)?;
     let mut arb_tables = vec![VlArbTable::from_config(&qos.vlarb.default)];
     let mut port_arb = vec![0u16; nports as usize];
@@ -387,8 +376,9 @@ pub(crate) fn build(
     }
 
     // Traffic.
-    if c.traffic.classes.len() > 255 {
-        return Err(SimError::config("traffic.classes", "at most 255 classes"));
+    let nclasses = c.traffic.classes.len() + c.traffic.traces.len();
+    if nclasses > 255 {
+        return Err(SimError::config("traffic", format!("at most 255 classes and traces together, got {nclasses}")));
     }
     let resolve_host = |what: &str| -> Result<u32, String> {
         let (name, port) = match what.rsplit_once(':') {
@@ -426,17 +416,17 @@ pub(crate) fn build(
         if k.sl > 15 {
             return Err(SimError::config(format!("{key}.sl"), format!("SL {} is not 0..=15", k.sl)));
         }
-        let max_payload = if k.vl15 { VL15_MAX_PAYLOAD } else { c.mtu_bytes };
-        if k.payload_bytes == 0 || k.payload_bytes > max_payload {
-            return Err(SimError::config(
-                format!("{key}.payload_bytes"),
-                format!(
-                    "must be 1..={max_payload} ({}), got {}",
-                    if k.vl15 { "VL15 packets are at most 256 B" } else { "the MTU" },
-                    k.payload_bytes
-                ),
-            ));
-        }
+        let (max_payload, why) = if k.vl15 { (VL15_MAX_PAYLOAD, "VL15 packets are at most 256 B") } else { (c.mtu_bytes, "the MTU") };
+        let size = match &k.payload_size {
+            None if k.payload_bytes == 0 || k.payload_bytes > max_payload => {
+                return Err(SimError::config(
+                    format!("{key}.payload_bytes"),
+                    format!("must be 1..={max_payload} ({why}), got {}", k.payload_bytes),
+                ));
+            }
+            None => PayloadSize::Fixed(k.payload_bytes),
+            Some(d) => PayloadSize::build(d, max_payload, why, &format!("{key}.payload_size"))?,
+        };
         if !k.load.is_finite() || !(0.0..=MAX_LOAD).contains(&k.load) {
             return Err(SimError::config(
                 format!("{key}.load"),
@@ -444,13 +434,20 @@ pub(crate) fn build(
             ));
         }
         let pattern = Pattern::build(&k.pattern, num_hosts, &resolve_host, c.seed, &format!("{key}.pattern"))?;
-        let wire = wire_bytes(k.payload_bytes, c.extra_header_bytes);
+        let mean_wire = size.mean_wire_bytes(c.extra_header_bytes);
         if k.load > 0.0 {
             for (h, hm) in hosts.iter().enumerate() {
                 if !pattern.sends(h as u32) {
                     continue;
                 }
-                let packet_ps = ports[hm.gp as usize].timing.ser_ps(wire) as f64;
+                let timing = &ports[hm.gp as usize].timing;
+                // A fixed size keeps the whole-picosecond packet time it always
+                // had; a distribution is timed by its exact mean wire size, so
+                // the offered wire bytes are `load` × the link rate.
+                let packet_ps = match size.fixed() {
+                    Some(p) => timing.ser_ps(wire_bytes(p, c.extra_header_bytes)) as f64,
+                    None => mean_wire / timing.bytes_per_ps(),
+                };
                 let process = Process::new(k.process, k.load, packet_ps)
                     .map_err(|m| SimError::config(format!("{key}.load"), m))?;
                 sources.push(Source::new(c.seed, h as u32, ci as u8, process));
@@ -460,17 +457,66 @@ pub(crate) fn build(
             name: k.name.clone(),
             sl: k.sl,
             vl15: k.vl15,
-            payload_bytes: k.payload_bytes,
-            wire_bytes: wire,
-            blocks: blocks_for(wire),
+            size,
             load: k.load,
             process: k.process,
             pattern,
             path_bits: k.path_bits,
+            trace: None,
         });
     }
+    let mut traces = Vec::new();
+    for (ti, t) in c.traffic.traces.iter().enumerate() {
+        let key = format!("traffic.traces[{ti}]");
+        let name = t.display_name();
+        if name.is_empty() {
+            return Err(SimError::config(format!("{key}.name"), "must not be empty"));
+        }
+        if classes.iter().any(|k| k.name == name) {
+            return Err(SimError::config(
+                format!("{key}.name"),
+                format!("class name '{name}' is used twice (trace names default to the file name)"),
+            ));
+        }
+        if !t.time_scale.is_finite() || t.time_scale <= 0.0 {
+            return Err(SimError::config(format!("{key}.time_scale"), format!("must be a finite number > 0, got {}", t.time_scale)));
+        }
+        let text = std::fs::read_to_string(&t.file)
+            .map_err(|e| SimError::config(format!("{key}.file"), format!("cannot read '{}': {e}", t.file)))?;
+        let messages = crate::traffic::trace::parse(&text, &t.file, t.time_scale, &resolve_host)?;
+        let class = classes.len() as u8;
+        let trace = Trace::new(class, messages);
+        classes.push(Class {
+            name,
+            sl: trace.senders.iter().map(|&(sl, _)| sl).min().unwrap_or(0),
+            vl15: false,
+            size: PayloadSize::Fixed(c.mtu_bytes),
+            load: 0.0,
+            process: ProcessKind::Poisson,
+            // No source draws from it: a trace picks its own destinations.
+            pattern: Pattern::Map(DestMap::from_vec(Vec::new())),
+            path_bits: PathBits::Base,
+            trace: Some(traces.len() as u32),
+        });
+        traces.push(trace);
+    }
 
-    let class_sls: Vec<u8> = classes.iter().map(|k| k.sl).collect();
+    // SLs in use: classes' own, and every SL a trace message uses.
+    let mut used_sls: Vec<u8> = classes.iter().filter(|k| k.trace.is_none()).map(|k| k.sl).collect();
+    used_sls.extend(traces.iter().flat_map(|t| t.senders.iter().map(|&(sl, _)| sl)));
+    used_sls.sort_unstable();
+    used_sls.dedup();
+    if !used_sls.is_empty() && qos.sl2vl.max_vl(&used_sls) >= data_vls {
+        return Err(SimError::config(
+            "sl2vl",
+            format!(
+                "the SL-to-VL tables map a used SL to VL {} but data VLs are 0..={}",
+                qos.sl2vl.max_vl(&used_sls),
+                data_vls - 1
+            ),
+        ));
+    }
+
     let p = Params {
         data_vls,
         nvl,
@@ -482,6 +528,8 @@ pub(crate) fn build(
         warmup_ps,
         watchdog_ps,
         sl_order,
+        mtu_bytes: c.mtu_bytes,
+        extra_header_bytes: c.extra_header_bytes,
     };
     let max_ports = switches.iter().map(|s| s.num_ports).max().unwrap_or(0) as usize;
     let mut sim = Simulation {
@@ -514,9 +562,10 @@ pub(crate) fn build(
         host_state: vec![HostState::default(); hosts.len()],
         switches,
         hosts,
-        metrics: Metrics::new(warmup_ps, &class_sls, npv),
+        metrics: Metrics::new(warmup_ps, classes.len(), &used_sls, npv),
         classes,
         sources,
+        traces,
         in_network: 0,
         last_progress: 0,
         deadlock: None,
@@ -527,6 +576,11 @@ pub(crate) fn build(
     for s in 0..sim.sources.len() {
         let at = sim.sources[s].due();
         sim.queue.push(0, at, Event::Generate { source: s as u32 });
+    }
+    for t in 0..sim.traces.len() {
+        if let Some(at) = sim.traces[t].due() {
+            sim.queue.push(0, at, Event::TraceNext { trace: t as u32 });
+        }
     }
     Ok(sim)
 }

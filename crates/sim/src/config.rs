@@ -204,7 +204,7 @@ pub fn ns_to_ps(key: &str, ns: f64) -> Result<u64, SimError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::traffic::{PathBits, PatternConfig, ProcessKind};
+    use crate::traffic::{PathBits, PatternConfig, ProcessKind, SizeConfig, TraceConfig};
 
     #[test]
     fn toml_round_trip_and_unknown_key() {
@@ -259,6 +259,58 @@ mod tests {
         assert!(e.contains("uniform") && e.contains("fixed-pairs"), "{e}");
         let e = SimConfig::from_toml("[[traffic.classes]]\nlaod = 0.3\n", "s.toml").unwrap_err().to_string();
         assert!(e.contains("laod"), "{e}");
+    }
+
+    #[test]
+    fn size_distributions_and_traces_from_toml() {
+        let c = SimConfig::from_toml(
+            r#"
+            [[traffic.classes]]
+            name = "mix"
+            load = 0.3
+            payload_size = { kind = "empirical", sizes = [[32, 0.5], [256, 0.5]] }
+            [[traffic.classes]]
+            name = "u"
+            payload_size = { kind = "uniform", min = 32, max = 256 }
+            [[traffic.classes]]
+            name = "fixed"
+            payload_bytes = 64
+            [[traffic.classes]]
+            name = "plain"
+            [[traffic.traces]]
+            file = "io.trace"
+            time_scale = 0.5
+            "#,
+            "s.toml",
+        )
+        .unwrap();
+        let k = &c.traffic.classes;
+        assert_eq!(k[0].payload_size, Some(SizeConfig::Empirical { sizes: vec![(32, 0.5), (256, 0.5)] }));
+        assert_eq!(k[1].payload_size, Some(SizeConfig::Uniform { min: 32, max: 256 }));
+        assert_eq!((k[2].payload_bytes, &k[2].payload_size), (64, &None));
+        assert_eq!((k[3].payload_bytes, &k[3].payload_size), (256, &None));
+        assert_eq!(c.traffic.traces, vec![TraceConfig { name: String::new(), file: "io.trace".into(), time_scale: 0.5 }]);
+        // JSON (the Python binding's route) round-trips, a distribution without payload_bytes.
+        let j = serde_json::to_value(&c).unwrap();
+        let classes = &j["traffic"]["classes"];
+        assert!(classes[0].get("payload_bytes").is_none(), "{j}");
+        assert_eq!((&classes[2]["payload_bytes"], classes[2].get("payload_size")), (&serde_json::json!(64), None));
+        assert_eq!(serde_json::from_value::<SimConfig>(j).unwrap(), c);
+        let e = SimConfig::from_toml(
+            "[[traffic.classes]]\nname = \"x\"\npayload_bytes = 64\npayload_size = { kind = \"uniform\", min = 1, max = 2 }\n",
+            "s.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("s.toml") && e.contains("'x' gives both payload_bytes and payload_size"), "{e}");
+        let e = SimConfig::from_toml("[[traffic.classes]]\npayload_size = { kind = \"normal\" }\n", "s.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("empirical") && e.contains("uniform"), "{e}");
+        let e = SimConfig::from_toml("[[traffic.traces]]\nfile = \"a\"\nscale = 2\n", "s.toml").unwrap_err().to_string();
+        assert!(e.contains("scale") && e.contains("line 3"), "{e}");
+        let e = SimConfig::from_toml("[[traffic.traces]]\nname = \"a\"\n", "s.toml").unwrap_err().to_string();
+        assert!(e.contains("file"), "{e}");
     }
 
     #[test]

@@ -11,8 +11,11 @@
 //! VL buffers are then arbitrated onto the link like a switch's output buffers
 //! (`switch/output.rs`). The sink consumes at link rate and returns credits as
 //! it consumes (`channel.rs` explains why that is when the last byte arrives).
+//! Trace messages larger than the MTU are segmented here (`on_trace`).
 
+use crate::credits::blocks_for;
 use crate::engine::{Event, Time};
+use crate::link::wire_bytes;
 use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, FLAG_MEASURED, FLAG_VL15, NIL};
 use crate::sim::{Simulation, MGMT_QUEUE};
@@ -21,7 +24,7 @@ use crate::traffic::PathBits;
 impl Simulation {
     /// Source `s` generates a packet now.
     pub(crate) fn on_generate(&mut self, s: u32) {
-        let (host, class, dst, dlid, next) = {
+        let (host, class, sl, dst, dlid, payload, next) = {
             let src = &mut self.sources[s as usize];
             let class = &self.classes[src.class as usize];
             let dst = class.pattern.dest(src);
@@ -30,12 +33,37 @@ impl Simulation {
                 PathBits::Base => dm.base_lid,
                 PathBits::Random => dm.base_lid + src.pick(dm.lid_count as u32) as u16,
             };
+            let payload = src.payload(&class.size);
             src.advance();
-            (src.host, src.class, dst, dlid, src.due())
+            (src.host, src.class, class.sl, dst, dlid, payload, src.due())
         };
         self.schedule(next, Event::Generate { source: s });
-        let id = self.new_packet(self.now, class, host, dst, dlid);
+        let id = self.new_packet(self.now, class, sl, host, dst, dlid, payload);
         self.enqueue_generated(id);
+    }
+
+    /// Trace `t` sends its next message now: the HCA splits the payload into
+    /// MTU-sized packets (the last one shorter), all generated now, and the
+    /// trace's following message is scheduled.
+    pub(crate) fn on_trace(&mut self, t: u32) {
+        let (m, class, next) = {
+            let tr = &mut self.traces[t as usize];
+            let m = tr.messages[tr.next];
+            tr.next += 1;
+            (m, tr.class, tr.due())
+        };
+        if let Some(at) = next {
+            self.schedule(at, Event::TraceNext { trace: t });
+        }
+        let dlid = self.hosts[m.dst as usize].base_lid;
+        let mtu = self.p.mtu_bytes;
+        let mut left = m.bytes;
+        while left > 0 {
+            let payload = left.min(mtu);
+            left -= payload;
+            let id = self.new_packet(self.now, class, m.sl, m.src, m.dst, dlid, payload);
+            self.enqueue_generated(id);
+        }
     }
 
     /// A packet made by `inject` reaches its generation time.
@@ -43,16 +71,18 @@ impl Simulation {
         self.enqueue_generated(id);
     }
 
-    /// A packet of `class` from `host` to `dst`, generated at `at`, in the arena
-    /// but in no queue yet.
-    pub(crate) fn new_packet(&mut self, at: Time, class: u8, host: u32, dst: u32, dlid: u16) -> PacketId {
-        let c = &self.classes[class as usize];
+    /// A packet of `class` on `sl` with `payload` bytes from `host` to `dst`,
+    /// generated at `at`, in the arena but in no queue yet.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new_packet(&mut self, at: Time, class: u8, sl: u8, host: u32, dst: u32, dlid: u16, payload: u32) -> PacketId {
+        let vl15 = self.classes[class as usize].vl15;
         let hm = self.hosts[host as usize];
-        let slot = if c.vl15 { self.p.vl15_slot } else { self.sl2vl.vl(hm.node, 0, self.ports[hm.gp as usize].port, c.sl) };
-        let mut flags = if c.vl15 { FLAG_VL15 } else { 0 };
+        let slot = if vl15 { self.p.vl15_slot } else { self.sl2vl.vl(hm.node, 0, self.ports[hm.gp as usize].port, sl) };
+        let mut flags = if vl15 { FLAG_VL15 } else { 0 };
         if at >= self.p.warmup_ps {
             flags |= FLAG_MEASURED;
         }
+        let wire = wire_bytes(payload, self.p.extra_header_bytes);
         self.arena.alloc(Packet {
             gen_time: at,
             inject_time: Time::MAX,
@@ -62,9 +92,9 @@ impl Simulation {
             src: host,
             dst,
             dlid,
-            wire_bytes: c.wire_bytes as u16,
-            blocks: c.blocks,
-            sl: c.sl,
+            wire_bytes: wire as u16,
+            blocks: blocks_for(wire),
+            sl,
             slot,
             class,
             flags,

@@ -48,4 +48,4 @@ pub use metrics::SimResults;
 pub use presets::{preset, PRESETS};
 pub use qos::{QosTables, Sl2VlMap, VlArbConfig, VlArbMap};
 pub use sim::Simulation;
-pub use traffic::{ClassConfig, PathBits, PatternConfig, ProcessKind, TrafficConfig};
+pub use traffic::{ClassConfig, PathBits, PatternConfig, ProcessKind, SizeConfig, TraceConfig, TrafficConfig};

@@ -22,7 +22,7 @@ use crate::metrics::{Metrics, SimResults};
 use crate::packet::{PacketArena, PacketQueue};
 use crate::qos::{QosTables, Sl2VlMap};
 use crate::selection::Selection;
-use crate::traffic::{Class, Source};
+use crate::traffic::{Class, Source, Trace};
 
 /// "No port" / "no host" marker in index arrays.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -159,6 +159,10 @@ pub(crate) struct Params {
     pub watchdog_ps: Time,
     /// SLs in HCA service order.
     pub sl_order: [u8; 16],
+    /// Path MTU in payload bytes (trace messages are split into packets of it).
+    pub mtu_bytes: u32,
+    /// Header bytes beyond the base 26 on every packet.
+    pub extra_header_bytes: u32,
 }
 
 /// A packet-level simulation of one fabric with one configuration.
@@ -205,6 +209,7 @@ pub struct Simulation {
     pub(crate) sw: Vec<SwitchState>,
     pub(crate) host_state: Vec<HostState>,
     pub(crate) sources: Vec<Source>,
+    pub(crate) traces: Vec<Trace>,
     pub(crate) metrics: Metrics,
     /// Packets that left their SL send queue and are not yet delivered or dropped.
     pub(crate) in_network: u64,
@@ -290,6 +295,7 @@ impl Simulation {
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::Generate { source } => self.on_generate(source),
+            Event::TraceNext { trace } => self.on_trace(trace),
             Event::Routed { port, slot } => {
                 self.mark_pending(port, slot);
                 self.arbitrate_switch(self.ports[port as usize].switch);
@@ -425,11 +431,30 @@ impl Simulation {
 
     /// Schedules one packet of traffic class `class` from host `src` to host
     /// `dst` (host indices in LID order), generated at `at_ps` (not before
-    /// now). Its DLID is the destination's base LID. For trace replay and for
-    /// tests that need exact single packets.
+    /// now), with the class's fixed payload. Its DLID is the destination's
+    /// base LID. For tests that need exact single packets.
     pub fn inject(&mut self, at_ps: Time, class: usize, src: usize, dst: usize) -> Result<(), SimError> {
+        let payload = match self.classes.get(class) {
+            Some(c) => c.size.fixed().ok_or_else(|| {
+                SimError::config(
+                    "inject.class",
+                    format!("class '{}' has no fixed payload size; use inject_payload", c.name),
+                )
+            })?,
+            None => 0,
+        };
+        self.inject_payload(at_ps, class, src, dst, payload)
+    }
+
+    /// As [`Simulation::inject`], with `payload_bytes` of payload (1..=MTU,
+    /// at most 256 on VL15).
+    pub fn inject_payload(&mut self, at_ps: Time, class: usize, src: usize, dst: usize, payload_bytes: u32) -> Result<(), SimError> {
         if class >= self.classes.len() {
             return Err(SimError::config("inject.class", format!("class {class} does not exist ({} classes)", self.classes.len())));
+        }
+        let max = if self.classes[class].vl15 { crate::build::VL15_MAX_PAYLOAD } else { self.p.mtu_bytes };
+        if payload_bytes == 0 || payload_bytes > max {
+            return Err(SimError::config("inject.payload_bytes", format!("must be 1..={max}, got {payload_bytes}")));
         }
         let n = self.hosts.len();
         for (key, h) in [("inject.src", src), ("inject.dst", dst)] {
@@ -443,7 +468,8 @@ impl Simulation {
         if at_ps < self.now {
             return Err(SimError::config("inject.at_ps", format!("{at_ps} ps is in the past (now is {} ps)", self.now)));
         }
-        let id = self.new_packet(at_ps, class as u8, src as u32, dst as u32, self.hosts[dst].base_lid);
+        let sl = self.classes[class].sl;
+        let id = self.new_packet(at_ps, class as u8, sl, src as u32, dst as u32, self.hosts[dst].base_lid, payload_bytes);
         self.injections_pending += 1;
         self.schedule(at_ps, Event::Inject { packet: id });
         Ok(())

@@ -14,6 +14,11 @@ pub enum Event {
         /// Source index.
         source: u32,
     },
+    /// Trace `trace` sends its next message.
+    TraceNext {
+        /// Index of the trace.
+        trace: u32,
+    },
     /// The header of the packet at the head of a switch input queue has been
     /// routed (routing and arbitration delays have elapsed).
     Routed {

@@ -131,7 +131,8 @@ impl EventQueue for FifoQueue {
         let e = Entry::new(at, self.seq, ev);
         self.seq += 1;
         self.len += 1;
-        let fifo = if matches!(ev, Event::Generate { .. }) { None } else { self.fifo_for(at - now) };
+        // Arrival gaps are random: a FIFO per gap would only churn the cache.
+        let fifo = if matches!(ev, Event::Generate { .. } | Event::TraceNext { .. }) { None } else { self.fifo_for(at - now) };
         match fifo {
             // A FIFO stays sorted only if its pushes come in time order; "now"
             // is monotone in the simulator, and this guards the invariant anyway.

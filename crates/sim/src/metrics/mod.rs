@@ -88,15 +88,16 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    /// Counters for `classes` classes with the given SLs and `port_slots` transmitter slots.
-    pub fn new(warmup_ps: Time, class_sls: &[u8], port_slots: usize) -> Self {
+    /// Counters for `classes` classes, the SLs `used_sls` and `port_slots`
+    /// transmitter slots.
+    pub fn new(warmup_ps: Time, classes: usize, used_sls: &[u8], port_slots: usize) -> Self {
         let mut sls: Vec<Option<FlowStats>> = vec![None; 16];
-        for &sl in class_sls {
+        for &sl in used_sls {
             sls[sl as usize] = Some(FlowStats::default());
         }
         Metrics {
             warmup_ps,
-            classes: vec![FlowStats::default(); class_sls.len()],
+            classes: vec![FlowStats::default(); classes],
             sls,
             busy_ps: vec![0; port_slots],
             drops: [0; DropReason::ALL.len()],

@@ -47,6 +47,10 @@ pub struct FlowResult {
     pub generated_packets: u64,
     /// Packets delivered in the window.
     pub delivered_packets: u64,
+    /// Wire bytes of the packets generated in the window.
+    pub generated_bytes: u64,
+    /// Wire bytes of the packets delivered in the window.
+    pub delivered_bytes: u64,
     /// Offered wire bytes ÷ (window × data rate of the sending hosts).
     pub offered_fraction: f64,
     /// Delivered wire bytes ÷ the same.
@@ -134,15 +138,37 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
     let total_rate: f64 = (0..sim.hosts.len() as u32).map(host_rate).sum();
     let frac = |bytes: u64, rate: f64| if w > 0.0 && rate > 0.0 { bytes as f64 / (w * rate) } else { 0.0 };
 
+    // The capacity a class's offered fraction is relative to: the links of
+    // its sending hosts (each host of a trace once per class and once per SL
+    // it sends on).
     let mut class_rate = vec![0.0f64; sim.classes.len()];
+    let mut sl_rate = [0.0f64; 16];
     for s in &sim.sources {
-        class_rate[s.class as usize] += host_rate(s.host);
+        let r = host_rate(s.host);
+        class_rate[s.class as usize] += r;
+        sl_rate[sim.classes[s.class as usize].sl as usize & 15] += r;
+    }
+    for t in &sim.traces {
+        let mut prev = NONE;
+        let mut hosts: Vec<u32> = t.senders.iter().map(|&(_, h)| h).collect();
+        hosts.sort_unstable();
+        for h in hosts {
+            if h != prev {
+                class_rate[t.class as usize] += host_rate(h);
+                prev = h;
+            }
+        }
+        for &(sl, h) in &t.senders {
+            sl_rate[sl as usize] += host_rate(h);
+        }
     }
     let flow = |name: String, sl: u8, f: &FlowStats, rate: f64| FlowResult {
         name,
         sl,
         generated_packets: f.generated_packets,
         delivered_packets: f.delivered_packets,
+        generated_bytes: f.generated_bytes,
+        delivered_bytes: f.delivered_bytes,
         offered_fraction: frac(f.generated_bytes, rate),
         accepted_fraction: frac(f.delivered_bytes, rate),
         latency: LatencySummary::of(&f.latency),
@@ -158,9 +184,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
     let mut sls = Vec::new();
     for (sl, f) in m.sls.iter().enumerate() {
         if let Some(f) = f {
-            let rate: f64 =
-                sim.classes.iter().zip(&class_rate).filter(|(c, _)| c.sl as usize == sl).map(|(_, r)| r).sum();
-            sls.push(flow(format!("SL{sl}"), sl as u8, f, rate));
+            sls.push(flow(format!("SL{sl}"), sl as u8, f, sl_rate[sl]));
         }
     }
     let offered: u64 = m.classes.iter().map(|f| f.generated_bytes).sum();

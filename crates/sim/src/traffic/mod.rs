@@ -1,8 +1,10 @@
 //! Open-loop workloads: traffic classes, their sources and destinations.
 //!
-//! A class is a stream of fixed-size packets with an SL, injected by every
-//! host the destination pattern lets send, at a load given as a fraction of
-//! the source link's data rate counted in wire bytes (SPEC "Offered load").
+//! A class is a stream of packets with an SL, injected by every host the
+//! destination pattern lets send, at a load given as a fraction of the source
+//! link's data rate counted in wire bytes (SPEC "Offered load"). Payloads are
+//! fixed or drawn per packet ([`size`]). Traces ([`trace`]) replay messages
+//! from a file instead; each trace counts as one more class in the results.
 //! Each (class, host) source draws from its own ChaCha8 stream derived from
 //! the seed, so adding a source does not change the others' draws (simcore
 //! keeps the generator in the simulation state; we keep one per source).
@@ -11,6 +13,8 @@
 
 pub mod pattern;
 pub mod process;
+pub mod size;
+pub mod trace;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -19,6 +23,8 @@ use serde::{Deserialize, Serialize};
 use crate::engine::Time;
 pub use pattern::{Pattern, PatternConfig};
 pub use process::{Process, ProcessKind};
+pub use size::{PayloadSize, SizeConfig};
+pub use trace::{Message, Trace, TraceConfig};
 
 /// How the source picks the path bits (low LMC bits) of the DLID.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -33,8 +39,11 @@ pub enum PathBits {
 }
 
 /// One traffic class.
+///
+/// In a config document `payload_bytes` and `payload_size` exclude each other
+/// (giving both is an error); with neither, packets carry 256 bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(try_from = "ClassDoc", into = "ClassDoc")]
 pub struct ClassConfig {
     /// Name used in results.
     pub name: String,
@@ -44,12 +53,16 @@ pub struct ClassConfig {
     /// payload at most 256 bytes).
     pub vl15: bool,
     /// Offered load per source as a fraction of its link's data rate, in wire
-    /// bytes (may exceed 1 to overload; Bernoulli needs ≤ 1).
+    /// bytes (may exceed 1 to overload; Bernoulli needs ≤ 1). With a size
+    /// distribution the arrival rate follows the mean wire size.
     pub load: f64,
     /// Inter-arrival process: `poisson` or `bernoulli`.
     pub process: ProcessKind,
-    /// Payload bytes per packet (1..=MTU); wire bytes add 26 plus extra headers.
+    /// Payload bytes per packet (1..=MTU) when `payload_size` is unset; wire
+    /// bytes add 26 plus extra headers.
     pub payload_bytes: u32,
+    /// Payload size distribution, drawn per packet; replaces `payload_bytes`.
+    pub payload_size: Option<SizeConfig>,
     /// Destinations.
     pub pattern: PatternConfig,
     /// Choice of DLID path bits.
@@ -65,18 +78,96 @@ impl Default for ClassConfig {
             load: 0.0,
             process: ProcessKind::Poisson,
             payload_bytes: 256,
+            payload_size: None,
             pattern: PatternConfig::Uniform,
             path_bits: PathBits::Base,
         }
     }
 }
 
-/// The workload: a list of classes.
+/// [`ClassConfig`] as written in a document, where an absent `payload_bytes`
+/// can be told from an explicit 256.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct ClassDoc {
+    name: String,
+    sl: u8,
+    vl15: bool,
+    load: f64,
+    process: ProcessKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payload_bytes: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payload_size: Option<SizeConfig>,
+    pattern: PatternConfig,
+    path_bits: PathBits,
+}
+
+impl Default for ClassDoc {
+    fn default() -> Self {
+        let c = ClassConfig::default();
+        ClassDoc {
+            name: c.name,
+            sl: c.sl,
+            vl15: c.vl15,
+            load: c.load,
+            process: c.process,
+            payload_bytes: None,
+            payload_size: None,
+            pattern: c.pattern,
+            path_bits: c.path_bits,
+        }
+    }
+}
+
+impl From<ClassConfig> for ClassDoc {
+    fn from(c: ClassConfig) -> Self {
+        ClassDoc {
+            name: c.name,
+            sl: c.sl,
+            vl15: c.vl15,
+            load: c.load,
+            process: c.process,
+            payload_bytes: if c.payload_size.is_some() { None } else { Some(c.payload_bytes) },
+            payload_size: c.payload_size,
+            pattern: c.pattern,
+            path_bits: c.path_bits,
+        }
+    }
+}
+
+impl TryFrom<ClassDoc> for ClassConfig {
+    type Error = String;
+    fn try_from(d: ClassDoc) -> Result<Self, String> {
+        if d.payload_bytes.is_some() && d.payload_size.is_some() {
+            return Err(format!(
+                "traffic class '{}' gives both payload_bytes and payload_size; give one (a fixed size or a distribution)",
+                d.name
+            ));
+        }
+        Ok(ClassConfig {
+            name: d.name,
+            sl: d.sl,
+            vl15: d.vl15,
+            load: d.load,
+            process: d.process,
+            payload_bytes: d.payload_bytes.unwrap_or(ClassConfig::default().payload_bytes),
+            payload_size: d.payload_size,
+            pattern: d.pattern,
+            path_bits: d.path_bits,
+        })
+    }
+}
+
+/// The workload: open-loop classes and replayed traces.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
-    /// Traffic classes (at most 255).
+    /// Traffic classes.
     pub classes: Vec<ClassConfig>,
+    /// Traces; in results each is one more class, after `classes`. Classes
+    /// and traces together are at most 255.
+    pub traces: Vec<TraceConfig>,
 }
 
 /// A validated class.
@@ -84,24 +175,23 @@ pub struct TrafficConfig {
 pub struct Class {
     /// Name.
     pub name: String,
-    /// Service level.
+    /// Service level (of a trace: the lowest its messages use; each packet
+    /// carries its own).
     pub sl: u8,
     /// Travels on VL15.
     pub vl15: bool,
-    /// Payload bytes.
-    pub payload_bytes: u32,
-    /// Wire bytes.
-    pub wire_bytes: u32,
-    /// Flow-control blocks.
-    pub blocks: u16,
+    /// Payload sizes of open-loop packets.
+    pub size: PayloadSize,
     /// Load per source.
     pub load: f64,
     /// Arrival process kind.
     pub process: ProcessKind,
-    /// Destinations.
+    /// Destinations (a trace class has no open-loop source and never draws from it).
     pub pattern: Pattern,
     /// Path-bit choice.
     pub path_bits: PathBits,
+    /// Index in `Simulation::traces` of the trace that drives this class.
+    pub trace: Option<u32>,
 }
 
 /// One (class, host) generator.
@@ -144,6 +234,12 @@ impl Source {
     #[inline]
     pub fn pick(&mut self, n: u32) -> u32 {
         self.rng.random_range(0..n)
+    }
+
+    /// Payload of the next packet, drawn from this source's stream.
+    #[inline]
+    pub fn payload(&mut self, size: &PayloadSize) -> u32 {
+        size.draw(&mut self.rng)
     }
 
     /// A uniform 32-bit draw from this source's stream.

@@ -7,6 +7,8 @@ mod conservation;
 mod deadlock;
 mod determinism;
 mod md1;
+mod sizes;
+mod traces;
 mod validation;
 mod vl15_and_hca;
 mod vlarb_share;
