@@ -429,6 +429,8 @@ def _build(raw: dict, text: str, file: Optional[str], base_dir: Path) -> Scenari
     for sname in pk.sections:
         if sname not in layout and not any(_section_of(inst) == sname for inst in layout):
             sec = schema.section(sname)
+            if sec.repeated:
+                continue  # zero tables: the point gets an empty list
             if sec.variants:
                 if sname in pk.required:
                     raise ScenarioError(
@@ -521,6 +523,10 @@ def _expand(pk: Any, fixed: dict, axes: list[Axis], layout: dict, loc: _Locator)
             else:
                 config[sname] = sec_cfg
                 identity[sname] = sec_id
+        for sname in pk.sections:
+            if schema.section(sname).repeated:
+                config.setdefault(sname, [])
+                identity.setdefault(sname, [])
         counters: dict[str, int] = {}
         for sname in layout:
             base = _section_of(sname)

@@ -55,7 +55,7 @@ FROM_SEED = _Sentinel("FROM_SEED", "the point's `seed`")
 #: Value types a key may have. ``path`` is a file path, resolved relative to
 #: the scenario file and hashed by content; ``list[...]`` values are a single
 #: value (a list of lists is then a sweep).
-TYPES = ("int", "float", "bool", "str", "path", "list[int]", "list[str]", "list[path]")
+TYPES = ("int", "float", "bool", "str", "path", "list[int]", "list[float]", "list[str]", "list[path]")
 
 Choices = Union[Sequence[Any], Callable[[], Sequence[Any]]]
 

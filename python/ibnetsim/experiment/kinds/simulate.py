@@ -19,6 +19,7 @@ goes on with the other points.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any, Optional
 
 from ibnetsim.experiment.kinds import Figure, PointKind, register
@@ -179,6 +180,8 @@ _PATTERN_KEYS = {
 
 
 def _check_traffic(s: dict, cfg: dict) -> Optional[tuple[str, str]]:
+    if s["load"] is None:
+        return ("load", "missing key `load`: the offered load per source, as a fraction of its link's data rate")
     if s["process"] == "bernoulli" and s["load"] > 1.0:
         return ("load", f"a Bernoulli process sends at most one packet per packet time: load {s['load']} > 1 (use process = \"poisson\")")
     for key, owner in _PATTERN_KEYS.items():
@@ -196,12 +199,21 @@ def _check_traffic(s: dict, cfg: dict) -> Optional[tuple[str, str]]:
             return ("hot_hosts", "pattern 'hot-spot' needs hot_hosts = [\"NODE\", …] (host names)")
         if s["hot_fraction"] is None:
             return ("hot_fraction", "pattern 'hot-spot' needs hot_fraction, the share of packets sent to the hot hosts (e.g. 0.05)")
+    given = [k for k in ("packet_bytes", "packet_sizes", "packet_size_range") if s[k] not in (None, [])]
+    if len(given) > 1:
+        return (given[1], f"give one of packet_bytes, packet_sizes or packet_size_range, not {' and '.join(given)}")
+    if s["packet_size_weights"] and len(s["packet_size_weights"]) != len(s["packet_sizes"]):
+        return ("packet_size_weights", f"{len(s['packet_size_weights'])} weights for {len(s['packet_sizes'])} packet_sizes: give one weight per size")
+    if s["packet_size_range"] and (len(s["packet_size_range"]) != 2 or not 1 <= s["packet_size_range"][0] <= s["packet_size_range"][1]):
+        return ("packet_size_range", f"expected [min, max] payload bytes with 1 <= min <= max, got {s['packet_size_range']}")
     sim = cfg.get("simulation")
     if sim is not None:
         mtu = sim["mtu_bytes"] if sim["mtu_bytes"] is not None else _preset_config(sim["preset"])["mtu_bytes"]
-        if s["packet_bytes"] > mtu:
+        largest = max(s["packet_sizes"] or s["packet_size_range"] or [s["packet_bytes"] or 256])
+        if largest > mtu:
+            key = given[0] if given else "packet_bytes"
             where = "simulation.mtu_bytes" if sim["mtu_bytes"] is not None else f"preset {sim['preset'] or '(none)'}"
-            return ("packet_bytes", f"{s['packet_bytes']} B of payload exceed the MTU of {mtu} B ({where})")
+            return (key, f"{largest} B of payload exceed the MTU of {mtu} B ({where})")
     return None
 
 
@@ -228,9 +240,19 @@ TRAFFIC = register_section(
                 "float",
                 "Offered load per source, as a fraction of its link's data rate counted in wire bytes "
                 "(payload + 26 B of headers); above 1 overloads.",
+                default=None,
                 min=0.0,
             ),
-            Key("packet_bytes", "int", "Payload bytes per packet (at most the MTU).", default=256, min=1, max=4096),
+            Key("packet_bytes", "int", "Payload bytes of every packet (at most the MTU); unset = 256, or the sizes below.", default=None, min=1, max=4096),
+            Key(
+                "packet_sizes",
+                "list[int]",
+                "Payload sizes drawn per packet (e.g. `[32, 256]`, the mix of paper 002), with `packet_size_weights`; "
+                "the load is timed by the mean wire size.",
+                default=[],
+            ),
+            Key("packet_size_weights", "list[float]", "Relative weight of each of `packet_sizes`; empty = equal weights.", default=[]),
+            Key("packet_size_range", "list[int]", "`[min, max]`: payload sizes drawn uniformly from min..=max per packet.", default=[]),
             Key("process", "str", "Inter-arrival process of each source.", default="poisson", choices=_PROCESSES),
             Key("sl", "int", "Service level of the traffic.", default=0, min=0, max=15),
             Key("path_bits", "str", "DLID path bits with LMC > 0: always the base LID, or a random one per packet.", default="base", choices=("base", "random")),
@@ -241,6 +263,22 @@ TRAFFIC = register_section(
             Key("permutation_seed", "int", "For `random-permutation`: seed of the permutation; unset = the traffic seed.", default=None, min=0, max=2**63 - 1),
         ),
         checks=(_check_traffic,),
+    )
+)
+
+
+TRACE = register_section(
+    Section(
+        "trace",
+        "Replays a trace file in a `simulate` point: one message per line, `time_ns source destination bytes sl` "
+        "(docs/formats.md, \"Traffic traces\"); messages larger than the MTU are split into MTU packets. "
+        "Runs beside the `[[traffic]]` classes, or alone.",
+        repeated=True,
+        keys=(
+            Key("file", "path", "The trace file (relative to the scenario file)."),
+            Key("name", "str", "Name of the trace in results; unset = the file name without extension.", default=None),
+            Key("time_scale", "float", "Multiplies every time in the file: 0.5 replays twice as fast (paper 003's time compression).", default=1.0, min=1e-9),
+        ),
     )
 )
 
@@ -268,10 +306,17 @@ def traffic_class(spec: dict, name: Optional[str] = None) -> dict[str, Any]:
         extra["dims"] = list(spec["tornado_dims"])
     elif spec["pattern"] == "random-permutation" and spec["permutation_seed"] is not None:
         extra["seed"] = spec["permutation_seed"]
+    if spec["packet_sizes"]:
+        weights = spec["packet_size_weights"] or [1.0] * len(spec["packet_sizes"])
+        size: Any = traffic.empirical_sizes(list(zip(spec["packet_sizes"], weights)))
+    elif spec["packet_size_range"]:
+        size = traffic.uniform_sizes(*spec["packet_size_range"])
+    else:
+        size = spec["packet_bytes"] or 256
     return traffic.pattern(
         spec["pattern"],
         spec["load"],
-        spec["packet_bytes"],
+        size,
         sl=spec["sl"],
         process=spec["process"],
         path_bits=spec["path_bits"],
@@ -347,10 +392,11 @@ def run_config(config: dict, progress: bool = False):
     sm = build_subnet(fabric, config["routing"])
     sim = config["simulation"]
     specs = config["traffic"]
+    traces = [ibnetsim.traffic.trace(t["file"], time_scale=t["time_scale"], name=t["name"]) for t in config.get("trace", [])]
     return fabric, ibnetsim.simulate(
         fabric,
         sm,
-        traffic=[traffic_class(t, n) for t, n in zip(specs, class_names(specs))],
+        traffic=[traffic_class(t, n) for t, n in zip(specs, class_names(specs))] + traces,
         time_us=sim["time_us"],
         seed=sim["seed"],
         warmup_us=sim["warmup_us"],
@@ -388,7 +434,7 @@ def _run(config: dict) -> dict:
     out = dict(res.row())
     out["nominal_load"] = float(sum(t["load"] for t in config["traffic"]))
     metrics = config.get("metrics") or {"per_class": True, "port_utilization": True, "latency_histogram": True}
-    if metrics["per_class"] and len(config["traffic"]) > 1:
+    if metrics["per_class"] and len(config["traffic"]) + len(config.get("trace", [])) > 1:
         out.update(class_columns(res.summary))
     if metrics["port_utilization"]:
         nodes = fabric.nodes
@@ -402,10 +448,17 @@ def _run(config: dict) -> dict:
 def _check(config: dict) -> Optional[tuple[str, str]]:
     r = config["routing"]
     f = config["fabric"]
-    names = class_names(config["traffic"])
+    if not config["traffic"] and not config.get("trace"):
+        return ("traffic", "no workload: give a [traffic] table (or several [[traffic]]) with a load, or a [[trace]]")
+    names = class_names(config["traffic"]) if config["traffic"] else []
     for i, n in enumerate(names):
         if n in names[:i]:
             return (f"traffic[{i}].name", f"two traffic classes are named '{n}'; give each [[traffic]] its own name")
+    for i, t in enumerate(config.get("trace", [])):
+        n = t["name"] or Path(t["file"]).stem
+        if n in names:
+            return (f"trace[{i}].name", f"the name '{n}' is already used by another class or trace; give the [[trace]] a name")
+        names.append(n)
     if r["engine"] == "dor" and f["kind"] not in ("mesh", "hypercube", "file"):
         return ("routing.engine", f"engine 'dor' routes meshes, tori and hypercubes, not a fabric of kind '{f['kind']}'")
     return None
@@ -418,7 +471,7 @@ KIND = register(
         "`traffic.load` as a list is a load sweep (latency vs accepted traffic). A deadlock fails the point "
         "with the watchdog's message.",
         run=_run,
-        sections=("fabric", "routing", "simulation", "switch", "hca", "traffic", "metrics"),
+        sections=("fabric", "routing", "simulation", "switch", "hca", "traffic", "trace", "metrics"),
         required=("fabric",),
         check=_check,
         columns={
