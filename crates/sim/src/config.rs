@@ -293,6 +293,15 @@ mod tests {
     }
 
     #[test]
+    fn auto_warmup_table_switches_it_on() {
+        assert_eq!(SimConfig::from_toml("warmup_ns = 5.0\n", "t.toml").unwrap().auto_warmup, None);
+        let c = SimConfig::from_toml("[auto_warmup]\nwindow_ns = 5000.0\n", "t.toml").unwrap();
+        assert_eq!(c.auto_warmup, Some(AutoWarmupConfig { window_ns: 5000.0, windows: 10, tolerance: 0.05, max_ns: 500_000.0 }));
+        let e = SimConfig::from_toml("[auto_warmup]\nwindow = 5\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("window") && e.contains("line 2"), "{e}");
+    }
+
+    #[test]
     fn ns_conversion_rounds_and_rejects() {
         assert_eq!(ns_to_ps("x", 100.0).unwrap(), 100_000);
         assert_eq!(ns_to_ps("x", 0.0004).unwrap(), 0);

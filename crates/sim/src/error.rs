@@ -51,7 +51,7 @@ impl fmt::Display for DeadlockReport {
         if self.partial {
             write!(
                 f,
-                "partial deadlock at t = {} ps: {} buffers have been blocked on each other since t = {} ps or earlier while other traffic moves ({} packets in the network)",
+                "deadlock at t = {} ps, partial (other traffic still moves): {} buffers have been blocked on each other since t = {} ps or earlier ({} packets in the network)",
                 self.time_ps, self.deadlocked_buffers, self.blocked_since_ps, self.waiting_packets
             )?;
         } else {
