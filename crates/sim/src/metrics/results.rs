@@ -105,7 +105,8 @@ pub struct WatchdogResult {
 pub struct SimResults {
     /// Simulated time reached.
     pub time_ps: u64,
-    /// Start of the measurement window (now, while automatic warm-up is pending).
+    /// Start of the measurement window (now, while automatic warm-up is pending;
+    /// a fixed warm-up not reached yet is reported as configured, window 0).
     pub warmup_ps: u64,
     /// How it was chosen: `fixed`, `detected`, `not-stabilised` (automatic
     /// warm-up gave up at its maximum: latency unbounded, a saturation signal)
@@ -161,8 +162,9 @@ pub struct SimResults {
 
 pub(crate) fn compute(sim: &Simulation) -> SimResults {
     let m = &sim.metrics;
-    let start = m.warmup_ps.min(sim.now);
-    let window = sim.now - start;
+    // Undecided automatic warm-up has no start yet (`Time::MAX`): report now.
+    let start = if m.detector.is_some() { m.warmup_ps.min(sim.now) } else { m.warmup_ps };
+    let window = sim.now.saturating_sub(start);
     let w = window as f64;
     let per_switch = |bytes: u64| {
         if w > 0.0 && !sim.switches.is_empty() {
