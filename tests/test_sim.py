@@ -52,6 +52,9 @@ def test_torus_one_vl_deadlocks_with_cycle(engine):
         ib.simulate(torus, sm, traffic=ib.traffic.uniform(1.0), time_us=2000, seed=1, data_vls=1)
     cycle = err.value.cycle
     assert len(cycle) >= 2
+    # Found by the periodic scan (other traffic still moved) or by the total stall.
+    assert isinstance(err.value.partial, bool)
+    assert err.value.blocked_since_ps < err.value.time_ps
     # Each blocked channel waits on the next: the receiver of one is the sender of the next.
     for (_, _, to_node, _, _), (from_node, _, _, _, _) in zip(cycle, cycle[1:] + cycle[:1]):
         assert to_node == from_node
@@ -214,3 +217,69 @@ def test_a_run_releases_the_gil(small):
     t.join()
     assert seen_running, "the main thread ran only after the simulation finished: the GIL was held"
     assert sim.events > 100_000
+
+
+# --------------------------------------------------------------------------- warm-up, row columns
+def test_auto_warmup_detects_below_saturation_and_flags_overload(small):
+    fab, sm = small
+    low = ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.05), time_us=1000, seed=1, warmup_us="auto")
+    # The earliest decision: 10 windows of 10 µs, long after a ~2 µs latency settles.
+    assert (low.warmup_detected, low.warmup_status, low.warmup_us) == (True, "detected", 100.0)
+    assert len(low.warmup_series) == 10 and (low.warmup_series["delivered_packets"] > 0).all()
+    # Measured from there: exactly a fixed warm-up of the same length.
+    fixed = ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.05), time_us=1000, seed=1, warmup_us=100)
+    assert fixed.warmup_detected is None and fixed.warmup_status == "fixed"
+    assert fixed.raw["latency"] == low.raw["latency"] and fixed.raw["classes"] == low.raw["classes"]
+    # Uniform load 1.0 is far beyond what up*/down* on this fabric carries.
+    over = ib.simulate(fab, sm, traffic=ib.traffic.uniform(1.0), time_us=1000, seed=1, warmup_us="auto")
+    row = over.row()
+    assert (row["warmup_detected"], row["warmup_status"], row["warmup_us"]) == (False, "not-stabilised", 500.0)
+    assert row["accepted_load"] < 0.8 * row["offered_load"]
+
+
+def test_auto_warmup_errors(small):
+    fab, sm = small
+    with pytest.raises(ib.ConfigError, match="too short for automatic warm-up"):
+        ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.05), time_us=150, warmup_us="auto")
+    with pytest.raises(ib.ConfigError, match="'auto'"):
+        ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.05), time_us=150, warmup_us="automatic")
+    with pytest.raises(ib.ConfigError, match="window"):
+        ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.05), time_us=300, warmup_us="auto", auto_warmup={"window": 5})
+    # Shorter windows fit a short run.
+    r = ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.05), time_us=150, warmup_us="auto", auto_warmup={"window_ns": 5000})
+    assert r.warmup_status in ("detected", "not-stabilised") and r.warmup_us <= 75
+
+
+def test_row_and_summary_columns_are_consistent(small):
+    fab, sm = small
+    classes = [ib.traffic.uniform(0.04, name="a"), ib.traffic.uniform(0.02, packet_bytes=64, name="b", sl=1)]
+    r = ib.simulate(fab, sm, traffic=classes, time_us=1500, warmup_us=100, seed=5)
+    row, s = r.row(), r.summary.set_index("name")
+    # 16 hosts × 0.25 B/ns over 8 switches: bytes/ns/switch = fraction × 0.5.
+    hosts, switches = 16, 8
+    k = hosts * 0.25 / switches
+    assert row["offered_bytes_per_ns_per_switch"] == pytest.approx(row["offered_load"] * k)
+    assert row["accepted_bytes_per_ns_per_switch"] == pytest.approx(row["accepted_load"] * k)
+    for name in ("a", "b"):  # every host sends in both classes
+        assert s.loc[name, "offered_bytes_per_ns_per_switch"] == pytest.approx(s.loc[name, "offered_fraction"] * k)
+        assert s.loc[name, "accepted_bytes_per_ns_per_switch"] == pytest.approx(s.loc[name, "accepted_fraction"] * k)
+    assert row["offered_bytes_per_ns_per_switch"] == pytest.approx(s["offered_bytes_per_ns_per_switch"].sum())
+    assert set(r.per_sl["sl"]) == {0, 1} and "accepted_bytes_per_ns_per_switch" in r.per_sl
+    # The all-class latency aggregates the classes.
+    counts = [c["latency"]["count"] for c in r.raw["classes"]]
+    assert row["measured_packets"] == sum(counts) > 0
+    assert row["latency_max_ns"] == max(s["latency_max_ns"])
+    assert row["network_latency_max_ns"] == max(s["network_latency_max_ns"])
+    weighted = sum(n * m for n, m in zip(counts, s["latency_mean_ns"])) / sum(counts)
+    assert row["latency_mean_ns"] == pytest.approx(weighted)
+    assert min(s["latency_p50_ns"]) * 0.97 <= row["latency_p50_ns"] <= max(s["latency_p50_ns"]) * 1.03
+    assert row["network_latency_p50_ns"] <= row["network_latency_p99_ns"] <= row["network_latency_max_ns"]
+    assert row["network_latency_max_ns"] <= row["latency_max_ns"]
+    # One column per drop reason.
+    assert {k for k in row if k.startswith("drops_")} == {f"drops_{n}" for n in r.drops}
+    assert sum(row[f"drops_{n}"] for n in r.drops) == row["dropped_packets"] == 0
+    # Network-latency histogram: per class, as many packets as measured, and
+    # never above the packet latency.
+    nh = r.network_latency_hist
+    assert nh.groupby("class")["count"].sum().to_dict() == dict(zip(s.index, counts))
+    assert nh["low_ns"].max() <= row["latency_max_ns"]

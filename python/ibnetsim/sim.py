@@ -4,6 +4,12 @@
 and a configuration (a paper preset plus overrides), runs it in slices of
 simulated time with the interpreter released, and returns a :class:`SimResult`.
 Between slices it updates a progress bar and lets Ctrl-C through.
+
+Warm-up is fixed (``warmup_us=100``) or detected (``warmup_us="auto"``): the
+core samples the run in windows and starts measuring once the recent windows
+are stationary (no latency trend, accepted ≈ offered); a run that is not by
+``warmup_max_fraction`` of its length is measured from there and reported with
+``warmup_detected = False`` — its latency is unbounded, a saturation signal.
 """
 
 from __future__ import annotations
@@ -51,34 +57,61 @@ def _merge(base: dict, overrides: dict, path: str = "") -> dict:
     return base
 
 
-class SimResult:
-    """What a run measured. ``summary`` has one row per traffic class."""
+_FLOW_COLUMNS = (
+    "name",
+    "sl",
+    "generated_packets",
+    "delivered_packets",
+    "offered_fraction",
+    "accepted_fraction",
+    "offered_bytes_per_ns_per_switch",
+    "accepted_bytes_per_ns_per_switch",
+)
+_STATS = ("mean", "p50", "p99", "min", "max")
 
-    def __init__(self, raw: dict[str, Any], wall_s: float, histograms: dict[str, list]):
+
+def _ns(v: Optional[float]) -> Optional[float]:
+    return None if v is None else v / 1000.0
+
+
+class SimResult:
+    """What a run measured. ``summary`` has one row per traffic class, ``per_sl``
+    one per SL; ``row()`` flattens the all-class figures for a sweep."""
+
+    def __init__(
+        self,
+        raw: dict[str, Any],
+        wall_s: float,
+        histograms: dict[str, list],
+        network_histograms: Optional[dict[str, list]] = None,
+    ):
         self.raw = raw
         self.wall_s = wall_s
         self._hist = histograms
+        self._net_hist = network_histograms or {}
 
     @property
     def summary(self) -> pd.DataFrame:
-        """Per class: offered/accepted fractions, packet and network latency (ns)."""
+        """Per class: offered/accepted traffic (fraction of the class's sending
+        hosts' data rate, and bytes/ns/switch), packets, packet and network
+        latency (ns)."""
         return self._flows(self.raw["classes"])
 
     @property
     def per_sl(self) -> pd.DataFrame:
+        """As :attr:`summary`, per SL (the classes that share an SL together)."""
         return self._flows(self.raw["sls"])
 
     @staticmethod
     def _flows(flows: list[dict]) -> pd.DataFrame:
         rows = []
         for f in flows:
-            row = {k: f[k] for k in ("name", "sl", "generated_packets", "delivered_packets", "offered_fraction", "accepted_fraction")}
+            row = {k: f[k] for k in _FLOW_COLUMNS}
             for prefix, lat in (("latency", f["latency"]), ("network_latency", f["network_latency"])):
-                for stat in ("mean", "p50", "p99", "min", "max"):
-                    v = lat[f"{stat}_ps"]
-                    row[f"{prefix}_{stat}_ns"] = None if v is None else v / 1000.0
+                for stat in _STATS:
+                    row[f"{prefix}_{stat}_ns"] = _ns(lat[f"{stat}_ps"])
             rows.append(row)
-        return pd.DataFrame(rows)
+        return pd.DataFrame(rows, columns=[*_FLOW_COLUMNS, *(f"{p}_{s}_ns" for p in ("latency", "network_latency") for s in _STATS)])
 
     @property
     def per_port(self) -> pd.DataFrame:
@@ -92,15 +125,62 @@ class SimResult:
             rows.append(row)
         return pd.DataFrame(rows)
 
-    @property
-    def latency_hist(self) -> pd.DataFrame:
-        """Packet-latency histogram per class: low_ns, high_ns, count."""
+    @staticmethod
+    def _hist_frame(hists: dict[str, list]) -> pd.DataFrame:
         rows = [
             {"class": name, "low_ns": lo / 1000.0, "high_ns": (lo + width) / 1000.0, "count": n}
-            for name, buckets in self._hist.items()
+            for name, buckets in hists.items()
             for lo, width, n in buckets  # the core gives (low, width, count)
         ]
         return pd.DataFrame(rows, columns=["class", "low_ns", "high_ns", "count"])
+
+    @property
+    def latency_hist(self) -> pd.DataFrame:
+        """Packet-latency histogram (generation → delivery) per class: low_ns, high_ns, count."""
+        return self._hist_frame(self._hist)
+
+    @property
+    def network_latency_hist(self) -> pd.DataFrame:
+        """Network-latency histogram (first byte injected → delivery) per class: low_ns, high_ns, count."""
+        return self._hist_frame(self._net_hist)
+
+    @property
+    def warmup_us(self) -> float:
+        """Start of the measurement window (the warm-up used), in µs."""
+        return self.raw["warmup_ps"] / PS_PER_US
+
+    @property
+    def warmup_detected(self) -> Optional[bool]:
+        """Automatic warm-up: whether the run became stationary (False = it did
+        not by the maximum: latency unbounded, a saturation signal). None when
+        the warm-up was fixed."""
+        return self.raw["warmup_detected"]
+
+    @property
+    def warmup_status(self) -> str:
+        """``fixed``, ``detected``, ``not-stabilised`` or ``pending`` (the run
+        ended before a decision: nothing measured)."""
+        return self.raw["warmup_status"]
+
+    @property
+    def warmup_series(self) -> pd.DataFrame:
+        """Automatic warm-up: the windows the detector sampled (end_us, packets
+        and wire bytes generated and delivered, mean latency of the packets
+        delivered in the window). Empty for a fixed warm-up."""
+        rows = [
+            {
+                "end_us": w["end_ps"] / PS_PER_US,
+                "generated_packets": w["generated_packets"],
+                "offered_bytes": w["offered_bytes"],
+                "delivered_packets": w["delivered_packets"],
+                "accepted_bytes": w["accepted_bytes"],
+                "mean_latency_ns": _ns(w["mean_latency_ps"]),
+            }
+            for w in self.raw["warmup_series"]
+        ]
+        return pd.DataFrame(
+            rows, columns=["end_us", "generated_packets", "offered_bytes", "delivered_packets", "accepted_bytes", "mean_latency_ns"]
+        )
 
     @property
     def drops(self) -> dict[str, int]:
@@ -121,29 +201,47 @@ class SimResult:
         return self.raw["events"] / self.wall_s if self.wall_s > 0 else float("nan")
 
     def row(self) -> dict[str, Any]:
-        """One flat dict: the columns a sweep stores per point."""
+        """One flat dict: the columns a sweep stores per point.
+
+        Latency columns are over all classes together (the core keeps an
+        all-class histogram), each with its sample size ``measured_packets``;
+        per-class figures are in :attr:`summary`. ``drops_<reason>`` has one
+        column per drop reason.
+        """
         r = self.raw
-        total = self.summary
-        lat = r["classes"][0]["latency"] if len(r["classes"]) == 1 else None
-        means = [(f["delivered_packets"], f["latency"]["mean_ps"]) for f in r["classes"] if f["latency"]["mean_ps"] is not None]
-        n = sum(c for c, _ in means)
-        mean_ns = sum(c * m for c, m in means) / n / 1000.0 if n else None
-        return {
+        out: dict[str, Any] = {
             "offered_load": r["offered_fraction"],
             "accepted_load": r["accepted_fraction"],
+            "offered_bytes_per_ns_per_switch": r["offered_bytes_per_ns_per_switch"],
             "accepted_bytes_per_ns_per_switch": r["accepted_bytes_per_ns_per_switch"],
+            "offered_bits_per_us": r["offered_bits_per_us"],
             "accepted_bits_per_us": r["accepted_bits_per_us"],
-            "latency_mean_ns": mean_ns,
-            "latency_p99_ns": None if lat is None or lat["p99_ps"] is None else lat["p99_ps"] / 1000.0,
-            "network_latency_mean_ns": float(total["network_latency_mean_ns"].mean()) if len(total) else None,
-            "delivered_packets": r["delivered"],
-            "generated_packets": r["generated"],
-            "dropped_packets": r["dropped"],
-            "in_flight_packets": r["in_flight"],
-            "injection_queue_packets": r["injection_queue"]["total_packets"],
-            "events": r["events"],
-            "wall_s": self.wall_s,
+            "measured_packets": r["latency"]["count"],
         }
+        for prefix in ("latency", "network_latency"):
+            for stat in ("mean", "p50", "p99", "max"):
+                out[f"{prefix}_{stat}_ns"] = _ns(r[prefix][f"{stat}_ps"])
+        out.update(
+            {
+                "warmup_us": self.warmup_us,
+                "warmup_detected": self.warmup_detected,
+                "warmup_status": self.warmup_status,
+                "delivered_packets": r["delivered"],
+                "generated_packets": r["generated"],
+                "dropped_packets": r["dropped"],
+            }
+        )
+        for reason, n in r["drops"]:
+            out[f"drops_{reason}"] = n
+        out.update(
+            {
+                "in_flight_packets": r["in_flight"],
+                "injection_queue_packets": r["injection_queue"]["total_packets"],
+                "events": r["events"],
+                "wall_s": self.wall_s,
+            }
+        )
+        return out
 
     def __repr__(self) -> str:
         return (
@@ -158,8 +256,9 @@ def simulate(
     traffic: dict | Iterable[dict],
     time_us: float,
     seed: int = 1,
-    warmup_us: float = 0.0,
+    warmup_us: float | str = 0.0,
     preset: Optional[str] = None,
+    warmup_max_fraction: float = 0.5,
     progress: bool = False,
     slices: int = 50,
     qos_file: Optional[str | os.PathLike] = None,
@@ -175,7 +274,14 @@ def simulate(
     other keyword arguments override config keys (``data_vls=2``,
     ``switch={"routing_delay_ns": 100}``, ``selection="adaptive-by-credits"``);
     :func:`default_config` shows them all. Raises :class:`ibnetsim.DeadlockError`
-    (with ``.cycle``) if the deadlock watchdog fires.
+    (with ``.cycle`` and ``.partial``) if the deadlock watchdog fires — also for
+    a deadlock confined to part of the fabric while other traffic moves.
+
+    ``warmup_us`` is a fixed warm-up, or ``"auto"`` to detect it: the
+    measurement starts once the run is stationary, at the latest after
+    ``warmup_max_fraction`` of ``time_us`` (then ``warmup_detected`` is False).
+    ``auto_warmup={"window_ns": …, "windows": …, "tolerance": …}`` tunes the
+    detector (a ``max_ns`` given there wins over the fraction).
 
     ``qos_file`` is an opensm.conf (or a TOML file with a ``[qos]`` table) whose
     ``qos_*`` options the subnet manager turns into per-port SL2VL and
@@ -193,7 +299,7 @@ def simulate(
     cfg = default_config(preset)
     cfg = _merge(cfg, copy.deepcopy(config))
     cfg["seed"] = int(seed)
-    cfg["warmup_ns"] = float(warmup_us) * 1000.0
+    _set_warmup(cfg, warmup_us, warmup_max_fraction, time_us)
     cfg["traffic"] = {
         "classes": [c for c in classes if not _traffic.is_trace(c)],
         "traces": [c for c in classes if _traffic.is_trace(c)],
@@ -215,7 +321,39 @@ def simulate(
     wall = time.perf_counter() - t0
     raw = json.loads(sim.results_json())
     hist = {c["name"]: sim.latency_histogram(i, False) or [] for i, c in enumerate(raw["classes"])}
-    return SimResult(raw, wall, hist)
+    net_hist = {c["name"]: sim.latency_histogram(i, True) or [] for i, c in enumerate(raw["classes"])}
+    return SimResult(raw, wall, hist, net_hist)
+
+
+def _set_warmup(cfg: dict, warmup_us: float | str, max_fraction: float, time_us: float) -> None:
+    """Fills ``warmup_ns`` / ``auto_warmup`` of the core config."""
+    auto = cfg.get("auto_warmup")
+    if isinstance(warmup_us, str):
+        if warmup_us != "auto":
+            raise ConfigError(f"warmup_us must be a number of µs or 'auto', got {warmup_us!r}")
+        auto = dict(auto or {})
+    elif auto is not None and warmup_us:
+        raise ConfigError("give either warmup_us (fixed) or auto_warmup (detected), not both")
+    if auto is None:
+        if not (isinstance(warmup_us, (int, float)) and warmup_us >= 0):
+            raise ConfigError(f"warmup_us must be a number of µs >= 0 or 'auto', got {warmup_us!r}")
+        cfg["warmup_ns"] = float(warmup_us) * 1000.0
+        return
+    if not 0 < max_fraction <= 1:
+        raise ConfigError(f"warmup_max_fraction must be in (0, 1], got {max_fraction}")
+    full = {**json.loads(_core.sim_auto_warmup_default_json()), **auto}
+    if "max_ns" not in auto:
+        full["max_ns"] = max_fraction * float(time_us) * 1000.0
+        shortest = full["window_ns"] * full["windows"]
+        if full["max_ns"] < shortest:
+            raise ConfigError(
+                f"time_us = {time_us} is too short for automatic warm-up: its first "
+                f"{max_fraction:g} ({full['max_ns'] / 1000:g} µs) is less than the {full['windows']} windows "
+                f"of {full['window_ns'] / 1000:g} µs the detector needs; lengthen the run, raise "
+                "warmup_max_fraction or shorten auto_warmup.window_ns"
+            )
+    cfg["warmup_ns"] = 0.0
+    cfg["auto_warmup"] = full
 
 
 def _run_slices(sim, end_ps: int, slices: int, tick) -> None:

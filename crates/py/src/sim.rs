@@ -23,7 +23,8 @@ fn read_qos(path: &Path) -> Result<QosConfig, SmError> {
 }
 
 /// Converts a simulation error; a deadlock carries its cycle as `.cycle`
-/// (a list of (from_node, from_port, to_node, to_port, vl)).
+/// (a list of (from_node, from_port, to_node, to_port, vl)), `.time_ps`,
+/// `.partial` (other traffic kept moving) and `.blocked_since_ps`.
 fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
     match e {
         SimError::Config { .. } | SimError::Parse { .. } => ConfigError::new_err(e.to_string()),
@@ -38,6 +39,8 @@ fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
                 let _ = err.value(py).setattr("cycle", list);
             }
             let _ = err.value(py).setattr("time_ps", report.time_ps);
+            let _ = err.value(py).setattr("partial", report.partial);
+            let _ = err.value(py).setattr("blocked_since_ps", report.blocked_since_ps);
             err
         }
         SimError::Conservation { .. } => IbnetsimError::new_err(e.to_string()),
@@ -110,9 +113,16 @@ impl PySimulation {
         serde_json::to_string(&self.sim.results()).expect("results serialize")
     }
 
-    /// Latency histogram of class `class`: (bucket low ps, bucket high ps, count).
+    /// Latency histogram of class `class`: (bucket low ps, bucket width ps,
+    /// count); generation → delivery, or first byte injected → delivery when
+    /// `network`. None for a class that does not exist.
     fn latency_histogram(&self, class: usize, network: bool) -> Option<Vec<(u64, u64, u64)>> {
         self.sim.latency_histogram(class, network)
+    }
+
+    /// As `latency_histogram`, all classes together.
+    fn total_latency_histogram(&self, network: bool) -> Vec<(u64, u64, u64)> {
+        self.sim.total_latency_histogram(network)
     }
 
     /// Checks packet conservation (generated = delivered + dropped + in flight).
@@ -132,6 +142,12 @@ fn sim_config_json(py: Python<'_>, name: Option<&str>) -> PyResult<String> {
     Ok(serde_json::to_string(&config).expect("config serializes"))
 }
 
+/// The default `[auto_warmup]` table (automatic warm-up detection) as JSON.
+#[pyfunction]
+fn sim_auto_warmup_default_json() -> String {
+    serde_json::to_string(&ibnetsim_sim::AutoWarmupConfig::default()).expect("config serializes")
+}
+
 /// (name, paper, notes) of every switch parameter preset.
 #[pyfunction]
 fn sim_presets() -> Vec<(&'static str, &'static str, &'static str)> {
@@ -142,5 +158,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySimulation>()?;
     m.add_function(wrap_pyfunction!(sim_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(sim_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_auto_warmup_default_json, m)?)?;
     Ok(())
 }

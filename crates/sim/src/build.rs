@@ -9,16 +9,17 @@ use ibnetsim_sm::{ForwardingTables, LidMap, NO_PATH};
 use crate::arbitration::{VlArbTable, VlArbiter};
 use crate::config::{ns_to_ps, Sl2VlConfig, SimConfig, VlArbitrationConfig};
 use crate::credits::{blocks_for, buffer_blocks, Credits, CREDIT_BYTES};
-use crate::engine::{Event, EventQueue, Queue};
+use crate::engine::{Event, EventQueue, Queue, Time};
 use crate::error::SimError;
 use crate::link::{wire_bytes, LinkTiming};
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, WarmupDetector};
 use crate::packet::{PacketArena, PacketQueue};
 use crate::qos::{QosTables, Sl2VlMap, VlArbConfig, VlArbMap};
 use crate::selection::{Selection, MAX_CANDIDATES};
 use crate::sim::{HostModel, HostState, Params, PortModel, Simulation, SwitchModel, SwitchState, TxState, NONE};
 use crate::traffic::pattern::DestMap;
 use crate::traffic::{Class, PathBits, PayloadSize, Pattern, Process, ProcessKind, Source, Trace};
+use crate::watchdog::Watchdog;
 
 /// Largest payload IBA allows on VL15 (management datagrams are 256 B).
 pub const VL15_MAX_PAYLOAD: u32 = 256;
@@ -91,7 +92,34 @@ pub(crate) fn build(
     }
     let routing_ps = ns_to_ps("switch.routing_delay_ns", sc.routing_delay_ns)?;
     let arbitration_ps = ns_to_ps("switch.arbitration_delay_ns", sc.arbitration_delay_ns)?;
-    let warmup_ps = ns_to_ps("warmup_ns", c.warmup_ns)?;
+    let mut warmup_ps = ns_to_ps("warmup_ns", c.warmup_ns)?;
+    let detector = match &c.auto_warmup {
+        None => None,
+        Some(a) => {
+            if warmup_ps != 0 {
+                return Err(SimError::config("warmup_ns", "must be 0 when auto_warmup is set (the warm-up is detected)"));
+            }
+            let window_ps = ns_to_ps("auto_warmup.window_ns", a.window_ns)?;
+            if window_ps == 0 {
+                return Err(SimError::config("auto_warmup.window_ns", "must be > 0"));
+            }
+            if a.windows < 3 {
+                return Err(SimError::config("auto_warmup.windows", format!("must be at least 3 to see a trend, got {}", a.windows)));
+            }
+            if !(a.tolerance > 0.0 && a.tolerance < 1.0) {
+                return Err(SimError::config("auto_warmup.tolerance", format!("must be a fraction in (0, 1), got {}", a.tolerance)));
+            }
+            let max_ps = ns_to_ps("auto_warmup.max_ns", a.max_ns)?;
+            if max_ps < window_ps * a.windows as u64 {
+                return Err(SimError::config(
+                    "auto_warmup.max_ns",
+                    format!("{} ns is shorter than the windows looked at (windows × window_ns = {} ns)", a.max_ns, a.window_ns * a.windows as f64),
+                ));
+            }
+            warmup_ps = Time::MAX;
+            Some(WarmupDetector::new(window_ps, a.windows as usize, a.tolerance, max_ps))
+        }
+    };
     let watchdog_ps = ns_to_ps("watchdog_ns", c.watchdog_ns)?;
     if watchdog_ps == 0 {
         return Err(SimError::config("watchdog_ns", "must be > 0"));
@@ -562,17 +590,20 @@ pub(crate) fn build(
         host_state: vec![HostState::default(); hosts.len()],
         switches,
         hosts,
-        metrics: Metrics::new(warmup_ps, classes.len(), &used_sls, npv),
+        metrics: Metrics::new(warmup_ps, classes.len(), &used_sls, npv, detector),
         classes,
         sources,
         traces,
         in_network: 0,
         last_progress: 0,
         deadlock: None,
+        watchdog: Watchdog::new(2 * npv, (watchdog_ps / 2).max(1)),
+        next_housekeeping: 0,
         scratch_req: vec![NONE; max_ports * nvl],
         injections_pending: 0,
         p,
     };
+    sim.update_housekeeping();
     for s in 0..sim.sources.len() {
         let at = sim.sources[s].due();
         sim.queue.push(0, at, Event::Generate { source: s as u32 });

@@ -122,6 +122,32 @@ pub struct BufferOverride {
     pub output_bytes: Option<u32>,
 }
 
+/// Automatic warm-up detection (the `[auto_warmup]` table; see
+/// [`crate::metrics::warmup`] for the rule). Present = automatic, and then
+/// `warmup_ns` must be 0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AutoWarmupConfig {
+    /// Length of one sample window of simulated time, in nanoseconds.
+    pub window_ns: f64,
+    /// Windows the stability test looks at (at least 3): the warm-up is never
+    /// shorter than `windows × window_ns`.
+    pub windows: u32,
+    /// Relative tolerance: the change of the mean latency across the windows,
+    /// and the share of offered bytes not accepted, must stay within it.
+    pub tolerance: f64,
+    /// Longest warm-up, in nanoseconds: a run not stable by then is reported
+    /// as not stabilised (`warmup_detected = false`, a saturation signal) and
+    /// measured from there.
+    pub max_ns: f64,
+}
+
+impl Default for AutoWarmupConfig {
+    fn default() -> Self {
+        AutoWarmupConfig { window_ns: 10_000.0, windows: 10, tolerance: 0.05, max_ns: 500_000.0 }
+    }
+}
+
 /// Everything the data plane needs besides the fabric and its tables.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -136,10 +162,14 @@ pub struct SimConfig {
     /// a DETH or 40 for a GRH.
     pub extra_header_bytes: u32,
     /// Packets generated before this time are excluded from the statistics, in
-    /// nanoseconds.
+    /// nanoseconds. Must be 0 with `auto_warmup`.
     pub warmup_ns: f64,
-    /// Deadlock watchdog: if no packet moves for this long while some wait, the
-    /// run stops with a deadlock error; in nanoseconds.
+    /// Detect the end of warm-up from the run instead of a fixed `warmup_ns`.
+    pub auto_warmup: Option<AutoWarmupConfig>,
+    /// Deadlock watchdog, in nanoseconds: the run stops with a deadlock error
+    /// if no packet moves for this long while some wait, or if a set of
+    /// (link, VL) buffers whose heads have not changed for this long wait for
+    /// each other in a cycle while other traffic moves (`watchdog.rs`).
     pub watchdog_ns: f64,
     /// Event queue implementation: `fifo` or `heap` (identical results).
     pub event_queue: String,
@@ -167,6 +197,7 @@ impl Default for SimConfig {
             mtu_bytes: 2048,
             extra_header_bytes: 0,
             warmup_ns: 0.0,
+            auto_warmup: None,
             watchdog_ns: 100_000.0,
             event_queue: "fifo".into(),
             selection: "deterministic".into(),
@@ -311,6 +342,15 @@ mod tests {
         assert!(e.contains("scale") && e.contains("line 3"), "{e}");
         let e = SimConfig::from_toml("[[traffic.traces]]\nname = \"a\"\n", "s.toml").unwrap_err().to_string();
         assert!(e.contains("file"), "{e}");
+    }
+
+    #[test]
+    fn auto_warmup_table_switches_it_on() {
+        assert_eq!(SimConfig::from_toml("warmup_ns = 5.0\n", "t.toml").unwrap().auto_warmup, None);
+        let c = SimConfig::from_toml("[auto_warmup]\nwindow_ns = 5000.0\n", "t.toml").unwrap();
+        assert_eq!(c.auto_warmup, Some(AutoWarmupConfig { window_ns: 5000.0, windows: 10, tolerance: 0.05, max_ns: 500_000.0 }));
+        let e = SimConfig::from_toml("[auto_warmup]\nwindow = 5\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("window") && e.contains("line 2"), "{e}");
     }
 
     #[test]

@@ -30,9 +30,16 @@ impl fmt::Display for BlockedChannel {
 pub struct DeadlockReport {
     /// Simulated time at which the watchdog fired.
     pub time_ps: u64,
-    /// Time of the last packet movement.
+    /// Time of the last packet movement anywhere.
     pub last_progress_ps: u64,
-    /// Packets waiting in the network (HCA send VL buffers and switch buffers).
+    /// Since when the deadlocked buffers have held the same head packets (at
+    /// the latest): `last_progress_ps` for a total stall.
+    pub blocked_since_ps: u64,
+    /// Other traffic kept moving: only part of the fabric is deadlocked.
+    pub partial: bool,
+    /// Buffers (input or output, per port and VL) in the deadlocked set.
+    pub deadlocked_buffers: u64,
+    /// Packets in the network (HCA send VL buffers, switch buffers, links).
     pub waiting_packets: u64,
     /// The cycle of blocked channels in wait-for order (each waits for the next,
     /// the last for the first). Empty when no cycle was found.
@@ -41,11 +48,19 @@ pub struct DeadlockReport {
 
 impl fmt::Display for DeadlockReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "deadlock at t = {} ps: no packet has moved since t = {} ps while {} wait",
-            self.time_ps, self.last_progress_ps, self.waiting_packets
-        )?;
+        if self.partial {
+            write!(
+                f,
+                "deadlock at t = {} ps, partial (other traffic still moves): {} buffers have been blocked on each other since t = {} ps or earlier ({} packets in the network)",
+                self.time_ps, self.deadlocked_buffers, self.blocked_since_ps, self.waiting_packets
+            )?;
+        } else {
+            write!(
+                f,
+                "deadlock at t = {} ps: no packet has moved since t = {} ps while {} wait",
+                self.time_ps, self.last_progress_ps, self.waiting_packets
+            )?;
+        }
         if self.cycle.is_empty() {
             write!(f, "; no cycle of full buffers was found (the watchdog time may be too short)")
         } else {

@@ -41,7 +41,7 @@ pub mod switch;
 pub mod traffic;
 mod watchdog;
 
-pub use config::{BufferOverride, CrossbarKind, HcaConfig, Sl2VlConfig, SimConfig, SwitchConfig, VlArbitrationConfig};
+pub use config::{AutoWarmupConfig, BufferOverride, CrossbarKind, HcaConfig, Sl2VlConfig, SimConfig, SwitchConfig, VlArbitrationConfig};
 pub use engine::Time;
 pub use error::{BlockedChannel, DeadlockReport, SimError};
 pub use metrics::SimResults;

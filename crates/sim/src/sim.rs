@@ -17,6 +17,7 @@ use crate::config::{CrossbarKind, SimConfig};
 use crate::credits::Credits;
 use crate::engine::{Event, EventQueue, Queue, Time};
 use crate::error::{DeadlockReport, SimError};
+use crate::watchdog::Watchdog;
 use crate::link::LinkTiming;
 use crate::metrics::{Metrics, SimResults};
 use crate::packet::{PacketArena, PacketQueue};
@@ -153,7 +154,7 @@ pub(crate) struct Params {
     pub output_buffers: bool,
     /// Crossbar organisation.
     pub crossbar: CrossbarKind,
-    /// Warm-up end.
+    /// Warm-up end; `Time::MAX` while automatic warm-up is undecided.
     pub warmup_ps: Time,
     /// Watchdog period.
     pub watchdog_ps: Time,
@@ -215,6 +216,11 @@ pub struct Simulation {
     pub(crate) in_network: u64,
     pub(crate) last_progress: Time,
     pub(crate) deadlock: Option<Box<DeadlockReport>>,
+    /// The periodic partial-deadlock scan.
+    pub(crate) watchdog: Watchdog,
+    /// Earliest of the next scan and the end of the warm-up window being
+    /// filled: the run loop's only per-event check for periodic work.
+    pub(crate) next_housekeeping: Time,
     /// Scratch for bufferless arbitration: request per (output port, slot).
     pub(crate) scratch_req: Vec<u32>,
     /// Packets created by [`Simulation::inject`] whose generation time is to come.
@@ -267,28 +273,72 @@ impl Simulation {
             debug_assert!(t >= self.now);
             self.now = t;
             self.metrics.events += 1;
+            // Periodic work sees the state before the first event at or after
+            // its time, whatever the slicing of the run.
+            let found = if t >= self.next_housekeeping { self.housekeeping() } else { None };
             self.dispatch(ev);
+            if let Some(e) = found {
+                return Err(e);
+            }
             if self.in_network > 0 && t - self.last_progress > watchdog {
-                return Err(self.declare_deadlock());
+                return Err(self.declare_stall());
             }
         }
         if self.in_network > 0 && (self.queue.is_empty() || until_ps - self.last_progress > watchdog) {
             // Nothing can move any more (no events left), or nothing did for a
             // whole watchdog period.
             self.now = until_ps.max(self.now);
-            return Err(self.declare_deadlock());
+            return Err(self.declare_stall());
         }
         self.now = until_ps;
+        // Windows that ended with no event since are complete: closing them now
+        // or at the next event is the same.
+        self.close_warmup_windows();
         if cfg!(debug_assertions) {
             self.check_conservation()?;
         }
         Ok(())
     }
 
-    fn declare_deadlock(&mut self) -> SimError {
-        let report = Box::new(self.deadlock_report());
-        self.deadlock = Some(report.clone());
-        SimError::Deadlock(report)
+    /// The periodic work due now: warm-up windows, the deadlock scan.
+    fn housekeeping(&mut self) -> Option<SimError> {
+        self.close_warmup_windows();
+        let found = if self.now >= self.watchdog.next_scan { self.watchdog_scan() } else { None };
+        self.update_housekeeping();
+        found
+    }
+
+    pub(crate) fn update_housekeeping(&mut self) {
+        let window = match &self.metrics.detector {
+            Some(d) if d.state == crate::metrics::WarmupState::Pending => d.next_end,
+            _ => Time::MAX,
+        };
+        self.next_housekeeping = self.watchdog.next_scan.min(window);
+    }
+
+    /// Closes the warm-up windows that ended by now; starts the measurement
+    /// when the detector decides.
+    fn close_warmup_windows(&mut self) {
+        let now = self.now;
+        let mut start = None;
+        if let Some(d) = &mut self.metrics.detector {
+            while d.state == crate::metrics::WarmupState::Pending && d.next_end <= now {
+                let acc = std::mem::take(&mut self.metrics.win);
+                start = d.close_window(&acc);
+            }
+        }
+        if let Some(at) = start {
+            self.p.warmup_ps = at;
+            self.metrics.start_measurement(at);
+            // Transmissions in progress at `at` count from `at` on.
+            for gp in 0..self.tx.len() {
+                let tx = self.tx[gp];
+                if tx.busy && tx.busy_until > at {
+                    let i = self.pv(gp as u32, tx.sending_slot);
+                    self.metrics.busy_ps[i] += tx.busy_until - at;
+                }
+            }
+        }
     }
 
     #[inline]
@@ -403,6 +453,16 @@ impl Simulation {
     pub fn latency_histogram(&self, class: usize, network: bool) -> Option<Vec<(u64, u64, u64)>> {
         let f = self.metrics.classes.get(class)?;
         Some(if network { f.network_latency.buckets() } else { f.latency.buckets() })
+    }
+
+    /// As [`Simulation::latency_histogram`], all classes together.
+    pub fn total_latency_histogram(&self, network: bool) -> Vec<(u64, u64, u64)> {
+        let f = &self.metrics.all;
+        if network {
+            f.network_latency.buckets()
+        } else {
+            f.latency.buckets()
+        }
     }
 
     /// Packets generated, delivered, dropped, and found by walking every queue;

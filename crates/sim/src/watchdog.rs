@@ -1,25 +1,84 @@
-//! Deadlock detection: when no packet has moved for the watchdog period while
-//! some wait, the run stops and reports the cycle of blocked (link, VL)
-//! channels.
+//! Deadlock detection, total and partial.
 //!
-//! The report walks the wait-for graph among buffers that cannot make
-//! progress: a switch input queue whose routed head cannot enter the output
-//! buffer it selects (full) — or, without output buffers, whose next hop has no
-//! credits for it — waits for that buffer; an output (or CA send) buffer whose
-//! head has no credits waits for the input buffer across the link. Following
-//! these edges from every blocked buffer finds a cycle when there is a
-//! deadlock; it is reported as the sequence of channels (transmitter → receiver,
-//! VL) each waiting for the next.
+//! **Total:** when no packet has moved for the watchdog period while some
+//! wait, the run stops (checked per event in the run loop: one comparison).
+//!
+//! **Partial:** a deadlock confined to one region while other traffic flows
+//! never stops all movement, so a periodic scan (every half watchdog period,
+//! off the hot path) looks for it. It remembers each buffer's head packet; a
+//! buffer whose head is the same packet as at a scan at least one watchdog
+//! period ago, and is blocked now, is *stuck*.
+//!
+//! **Blocked** means waiting for room downstream: a switch input queue whose
+//! routed head fits in none of the output buffers its routing options select
+//! (full) — or, without output buffers, has credits for none of its next
+//! hops — waits for those buffers; an output (or CA send) buffer whose head
+//! has no credits waits for the input buffer across the link. Every routing
+//! option the switch would consider counts (all of the destination's LIDs under
+//! adaptive selection), since a head with one free option is not deadlocked.
+//! VL15 (not flow controlled) and CA receive buffers (drained at link rate)
+//! never wait.
+//!
+//! A stuck buffer that waits for one that is not stuck will get room (that one
+//! moves), so the deadlocked set is what remains after repeatedly removing
+//! such buffers; what remains all wait only for each other, for longer than the
+//! watchdog (far longer than a credit takes to come back), so none can move
+//! again. A congested network with acyclic dependencies (up*/down*) always
+//! drains to an empty set: congestion is not reported. From any remaining
+//! buffer, following one wait-for edge at a time reaches a cycle, reported as
+//! the sequence of channels (transmitter → receiver, VL) each waiting for the next.
 
-use crate::error::{BlockedChannel, DeadlockReport};
-use crate::packet::{FLAG_VL15, NIL};
-use crate::selection::Candidates;
+use crate::engine::Time;
+use crate::error::{BlockedChannel, DeadlockReport, SimError};
+use crate::packet::{PacketId, FLAG_VL15, NIL};
+use crate::selection::{Candidates, MAX_CANDIDATES};
 use crate::sim::{Simulation, NONE};
 
+/// What the scan remembers of one buffer.
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    head: PacketId,
+    gen: Time,
+    since: Time,
+}
+
+/// State of the periodic scan; buffers are numbered as in
+/// [`Simulation::blocked_targets`].
+#[derive(Debug, Clone)]
+pub(crate) struct Watchdog {
+    marks: Vec<Mark>,
+    member: Vec<bool>,
+    /// Time of the next scan.
+    pub next_scan: Time,
+    /// Scans done.
+    pub scans: u64,
+    /// Most buffers found stuck at one scan.
+    pub max_stuck: u64,
+}
+
+impl Watchdog {
+    /// A watchdog over `buffers` buffers.
+    pub fn new(buffers: usize, period: Time) -> Self {
+        Watchdog {
+            marks: vec![Mark { head: NIL, gen: 0, since: 0 }; buffers],
+            member: vec![false; buffers],
+            next_scan: period,
+            scans: 0,
+            max_stuck: 0,
+        }
+    }
+}
+
 impl Simulation {
-    /// The buffer `node` waits for, if it is blocked. Nodes `0..npv` are input
-    /// buffers, `npv..2·npv` output buffers, both by port × slot.
-    fn waits_for(&self, node: usize) -> Option<usize> {
+    /// Period of the partial-deadlock scan.
+    pub(crate) fn scan_period(&self) -> Time {
+        (self.p.watchdog_ps / 2).max(1)
+    }
+
+    /// The buffers that buffer `node` waits for, in `out`; returns how many (0:
+    /// not blocked). Buffers `0..npv` are input buffers, `npv..2·npv` output
+    /// buffers, both by port × slot.
+    fn blocked_targets(&self, node: usize, out: &mut [usize; MAX_CANDIDATES]) -> usize {
         let npv = self.inq.len();
         let nvl = self.p.nvl;
         if node < npv {
@@ -27,33 +86,174 @@ impl Simulation {
             let gp = (node / nvl) as u32;
             let pm = self.ports[gp as usize];
             if head == NIL || !pm.is_switch {
-                return None;
+                return 0;
             }
             let p = self.arena[head];
-            let mut cands = Candidates::new();
-            self.route(pm.switch, pm.port, &p, &mut cands).ok()?;
-            let c = *cands.as_slice().first()?;
-            let ogp = self.switches[pm.switch as usize].port_base + c.port as u32 - 1;
-            let o = ogp as usize * nvl + c.slot as usize;
-            if self.p.output_buffers {
-                (self.out_used[o] + p.blocks as u32 > self.out_cap[o]).then_some(npv + o)
-            } else {
-                let peer = self.ports[ogp as usize].peer;
-                let blocked = p.flags & FLAG_VL15 == 0 && self.credits.available(ogp, c.slot) < p.blocks as u32;
-                (blocked && peer != NONE).then(|| peer as usize * nvl + c.slot as usize)
+            if p.flags & FLAG_VL15 != 0 {
+                return 0;
             }
+            let mut cands = Candidates::new();
+            if self.route(pm.switch, pm.port, &p, &mut cands).is_err() {
+                return 0;
+            }
+            let mut n = 0;
+            for c in cands.as_slice() {
+                let ogp = self.switches[pm.switch as usize].port_base + c.port as u32 - 1;
+                let o = ogp as usize * nvl + c.slot as usize;
+                let target = if self.p.output_buffers {
+                    (self.out_used[o] + p.blocks as u32 > self.out_cap[o]).then_some(npv + o)
+                } else {
+                    let peer = self.ports[ogp as usize].peer;
+                    (self.credits.available(ogp, c.slot) < p.blocks as u32 && peer != NONE)
+                        .then(|| peer as usize * nvl + c.slot as usize)
+                };
+                match target {
+                    Some(t) => {
+                        out[n] = t;
+                        n += 1;
+                    }
+                    None => return 0,
+                }
+            }
+            n
         } else {
             let o = node - npv;
             let head = self.outq[o].head;
             if head == NIL {
-                return None;
+                return 0;
             }
             let gp = (o / nvl) as u32;
             let slot = (o % nvl) as u8;
             let p = self.arena[head];
             let peer = self.ports[gp as usize].peer;
-            let blocked = p.flags & FLAG_VL15 == 0 && self.credits.available(gp, slot) < p.blocks as u32;
-            (blocked && peer != NONE).then(|| peer as usize * nvl + slot as usize)
+            if p.flags & FLAG_VL15 == 0 && self.credits.available(gp, slot) < p.blocks as u32 && peer != NONE {
+                out[0] = peer as usize * nvl + slot as usize;
+                1
+            } else {
+                0
+            }
+        }
+    }
+
+    fn head_of(&self, node: usize) -> PacketId {
+        let npv = self.inq.len();
+        if node < npv {
+            self.inq[node].head
+        } else {
+            self.outq[node - npv].head
+        }
+    }
+
+    /// The periodic scan: updates the head marks and returns a deadlock
+    /// report if some stuck buffers wait for each other.
+    pub(crate) fn watchdog_scan(&mut self) -> Option<SimError> {
+        let now = self.now;
+        let period = self.scan_period();
+        let mut wd = std::mem::replace(&mut self.watchdog, Watchdog::new(0, 0));
+        wd.next_scan = (now / period + 1) * period;
+        wd.scans += 1;
+        let mut stuck = 0u64;
+        let mut targets = [0usize; MAX_CANDIDATES];
+        for node in 0..wd.marks.len() {
+            let head = self.head_of(node);
+            let m = &mut wd.marks[node];
+            wd.member[node] = false;
+            if head == NIL {
+                m.head = NIL;
+                continue;
+            }
+            let gen = self.arena[head].gen_time;
+            if (m.head, m.gen) != (head, gen) {
+                *m = Mark { head, gen, since: now };
+                continue;
+            }
+            if now - m.since >= self.p.watchdog_ps && self.blocked_targets(node, &mut targets) > 0 {
+                wd.member[node] = true;
+                stuck += 1;
+            }
+        }
+        wd.max_stuck = wd.max_stuck.max(stuck);
+        let found = if stuck > 0 { self.deadlocked_cycle(&mut wd.member, &mut targets) } else { None };
+        let report = found.map(|(cycle, members)| {
+            let since = cycle.iter().map(|&n| wd.marks[n].since).min().unwrap_or(now);
+            self.report(cycle, members, since, true)
+        });
+        self.watchdog = wd;
+        report.map(|r| self.declare(r))
+    }
+
+    /// Reduces `member` to the buffers that wait only for members (the
+    /// deadlocked set) and returns a cycle among them and the set's size.
+    fn deadlocked_cycle(&self, member: &mut [bool], targets: &mut [usize; MAX_CANDIDATES]) -> Option<(Vec<usize>, usize)> {
+        loop {
+            let mut changed = false;
+            for node in 0..member.len() {
+                if member[node] {
+                    let n = self.blocked_targets(node, targets);
+                    if n == 0 || targets[..n].iter().any(|&t| !member[t]) {
+                        member[node] = false;
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let count = member.iter().filter(|&&m| m).count();
+        let start = member.iter().position(|&m| m)?;
+        // Every member waits for a member: walking first edges must revisit one.
+        let mut order: Vec<usize> = Vec::new();
+        let mut cur = start;
+        while !order.contains(&cur) {
+            order.push(cur);
+            let n = self.blocked_targets(cur, targets);
+            debug_assert!(n > 0);
+            cur = *targets[..n].iter().find(|&&t| member[t])?;
+        }
+        let at = order.iter().position(|&n| n == cur).expect("revisited");
+        Some((order.split_off(at), count))
+    }
+
+    /// Stops the run on a total stall: nothing moved for the watchdog period.
+    pub(crate) fn declare_stall(&mut self) -> SimError {
+        let mut member: Vec<bool> = vec![false; 2 * self.inq.len()];
+        let mut targets = [0usize; MAX_CANDIDATES];
+        for (node, m) in member.iter_mut().enumerate() {
+            *m = self.blocked_targets(node, &mut targets) > 0;
+        }
+        let (cycle, count) = self.deadlocked_cycle(&mut member, &mut targets).unwrap_or_default();
+        let report = self.report(cycle, count, self.last_progress, false);
+        self.declare(report)
+    }
+
+    fn declare(&mut self, report: DeadlockReport) -> SimError {
+        let report = Box::new(report);
+        self.deadlock = Some(report.clone());
+        SimError::Deadlock(report)
+    }
+
+    fn report(&self, cycle_nodes: Vec<usize>, deadlocked_buffers: usize, since: Time, partial: bool) -> DeadlockReport {
+        let mut cycle: Vec<BlockedChannel> = Vec::new();
+        for n in cycle_nodes {
+            let c = self.channel_of(n);
+            // An input buffer and the output buffer feeding the same link are
+            // one channel.
+            if cycle.last() != Some(&c) {
+                cycle.push(c);
+            }
+        }
+        if cycle.len() > 1 && cycle.first() == cycle.last() {
+            cycle.pop();
+        }
+        DeadlockReport {
+            time_ps: self.now,
+            last_progress_ps: self.last_progress,
+            blocked_since_ps: since,
+            partial,
+            deadlocked_buffers: deadlocked_buffers as u64,
+            waiting_packets: self.in_network,
+            cycle,
         }
     }
 
@@ -75,57 +275,5 @@ impl Simulation {
         let (from_node, from_port) = name(tx);
         let (to_node, to_port) = name(rx);
         BlockedChannel { from_node, from_port, to_node, to_port, vl: self.vl_of_slot(slot) }
-    }
-
-    /// Builds the deadlock report for the current state.
-    pub(crate) fn deadlock_report(&self) -> DeadlockReport {
-        let npv = self.inq.len();
-        let mut color = vec![0u8; 2 * npv];
-        let mut cycle_nodes: Vec<usize> = Vec::new();
-        let mut path: Vec<usize> = Vec::new();
-        'outer: for start in 0..2 * npv {
-            let nonempty = if start < npv { !self.inq[start].is_empty() } else { !self.outq[start - npv].is_empty() };
-            if !nonempty || color[start] != 0 {
-                continue;
-            }
-            path.clear();
-            let mut cur = start;
-            loop {
-                match color[cur] {
-                    2 => break,
-                    1 => {
-                        let at = path.iter().position(|&n| n == cur).expect("on the current path");
-                        cycle_nodes = path[at..].to_vec();
-                        break 'outer;
-                    }
-                    _ => {}
-                }
-                color[cur] = 1;
-                path.push(cur);
-                match self.waits_for(cur) {
-                    Some(n) => cur = n,
-                    None => break,
-                }
-            }
-            for &n in &path {
-                color[n] = 2;
-            }
-        }
-        let mut cycle: Vec<BlockedChannel> = Vec::new();
-        for n in cycle_nodes {
-            let c = self.channel_of(n);
-            if cycle.last() != Some(&c) {
-                cycle.push(c);
-            }
-        }
-        if cycle.len() > 1 && cycle.first() == cycle.last() {
-            cycle.pop();
-        }
-        DeadlockReport {
-            time_ps: self.now,
-            last_progress_ps: self.last_progress,
-            waiting_packets: self.in_network,
-            cycle,
-        }
     }
 }

@@ -6,7 +6,8 @@
 //! implementations sit behind [`EventQueue`]: a binary heap and a set of
 //! per-delay FIFOs next to a heap (simcore's `emit_ordered` idea). Both assign
 //! sequence numbers the same way, so they pop events in exactly the same order;
-//! `tests/it/queue_diff.rs` checks that whole runs agree.
+//! `tests/it/determinism.rs` (`heap_and_fifo_queues_give_identical_runs`)
+//! checks that whole runs agree.
 
 mod event;
 mod fifo;

@@ -3,18 +3,22 @@
 //! and per-SL latency histograms; offered and accepted traffic; per-port,
 //! per-VL link busy time; drops by reason; events processed.
 //!
-//! Warm-up is fixed: packets generated before `warmup_ns` are left out of the
-//! latency and offered-traffic figures, deliveries and transmissions before it
-//! out of accepted traffic and utilization, so every figure covers the window
-//! `[warmup, now]` and carries its sample size. Computing the report is in
-//! [`results`].
+//! Packets generated before the end of warm-up are left out of the latency
+//! and offered-traffic figures, deliveries and transmissions before it out of
+//! accepted traffic and utilization, so every figure covers the window
+//! `[warmup, now]` and carries its sample size. Warm-up is either a fixed
+//! `warmup_ns` or detected from the run ([`warmup`]); until it is detected the
+//! start is "never" (`Time::MAX`) and nothing is counted. Computing the report
+//! is in [`results`].
 
 pub mod histogram;
 pub mod results;
+pub mod warmup;
 
 use crate::engine::Time;
 pub use histogram::LogHistogram;
-pub use results::{FlowResult, InjectionQueueResult, LatencySummary, PortResult, SimResults};
+pub use results::{FlowResult, InjectionQueueResult, LatencySummary, PortResult, SimResults, WatchdogResult};
+pub use warmup::{WarmupDetector, WarmupState, WindowAcc, WindowSample};
 
 /// Why a packet left the network without being delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +77,12 @@ pub struct Metrics {
     pub classes: Vec<FlowStats>,
     /// Per SL, for SLs used by some class.
     pub sls: Vec<Option<FlowStats>>,
+    /// All classes together.
+    pub all: FlowStats,
+    /// The window being filled for warm-up detection (all packets).
+    pub win: WindowAcc,
+    /// The automatic warm-up detector, if warm-up is automatic.
+    pub detector: Option<WarmupDetector>,
     /// Busy time of each transmitter per VL slot, window only.
     pub busy_ps: Vec<u64>,
     /// Drops by reason (all packets).
@@ -89,8 +99,8 @@ pub struct Metrics {
 
 impl Metrics {
     /// Counters for `classes` classes, the SLs `used_sls` and `port_slots`
-    /// transmitter slots.
-    pub fn new(warmup_ps: Time, classes: usize, used_sls: &[u8], port_slots: usize) -> Self {
+    /// transmitter slots; with a `detector`, `warmup_ps` must be `Time::MAX`.
+    pub fn new(warmup_ps: Time, classes: usize, used_sls: &[u8], port_slots: usize, detector: Option<WarmupDetector>) -> Self {
         let mut sls: Vec<Option<FlowStats>> = vec![None; 16];
         for &sl in used_sls {
             sls[sl as usize] = Some(FlowStats::default());
@@ -99,6 +109,9 @@ impl Metrics {
             warmup_ps,
             classes: vec![FlowStats::default(); classes],
             sls,
+            all: FlowStats::default(),
+            win: WindowAcc::default(),
+            detector,
             busy_ps: vec![0; port_slots],
             drops: [0; DropReason::ALL.len()],
             generated: 0,
@@ -112,6 +125,8 @@ impl Metrics {
     #[inline]
     pub fn on_generate(&mut self, now: Time, class: u8, sl: u8, wire: u32) {
         self.generated += 1;
+        self.win.gen_packets += 1;
+        self.win.gen_bytes += wire as u64;
         if now >= self.warmup_ps {
             for f in self.flows(class, sl) {
                 f.generated_packets += 1;
@@ -120,14 +135,20 @@ impl Metrics {
         }
     }
 
-    /// A packet was delivered at `now`.
+    /// A packet was delivered at `now`. `measured` is the packet's flag
+    /// (generated after a warm-up known when it was made); with automatic
+    /// warm-up the start is only known later, so the generation time decides too.
     #[inline]
     #[allow(clippy::too_many_arguments)]
     pub fn on_deliver(&mut self, now: Time, class: u8, sl: u8, wire: u32, gen: Time, inject: Time, measured: bool) {
         self.delivered += 1;
+        self.win.del_packets += 1;
+        self.win.del_bytes += wire as u64;
+        self.win.lat_sum += now - gen;
         if now < self.warmup_ps {
             return;
         }
+        let measured = measured || gen >= self.warmup_ps;
         for f in self.flows(class, sl) {
             f.delivered_packets += 1;
             f.delivered_bytes += wire as u64;
@@ -156,10 +177,20 @@ impl Metrics {
         }
     }
 
+    /// Starts the measurement window at `at`: everything counted so far is
+    /// forgotten (the caller adds the part of transmissions in progress after `at`).
+    pub fn start_measurement(&mut self, at: Time) {
+        self.warmup_ps = at;
+        for f in self.classes.iter_mut().chain(self.sls.iter_mut().flatten()).chain(std::iter::once(&mut self.all)) {
+            *f = FlowStats::default();
+        }
+        self.busy_ps.fill(0);
+    }
+
     #[inline]
     fn flows(&mut self, class: u8, sl: u8) -> impl Iterator<Item = &mut FlowStats> {
         let c = &mut self.classes[class as usize];
         let s = self.sls[sl as usize & 15].as_mut();
-        std::iter::once(c).chain(s)
+        std::iter::once(c).chain(s).chain(std::iter::once(&mut self.all))
     }
 }

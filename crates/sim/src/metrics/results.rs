@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{DropReason, FlowStats, LogHistogram};
+use super::{DropReason, FlowStats, LogHistogram, WarmupState, WindowSample};
 use crate::sim::{Simulation, NONE};
 
 /// Latency statistics of one flow, in picoseconds.
@@ -55,6 +55,10 @@ pub struct FlowResult {
     pub offered_fraction: f64,
     /// Delivered wire bytes ÷ the same.
     pub accepted_fraction: f64,
+    /// Offered wire bytes per ns of window per switch of the fabric.
+    pub offered_bytes_per_ns_per_switch: f64,
+    /// Delivered wire bytes per ns of window per switch of the fabric.
+    pub accepted_bytes_per_ns_per_switch: f64,
     /// Generation → last byte consumed.
     pub latency: LatencySummary,
     /// First byte injected → last byte consumed.
@@ -89,13 +93,33 @@ pub struct InjectionQueueResult {
     pub peak_host_packets: u64,
 }
 
+/// What the partial-deadlock scan saw (see `watchdog.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WatchdogResult {
+    /// Scans done.
+    pub scans: u64,
+    /// Most buffers whose head packet was blocked for a whole watchdog period
+    /// at one scan: congestion the scan judged (not a deadlock, or the run
+    /// would have stopped).
+    pub max_stuck_buffers: u64,
+}
+
 /// Everything a run reports.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SimResults {
     /// Simulated time reached.
     pub time_ps: u64,
-    /// Start of the measurement window.
+    /// Start of the measurement window (now, while automatic warm-up is pending;
+    /// a fixed warm-up not reached yet is reported as configured, window 0).
     pub warmup_ps: u64,
+    /// How it was chosen: `fixed`, `detected`, `not-stabilised` (automatic
+    /// warm-up gave up at its maximum: latency unbounded, a saturation signal)
+    /// or `pending` (automatic, not decided yet: nothing measured).
+    pub warmup_status: String,
+    /// Automatic warm-up: whether the run became stationary (`None` when fixed).
+    pub warmup_detected: Option<bool>,
+    /// Automatic warm-up: the windows sampled until the decision.
+    pub warmup_series: Vec<WindowSample>,
     /// Window length.
     pub window_ps: u64,
     /// Events handled.
@@ -110,12 +134,20 @@ pub struct SimResults {
     pub in_flight: u64,
     /// Offered load as a fraction of the hosts' total data rate.
     pub offered_fraction: f64,
+    /// Offered traffic in bytes/ns/switch.
+    pub offered_bytes_per_ns_per_switch: f64,
+    /// Offered traffic in bits/µs, all hosts together.
+    pub offered_bits_per_us: f64,
     /// Accepted traffic as a fraction of the hosts' total data rate.
     pub accepted_fraction: f64,
     /// Accepted traffic in bytes/ns/switch (papers 002/003).
     pub accepted_bytes_per_ns_per_switch: f64,
     /// Accepted traffic in bits/µs, all hosts together (paper 004).
     pub accepted_bits_per_us: f64,
+    /// Generation → last byte consumed, all classes together.
+    pub latency: LatencySummary,
+    /// First byte injected → last byte consumed, all classes together.
+    pub network_latency: LatencySummary,
     /// Per traffic class.
     pub classes: Vec<FlowResult>,
     /// Per SL used by some class.
@@ -128,12 +160,24 @@ pub struct SimResults {
     pub drops: Vec<(String, u64)>,
     /// Injection queue sizes.
     pub injection_queue: InjectionQueueResult,
+    /// The partial-deadlock scan.
+    pub watchdog: WatchdogResult,
 }
 
 pub(crate) fn compute(sim: &Simulation) -> SimResults {
     let m = &sim.metrics;
-    let window = sim.now.saturating_sub(m.warmup_ps);
+    // Undecided automatic warm-up has no start yet (`Time::MAX`): report now.
+    let start = if m.detector.is_some() { m.warmup_ps.min(sim.now) } else { m.warmup_ps };
+    let window = sim.now.saturating_sub(start);
     let w = window as f64;
+    let per_switch = |bytes: u64| {
+        if w > 0.0 && !sim.switches.is_empty() {
+            bytes as f64 / (w / 1e3) / sim.switches.len() as f64
+        } else {
+            0.0
+        }
+    };
+    let bits_per_us = |bytes: u64| if w > 0.0 { bytes as f64 * 8.0 / (w / 1e6) } else { 0.0 };
     let host_rate = |h: u32| sim.ports[sim.hosts[h as usize].gp as usize].timing.bytes_per_ps();
     let total_rate: f64 = (0..sim.hosts.len() as u32).map(host_rate).sum();
     let frac = |bytes: u64, rate: f64| if w > 0.0 && rate > 0.0 { bytes as f64 / (w * rate) } else { 0.0 };
@@ -171,6 +215,8 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         delivered_bytes: f.delivered_bytes,
         offered_fraction: frac(f.generated_bytes, rate),
         accepted_fraction: frac(f.delivered_bytes, rate),
+        offered_bytes_per_ns_per_switch: per_switch(f.generated_bytes),
+        accepted_bytes_per_ns_per_switch: per_switch(f.delivered_bytes),
         latency: LatencySummary::of(&f.latency),
         network_latency: LatencySummary::of(&f.network_latency),
     };
@@ -187,8 +233,8 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             sls.push(flow(format!("SL{sl}"), sl as u8, f, sl_rate[sl]));
         }
     }
-    let offered: u64 = m.classes.iter().map(|f| f.generated_bytes).sum();
-    let accepted: u64 = m.classes.iter().map(|f| f.delivered_bytes).sum();
+    let offered = m.all.generated_bytes;
+    let accepted = m.all.delivered_bytes;
 
     let nvl = sim.p.nvl;
     let mut ports = Vec::new();
@@ -216,9 +262,16 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         });
     }
     let hs = &sim.host_state;
+    let state = m.detector.as_ref().map_or(WarmupState::Fixed, |d| d.state);
     SimResults {
         time_ps: sim.now,
-        warmup_ps: m.warmup_ps,
+        warmup_ps: start,
+        warmup_status: state.name().to_string(),
+        warmup_detected: match state {
+            WarmupState::Fixed => None,
+            s => Some(matches!(s, WarmupState::Detected(_))),
+        },
+        warmup_series: m.detector.as_ref().map_or_else(Vec::new, |d| d.series.clone()),
         window_ps: window,
         events: m.events,
         generated: m.generated,
@@ -226,13 +279,13 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         dropped: m.dropped,
         in_flight: sim.arena.live() as u64,
         offered_fraction: frac(offered, total_rate),
+        offered_bytes_per_ns_per_switch: per_switch(offered),
+        offered_bits_per_us: bits_per_us(offered),
         accepted_fraction: frac(accepted, total_rate),
-        accepted_bytes_per_ns_per_switch: if w > 0.0 && !sim.switches.is_empty() {
-            accepted as f64 / (w / 1e3) / sim.switches.len() as f64
-        } else {
-            0.0
-        },
-        accepted_bits_per_us: if w > 0.0 { accepted as f64 * 8.0 / (w / 1e6) } else { 0.0 },
+        accepted_bytes_per_ns_per_switch: per_switch(accepted),
+        accepted_bits_per_us: bits_per_us(accepted),
+        latency: LatencySummary::of(&m.all.latency),
+        network_latency: LatencySummary::of(&m.all.network_latency),
         classes,
         sls,
         ports,
@@ -243,5 +296,6 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             max_host_packets: hs.iter().map(|h| h.queued).max().unwrap_or(0),
             peak_host_packets: hs.iter().map(|h| h.peak).max().unwrap_or(0),
         },
+        watchdog: WatchdogResult { scans: sim.watchdog.scans, max_stuck_buffers: sim.watchdog.max_stuck },
     }
 }

@@ -1,7 +1,9 @@
 //! The deadlock watchdog: a ring routed all clockwise with one VL deadlocks
 //! under heavy load, and the run stops with the cycle of blocked channels
-//! instead of hanging. The same ring routed without the wrap-around channel
-//! (a line, deadlock-free) keeps running.
+//! instead of hanging — also when traffic elsewhere keeps moving (a partial
+//! deadlock). The same ring routed without the wrap-around channel (a line,
+//! deadlock-free) keeps running, and a saturated hot spot on up*/down* is
+//! congestion, not deadlock.
 
 use ibnetsim_fabric::NodeId;
 use ibnetsim_sim::{ProcessKind, SimConfig, SimError, Simulation};
@@ -93,5 +95,133 @@ fn line_routing_on_the_same_ring_runs_on() {
         let r = sim.results();
         assert!(r.delivered > 2_000, "{}", r.delivered);
         assert!(r.injection_queue.total_packets > 100, "overloaded sources queue up");
+    }
+}
+
+/// The clockwise ring of `ring_tables` with a bystander: switch `t` (hosts
+/// `x0`, `x1` on ports 1, 2) hangs off `s0` port 4 through its port 3.
+fn ring_with_bystander() -> (ibnetsim_fabric::Fabric, LidMap, ForwardingTables) {
+    let mut f = ibnetsim_fabric::Fabric::new();
+    let hosts: Vec<NodeId> = (0..N).map(|i| f.add_hca(format!("h{i}"), 1).unwrap()).collect();
+    let sws: Vec<NodeId> = (0..N).map(|i| f.add_switch(format!("s{i}"), 4).unwrap()).collect();
+    for i in 0..N as usize {
+        f.connect(sws[i], 1, sws[(i + 1) % N as usize], 2, sdr(1.0)).unwrap();
+        f.connect(hosts[i], 1, sws[i], 3, sdr(1.0)).unwrap();
+    }
+    let t = f.add_switch("t", 3).unwrap();
+    f.connect(sws[0], 4, t, 3, sdr(1.0)).unwrap();
+    for j in 0..2u32 {
+        let x = f.add_hca(format!("x{j}"), 1).unwrap();
+        f.connect(x, 1, t, j + 1, sdr(1.0)).unwrap();
+    }
+    let lids = LidMap::assign(&f, 0).unwrap();
+    let mut tables = ForwardingTables::new(&f, lids.top_lid());
+    let lid = |name: &str| lids.of_port(f.node_by_name(name).unwrap(), 1).unwrap().base;
+    for i in 0..N {
+        let s = sws[i as usize];
+        for j in 0..N {
+            tables.set(s, lid(&format!("h{j}")), if i == j { 3 } else { 1 });
+        }
+        for x in ["x0", "x1"] {
+            tables.set(s, lid(x), if i == 0 { 4 } else { 1 });
+        }
+    }
+    for j in 0..N {
+        tables.set(t, lid(&format!("h{j}")), 3);
+    }
+    tables.set(t, lid("x0"), 1);
+    tables.set(t, lid("x1"), 2);
+    (f, lids, tables)
+}
+
+fn ring_pairs(ahead: u32) -> ibnetsim_sim::PatternConfig {
+    ibnetsim_sim::PatternConfig::FixedPairs {
+        pairs: (0..N).map(|i| (format!("h{i}"), format!("h{}", (i + ahead) % N))).collect(),
+    }
+}
+
+/// The four clockwise channels `s<k>:1 -> s<k+1>:2 VL0`, in wait-for order.
+fn assert_clockwise_cycle(report: &ibnetsim_sim::DeadlockReport) {
+    let links: Vec<(String, u8, String, u8, u8)> =
+        report.cycle.iter().map(|c| (c.from_node.clone(), c.from_port, c.to_node.clone(), c.to_port, c.vl)).collect();
+    assert_eq!(links.len(), N as usize, "{report}");
+    let start = links.iter().position(|l| l.0 == "s0").unwrap();
+    for k in 0..N as usize {
+        let (from, fp, to, tp, vl) = &links[(start + k) % N as usize];
+        assert_eq!(
+            (from.as_str(), *fp, to.as_str(), *tp, *vl),
+            (format!("s{k}").as_str(), 1, format!("s{}", (k + 1) % N as usize).as_str(), 2, 0),
+            "{report}"
+        );
+    }
+}
+
+#[test]
+fn a_deadlocked_ring_is_reported_while_a_bystander_keeps_moving() {
+    for output_buffers in [true, false] {
+        let (f, lids, t) = ring_with_bystander();
+        let mut c = heavy(output_buffers);
+        c.traffic.classes = vec![
+            class("two", 0, 1.0, ProcessKind::Bernoulli, 256, ring_pairs(2)),
+            class("three", 0, 1.0, ProcessKind::Bernoulli, 256, ring_pairs(3)),
+            class("side", 0, 0.5, ProcessKind::Bernoulli, 256, pair("x0", "x1")),
+        ];
+        let mut sim = Simulation::new(&f, &lids, &t, &c).unwrap();
+        let err = sim.run(100_000_000_000).unwrap_err();
+        let SimError::Deadlock(report) = &err else { panic!("expected a deadlock, got {err}") };
+        assert!(report.partial, "{err}");
+        // The bystander moved a packet within the last hop or so; the ring
+        // has been stuck for at least the 20 µs watchdog.
+        assert!(report.time_ps - report.last_progress_ps < 5_000_000, "{err}");
+        assert!(report.time_ps - report.blocked_since_ps >= 20_000_000, "{err}");
+        assert_clockwise_cycle(report);
+        // Everything that can never move again: the four ring input buffers
+        // (and the four output buffers feeding them), and behind them the
+        // hosts' send buffers and the switch input buffers they feed.
+        assert_eq!(report.deadlocked_buffers, if output_buffers { 16 } else { 12 }, "{err}");
+        let msg = err.to_string();
+        assert!(msg.starts_with("deadlock at t = ") && msg.contains(", partial (other traffic still moves): "), "{msg}");
+        assert!(msg.contains("s0:1 -> s1:2 VL0"), "{msg}");
+        // Up to the report the bystander was delivered at its offered rate.
+        let r = sim.results();
+        let side = r.classes.iter().find(|k| k.name == "side").unwrap();
+        assert!(side.delivered_packets as f64 > 0.9 * side.generated_packets as f64, "{side:?}");
+        assert!(matches!(sim.run(200_000_000_000), Err(SimError::Deadlock(_))));
+        sim.check_conservation().unwrap();
+    }
+}
+
+#[test]
+fn a_saturated_hot_spot_on_up_down_is_congestion_not_deadlock() {
+    // Half of every host's packets go to h0, whose link gets 3× its rate:
+    // the tree towards it saturates, and with one-packet buffers heads wait
+    // behind it for longer than the (shortest allowed) 6 µs watchdog. Up*/down*
+    // has no cyclic channel dependency, so none of that is a deadlock.
+    let net = small_irregular();
+    let sm = ibnetsim_sm::SubnetManager::new(ibnetsim_sm::SmConfig { routing_engine: "updn".into(), ..Default::default() });
+    let subnet = sm.configure(&net.fabric).unwrap();
+    for output_buffers in [true, false] {
+        let mut c = heavy(output_buffers);
+        c.watchdog_ns = 6_000.0;
+        c.traffic.classes = vec![class(
+            "hot",
+            0,
+            0.6,
+            ProcessKind::Poisson,
+            256,
+            ibnetsim_sim::PatternConfig::HotSpot { hosts: vec!["h0".into()], fraction: 0.5 },
+        )];
+        let mut sim = Simulation::new(&net.fabric, &subnet.lids, &subnet.tables, &c).unwrap();
+        sim.run(5_000_000_000).unwrap();
+        let r = sim.results();
+        // Saturated: h0's link is busy all the time, sources queue up.
+        let into_h0 = r.ports.iter().find(|p| p.peer_node == "h0").unwrap();
+        assert!(into_h0.utilization > 0.97, "{}", into_h0.utilization);
+        assert!(r.injection_queue.total_packets > 1_000, "{:?}", r.injection_queue);
+        // The scan (every 3 µs) did see heads blocked for a whole watchdog
+        // period — 19 and 16 buffers at once at worst in this run — and
+        // judged them.
+        assert_eq!(r.watchdog.scans, 1_666, "{:?}", r.watchdog);
+        assert!(r.watchdog.max_stuck_buffers >= 10, "{:?}", r.watchdog);
     }
 }

@@ -13,3 +13,4 @@ mod validation;
 mod vl15_and_hca;
 mod vlarb_share;
 mod zero_load;
+mod warmup;

@@ -2,7 +2,7 @@
 //! error that names the key and says what was expected.
 
 use ibnetsim_sim::{
-    BufferOverride, PatternConfig, ProcessKind, SimConfig, SimError, Simulation, Sl2VlConfig, VlArbConfig,
+    AutoWarmupConfig, BufferOverride, PatternConfig, ProcessKind, SimConfig, SimError, Simulation, Sl2VlConfig, VlArbConfig,
     VlArbitrationConfig,
 };
 
@@ -40,6 +40,34 @@ fn each_bad_value_names_its_key() {
         (Box::new(|c| c.switch.routing_delay_ns = -5.0), "'switch.routing_delay_ns'", ">= 0"),
         (Box::new(|c| c.watchdog_ns = 0.0), "'watchdog_ns'", "> 0"),
         (Box::new(|c| c.watchdog_ns = 4_000.0), "'watchdog_ns'", "too short"),
+        (
+            Box::new(|c| {
+                c.warmup_ns = 1_000.0;
+                c.auto_warmup = Some(AutoWarmupConfig::default());
+            }),
+            "'warmup_ns'",
+            "must be 0 when auto_warmup",
+        ),
+        (
+            Box::new(|c| c.auto_warmup = Some(AutoWarmupConfig { windows: 2, ..Default::default() })),
+            "'auto_warmup.windows'",
+            "at least 3",
+        ),
+        (
+            Box::new(|c| c.auto_warmup = Some(AutoWarmupConfig { window_ns: 0.0, ..Default::default() })),
+            "'auto_warmup.window_ns'",
+            "> 0",
+        ),
+        (
+            Box::new(|c| c.auto_warmup = Some(AutoWarmupConfig { tolerance: 1.0, ..Default::default() })),
+            "'auto_warmup.tolerance'",
+            "(0, 1)",
+        ),
+        (
+            Box::new(|c| c.auto_warmup = Some(AutoWarmupConfig { max_ns: 50_000.0, ..Default::default() })),
+            "'auto_warmup.max_ns'",
+            "100000 ns",
+        ),
         (Box::new(|c| c.selection = "lfu".into()), "'selection'", "deterministic, adaptive-by-credits"),
         (Box::new(|c| c.event_queue = "calendar".into()), "'event_queue'", "fifo, heap"),
         (Box::new(|c| c.traffic.classes[0].payload_bytes = 257), "'traffic.classes[0].payload_bytes'", "1..=256"),

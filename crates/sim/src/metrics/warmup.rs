@@ -1,0 +1,243 @@
+//! Automatic warm-up detection.
+//!
+//! A run starts from an empty network, so its first packets see shorter
+//! queues than the steady state; the measurement must start once the
+//! transient is over. As SuperSim does, the detector samples the run in fixed
+//! windows of simulated time and declares warm-up over at the end of the first
+//! window where the recent windows look stationary. "Recent" is the last `K`
+//! windows, or the last half of all windows once that is longer: a test over a
+//! fixed span is retried every window, and an overload small enough to pass it
+//! now and then would pass eventually; a span that grows with the run gains
+//! power as fast as it is retried (the rule of deleting up to half the run, as
+//! in MSER and Welch's method). The test:
+//!
+//! * **no backlog growth** — the wire bytes accepted over the `K` windows fall
+//!   short of the bytes offered by at most `tolerance` of them plus one
+//!   standard deviation of the offered count (`√generated` packets, the
+//!   Poisson noise of what was offered). The shortfall is the growth of the
+//!   packets in the system over the span; in a stable system it is the
+//!   difference of two samples of the content, far below that while the
+//!   latency is short against the span. An overload smaller than `tolerance`
+//!   plus `1/√generated` can pass: longer windows sharpen the test;
+//! * **no latency trend** — the least-squares slope of the per-window mean
+//!   latency (packets delivered in the window) either changes the mean by at
+//!   most `tolerance` over the span, or is not significant (|slope| ≤ 2
+//!   standard errors). Both must fail to call it a trend: per-window means are
+//!   noisy at low load and autocorrelated at high load.
+//!
+//! Everything is known at the window boundary, so the decision does not depend
+//! on how a run is sliced. On a decision the measurement starts at that
+//! boundary and the accumulators are reset (statistics count only packets
+//! generated after warm-up, so nothing straddles the reset). If the run is not
+//! stationary by `max_ns`, warm-up ends there anyway and the result says
+//! `warmup_detected = false`: the latency is not bounded, a saturation signal.
+
+use serde::Serialize;
+
+use crate::engine::Time;
+
+/// Where the detector stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarmupState {
+    /// A fixed `warmup_ns`.
+    Fixed,
+    /// Still watching.
+    Pending,
+    /// Stationary at this time.
+    Detected(Time),
+    /// Not stationary by the maximum; measurement started there.
+    NotStabilised(Time),
+}
+
+impl WarmupState {
+    /// Name in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            WarmupState::Fixed => "fixed",
+            WarmupState::Pending => "pending",
+            WarmupState::Detected(_) => "detected",
+            WarmupState::NotStabilised(_) => "not-stabilised",
+        }
+    }
+}
+
+/// What one window saw.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct WindowSample {
+    /// End of the window, in picoseconds.
+    pub end_ps: u64,
+    /// Packets generated in the window.
+    pub generated_packets: u64,
+    /// Their wire bytes.
+    pub offered_bytes: u64,
+    /// Packets delivered in the window (whenever generated).
+    pub delivered_packets: u64,
+    /// Their wire bytes.
+    pub accepted_bytes: u64,
+    /// Mean generation → delivery latency of those packets, in picoseconds.
+    pub mean_latency_ps: Option<f64>,
+}
+
+/// Counters of the window being filled; updated per packet, so plain adds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WindowAcc {
+    /// Packets generated.
+    pub gen_packets: u64,
+    /// Their wire bytes.
+    pub gen_bytes: u64,
+    /// Packets delivered.
+    pub del_packets: u64,
+    /// Their wire bytes.
+    pub del_bytes: u64,
+    /// Sum of their latencies in picoseconds.
+    pub lat_sum: u64,
+}
+
+/// The detector.
+#[derive(Debug, Clone)]
+pub struct WarmupDetector {
+    window_ps: Time,
+    windows: usize,
+    tolerance: f64,
+    max_ps: Time,
+    /// End of the window being filled.
+    pub next_end: Time,
+    /// Every window closed so far (one push per window, none after the decision).
+    pub series: Vec<WindowSample>,
+    /// The outcome.
+    pub state: WarmupState,
+}
+
+impl WarmupDetector {
+    /// A detector with windows of `window_ps`, judging the last `windows`,
+    /// giving up at `max_ps`.
+    pub fn new(window_ps: Time, windows: usize, tolerance: f64, max_ps: Time) -> Self {
+        WarmupDetector {
+            window_ps,
+            windows,
+            tolerance,
+            max_ps,
+            next_end: window_ps,
+            series: Vec::new(),
+            state: WarmupState::Pending,
+        }
+    }
+
+    /// Closes the window ending at `next_end` with counters `acc`; returns the
+    /// measurement start when warm-up ends here.
+    pub fn close_window(&mut self, acc: &WindowAcc) -> Option<Time> {
+        let end = self.next_end;
+        self.next_end += self.window_ps;
+        self.series.push(WindowSample {
+            end_ps: end,
+            generated_packets: acc.gen_packets,
+            offered_bytes: acc.gen_bytes,
+            delivered_packets: acc.del_packets,
+            accepted_bytes: acc.del_bytes,
+            mean_latency_ps: (acc.del_packets > 0).then(|| acc.lat_sum as f64 / acc.del_packets as f64),
+        });
+        let n = self.series.len();
+        let span = self.windows.max(n / 2);
+        if n >= self.windows && stationary(&self.series[n - span..], self.tolerance) {
+            self.state = WarmupState::Detected(end);
+            return Some(end);
+        }
+        if end >= self.max_ps {
+            self.state = WarmupState::NotStabilised(end);
+            return Some(end);
+        }
+        None
+    }
+}
+
+/// The stability test of the module docs over `w`.
+pub fn stationary(w: &[WindowSample], tolerance: f64) -> bool {
+    let gen: u64 = w.iter().map(|s| s.generated_packets).sum();
+    let offered: u64 = w.iter().map(|s| s.offered_bytes).sum();
+    let accepted: u64 = w.iter().map(|s| s.accepted_bytes).sum();
+    if gen > 0 {
+        let bytes_per_packet = offered as f64 / gen as f64;
+        let slack = (gen as f64).sqrt() * bytes_per_packet;
+        if (offered as f64 - accepted as f64) > tolerance * offered as f64 + slack {
+            return false;
+        }
+    }
+    // Least squares of the window mean latency against the window index.
+    let pts = || w.iter().enumerate().filter_map(|(i, s)| s.mean_latency_ps.map(|y| (i as f64, y)));
+    let n = pts().count();
+    if n < 3 {
+        // Too few deliveries to see a trend; the backlog test stands alone.
+        return true;
+    }
+    let nf = n as f64;
+    let (mx, my) = pts().fold((0.0, 0.0), |(a, b), (x, y)| (a + x / nf, b + y / nf));
+    let sxx: f64 = pts().map(|(x, _)| (x - mx) * (x - mx)).sum();
+    let sxy: f64 = pts().map(|(x, y)| (x - mx) * (y - my)).sum();
+    let slope = sxy / sxx;
+    let rss: f64 = pts().map(|(x, y)| (y - my - slope * (x - mx)).powi(2)).sum();
+    let se = (rss / (nf - 2.0) / sxx).sqrt();
+    let span = (w.len() - 1) as f64;
+    let small = (slope * span).abs() <= tolerance * my;
+    let insignificant = slope.abs() <= 2.0 * se;
+    small || insignificant
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(lat: &[f64], offered: u64, accepted: u64) -> Vec<WindowSample> {
+        lat.iter()
+            .enumerate()
+            .map(|(i, &l)| WindowSample {
+                end_ps: (i as u64 + 1) * 1000,
+                generated_packets: offered / 100,
+                offered_bytes: offered,
+                delivered_packets: accepted / 100,
+                accepted_bytes: accepted,
+                mean_latency_ps: Some(l),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn flat_latency_and_balanced_traffic_is_stationary() {
+        // 10 windows of 100 packets: slope 0.
+        assert!(stationary(&series(&[5.0, 6.0, 5.0, 6.0, 5.0, 6.0, 5.0, 6.0, 5.0, 6.0], 10_000, 10_000), 0.05));
+    }
+
+    #[test]
+    fn growing_latency_is_a_trend() {
+        // y = 100 + 10 i exactly: slope 10, change over the span 90 = 62 % of
+        // the mean 145, and with no residual the slope is significant.
+        let lat: Vec<f64> = (0..10).map(|i| 100.0 + 10.0 * i as f64).collect();
+        assert!(!stationary(&series(&lat, 10_000, 10_000), 0.05));
+        // The same slope over a mean of 10 000 changes it by 0.9 %: small.
+        let lat: Vec<f64> = (0..10).map(|i| 10_000.0 + 10.0 * i as f64).collect();
+        assert!(stationary(&series(&lat, 10_000, 10_000), 0.05));
+    }
+
+    #[test]
+    fn backlog_growth_is_not_stationary() {
+        // 100 packets of 100 B a window: slack √1000·100 B = 3 162 B plus 5 %
+        // of 100 000 B = 8 162 B. Accepting 92 % (8 000 B short) passes, 91 %
+        // (9 000 B short) does not.
+        let flat = [5.0; 10];
+        assert!(stationary(&series(&flat, 10_000, 9_200), 0.05));
+        assert!(!stationary(&series(&flat, 10_000, 9_100), 0.05));
+    }
+
+    #[test]
+    fn detector_gives_up_at_the_maximum() {
+        let mut d = WarmupDetector::new(1000, 3, 0.05, 5000);
+        let acc = WindowAcc { gen_packets: 100, gen_bytes: 10_000, del_packets: 10, del_bytes: 1_000, lat_sum: 1000 };
+        let ends: Vec<Option<Time>> = (0..5).map(|_| d.close_window(&acc)).collect();
+        assert_eq!(ends, vec![None, None, None, None, Some(5000)]);
+        assert_eq!(d.state, WarmupState::NotStabilised(5000));
+        let mut d = WarmupDetector::new(1000, 3, 0.05, 5000);
+        let ok = WindowAcc { gen_packets: 100, gen_bytes: 10_000, del_packets: 100, del_bytes: 10_000, lat_sum: 100_000 };
+        assert_eq!((d.close_window(&ok), d.close_window(&ok), d.close_window(&ok)), (None, None, Some(3000)));
+        assert_eq!(d.state, WarmupState::Detected(3000));
+        assert_eq!(d.series[2].mean_latency_ps, Some(1000.0));
+    }
+}
