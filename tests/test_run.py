@@ -407,3 +407,13 @@ def test_packet_size_mix_reaches_the_core():
     ratio = row["generated_packets"] / fixed["generated_packets"]
     assert 2.2 < ratio < 2.8, ratio
     assert row["offered_load"] == pytest.approx(fixed["offered_load"], rel=0.15)
+
+
+def test_auto_warmup_from_a_scenario():
+    text = tiny(load="0.1", time_us=600.0, warmup_us=0.0).replace("warmup_us = 0.0", "auto_warmup = true")
+    (point,) = loads_scenario(text).points
+    row = kinds.get("simulate").run(point.config)
+    assert row["warmup_status"] == "detected" and row["warmup_detected"] is True
+    assert 0 < row["warmup_us"] <= 300.0  # at the latest half the run
+    with pytest.raises(ScenarioError, match=r"simulation\.auto_warmup: give warmup_us = 50 or auto_warmup = true, not both"):
+        loads_scenario(tiny().replace("warmup_us = 50.0", "warmup_us = 50.0\nauto_warmup = true"))
