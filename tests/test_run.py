@@ -270,13 +270,7 @@ sl = 0
 load = {bronze}
 """
 
-QOS = """qos TRUE
-qos_max_vls 2
-qos_high_limit 0
-qos_vlarb_high 0:0
-qos_vlarb_low 0:5,1:10
-qos_sl2vl 0,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1
-"""
+QOS = (Path(__file__).resolve().parent / "data" / "opensm-2vl.conf").read_text()
 
 
 def test_two_classes_with_qos_file_share_the_link_by_weight(tmp_path):

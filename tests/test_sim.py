@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 import ibnetsim as ib
@@ -147,13 +149,7 @@ def test_pattern_errors_name_the_key(sixteen):
 
 
 # --------------------------------------------------------------------------- QoS tables from the subnet manager
-_QOS_CONF = """qos TRUE
-qos_max_vls 2
-qos_high_limit 0
-qos_vlarb_high 0:0
-qos_vlarb_low 0:5,1:10
-qos_sl2vl 0,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1
-"""
+_QOS_CONF = (Path(__file__).resolve().parent / "data" / "opensm-2vl.conf").read_text()
 
 
 def test_opensm_qos_options_program_the_simulated_arbiters(tmp_path):
@@ -185,8 +181,10 @@ def test_qos_file_errors_name_file_and_line(tmp_path):
     fab = ib.topology.single_switch(3)
     sm = ib.SubnetManager(fab, routing="minhop")
     conf = tmp_path / "opensm.conf"
-    conf.write_text(_QOS_CONF.replace("qos_vlarb_low 0:5,1:10", "qos_vlarb_low 0:5,1:x"))
-    with pytest.raises(ib.IbnetsimError, match=r"opensm\.conf:5"):
+    bad = _QOS_CONF.replace("qos_vlarb_low 0:5,1:10", "qos_vlarb_low 0:5,1:x")
+    conf.write_text(bad)
+    line = bad.splitlines().index("qos_vlarb_low 0:5,1:x") + 1
+    with pytest.raises(ib.IbnetsimError, match=rf"opensm\.conf:{line}"):
         ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.1), time_us=10, qos_file=conf)
     with pytest.raises(ib.ConfigError, match="data_vls or qos_file, not both"):
         ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.1), time_us=10, qos_file=conf, data_vls=2)

@@ -49,12 +49,7 @@ impl HotSpot {
                 }
             }
         }
-        let d = src.pick(self.hosts - 1);
-        if d >= src.host {
-            d + 1
-        } else {
-            d
-        }
+        super::uniform::other_than_self(src, self.hosts)
     }
 }
 

@@ -24,12 +24,18 @@ impl Uniform {
     /// A destination other than `src.host`.
     #[inline]
     pub fn dest(&self, src: &mut Source) -> u32 {
-        let d = src.pick(self.hosts - 1);
-        if d >= src.host {
-            d + 1
-        } else {
-            d
-        }
+        other_than_self(src, self.hosts)
+    }
+}
+
+/// One of the `hosts` hosts other than `src.host`, uniformly.
+#[inline]
+pub fn other_than_self(src: &mut Source, hosts: u32) -> u32 {
+    let d = src.pick(hosts - 1);
+    if d >= src.host {
+        d + 1
+    } else {
+        d
     }
 }
 
