@@ -125,15 +125,25 @@ class SubnetManager:
         data_vls: int = 1,
         qos_file: Optional[str | os.PathLike] = None,
         spread_lmc: bool = False,
+        sl: int = 0,
+        include_switch_lids: bool = False,
     ) -> CheckReport:
         """Reachability, loops, path stretch, channel load and the credit-loop check.
 
         ``data_vls`` sets the default SL2VL mapping (SL i → VL i mod data_vls); a
         ``qos_file`` in opensm.conf syntax (``qos_sl2vl``, ``qos_max_vls``, …)
         overrides it. ``spread_lmc`` spreads uniform traffic over all LIDs of a port.
+        ``sl`` is the service level of every route in the credit-loop check.
+        ``include_switch_lids`` adds the routes from and to switch port 0
+        (management traffic on data VLs) to the channel dependency graph, which
+        otherwise holds CA-to-CA routes only (see docs/check.md).
         """
         data, text = self._inner.check(
-            int(data_vls), None if qos_file is None else os.fspath(qos_file), bool(spread_lmc)
+            int(data_vls),
+            None if qos_file is None else os.fspath(qos_file),
+            bool(spread_lmc),
+            int(sl),
+            bool(include_switch_lids),
         )
         return CheckReport(json.loads(data), text)
 

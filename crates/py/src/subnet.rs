@@ -1,7 +1,7 @@
 //! `Subnet`: a configured subnet (LIDs + forwarding tables) and its checks.
 
 use ibnetsim_fabric::{LinkEnd, NodeId};
-use ibnetsim_sm::analysis::{analyze, AnalysisOptions, LoadLids, SlView};
+use ibnetsim_sm::analysis::{analyze, AnalysisOptions, LoadLids, PathSl, SlView};
 use ibnetsim_sm::dump::opensm_lfts;
 use ibnetsim_sm::qos::QosConfig;
 use ibnetsim_sm::{RoutingOptions, SmConfig, Subnet, SubnetManager, ENGINES};
@@ -124,17 +124,20 @@ impl PySubnet {
 
     /// Reachability, loops, stretch, channel load and credit loops:
     /// returns (report as JSON, report as text).
-    #[pyo3(signature = (data_vls, qos_file, spread_lmc))]
+    #[pyo3(signature = (data_vls, qos_file, spread_lmc, sl, include_switch_lids))]
     fn check(
         &self,
         py: Python<'_>,
         data_vls: u8,
         qos_file: Option<std::path::PathBuf>,
         spread_lmc: bool,
+        sl: u8,
+        include_switch_lids: bool,
     ) -> PyResult<(String, String)> {
         let f = &self.fabric.get().inner;
         let options = AnalysisOptions {
             load_lids: if spread_lmc { LoadLids::Spread } else { LoadLids::Base },
+            cdg_switch_lids: include_switch_lids,
             ..AnalysisOptions::default()
         };
         py.detach(|| {
@@ -145,7 +148,8 @@ impl PySubnet {
             let view = match &tables {
                 Some(t) => SlView::with_tables(t),
                 None => SlView::modulo(data_vls)?,
-            };
+            }
+            .with_path_sl(PathSl::Fixed(sl));
             let report = analyze(f, &self.inner.lids, &self.inner.tables, &view, &options)?;
             let json = serde_json::to_string(&report).expect("report serializes");
             Ok((json, report.to_string()))

@@ -3,3 +3,4 @@
 mod common;
 mod dumps;
 mod real_fabrics;
+mod lmc_paths;

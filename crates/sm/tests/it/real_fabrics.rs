@@ -6,8 +6,9 @@
 use std::path::Path;
 
 use ibnetsim_fabric::io::{read_topology, Topology};
-use ibnetsim_sm::analysis::{analyze, AnalysisOptions, AnalysisReport, SlView};
-use ibnetsim_sm::{RoutingOptions, SmConfig, SubnetManager};
+use ibnetsim_fabric::{Fabric, LinkEnd};
+use ibnetsim_sm::analysis::{analyze, trace_route, AnalysisOptions, AnalysisReport, SlView};
+use ibnetsim_sm::{Lid, RoutingOptions, SmConfig, Subnet, SubnetManager};
 
 use crate::common::data_dir;
 
@@ -26,6 +27,11 @@ fn route_and_check(topo: &Topology, engine: &str, file: Option<(&Path, Option<&P
     let subnet = SubnetManager::new(config).configure(&topo.fabric).unwrap_or_else(|e| panic!("{engine}: {e}"));
     analyze(&topo.fabric, &subnet.lids, &subnet.tables, &SlView::modulo(1).unwrap(), &AnalysisOptions::default())
         .unwrap()
+}
+
+fn configure(topo: &Topology, engine: &str, lmc: u8) -> Subnet {
+    let config = SmConfig { routing_engine: engine.into(), lmc, options: RoutingOptions::default() };
+    SubnetManager::new(config).configure(&topo.fabric).unwrap_or_else(|e| panic!("{engine}: {e}"))
 }
 
 fn assert_complete(r: &AnalysisReport, what: &str) {
@@ -92,4 +98,67 @@ fn real_dumps_check_clean() {
     assert_eq!(r.paths.max_hops, 5);
     assert_eq!(r.paths.non_minimal_pairs, 0);
     assert!(r.credit_loops.cycle.is_none(), "the fat tree's own tables have no credit loop");
+}
+
+fn owner(subnet: &Subnet, fabric: &Fabric, lid: Lid) -> String {
+    let p = subnet.lids.owner(lid).unwrap_or_else(|| panic!("LID {lid:#x} has no owner"));
+    fabric.node(p.end.node).name.clone()
+}
+
+/// ibutils' credit-loop demo: hosts on SW1, SW2 and SW3; SW1 cabled to the
+/// chassis leaf L1, SW3 to leaf L2 and SW2 to both, so SW2 closes a cycle
+/// L1 - SW2 - L2 - spine - L1 beside the chassis' own spines. Minimal CA-to-CA
+/// routes never turn from a spine back down into SW2 (that is 4 hops where 2
+/// do), so the loop closes only through a route a spine switch sends itself.
+#[test]
+fn is3_loop_minhop_credit_loop_through_sw2_and_a_spine_updn_clean() {
+    let Some(dir) = data_dir() else { return };
+    let topo = load(&dir, "ibutils/IS3-loop.topo");
+    let f = &topo.fabric;
+    let with_switches = AnalysisOptions { cdg_switch_lids: true, ..AnalysisOptions::default() };
+    let one_vl = SlView::modulo(1).unwrap();
+    let minhop = configure(&topo, "minhop", 0);
+
+    // CA-to-CA routes only (what ibdm's CrdLoopAnalyze checks): no cycle.
+    let ca_only = analyze(f, &minhop.lids, &minhop.tables, &one_vl, &AnalysisOptions::default()).unwrap();
+    assert_complete(&ca_only, "IS3-loop minhop");
+    assert!(ca_only.credit_loops.cycle.is_none(), "{ca_only}");
+    assert!(!ca_only.credit_loops.switch_lids);
+
+    let r = analyze(f, &minhop.lids, &minhop.tables, &one_vl, &with_switches).unwrap();
+    assert!(r.has_defects());
+    assert!(r.credit_loops.switch_lids);
+    assert_eq!(r.credit_loops.cyclic_sccs, 1, "{r}");
+    assert_eq!(r.credit_loops.channels_in_cycles, 10, "{r}");
+    let steps: Vec<(&str, &str, u8, Lid)> = r
+        .credit_loops
+        .cycle
+        .as_ref()
+        .expect("a cycle is reported")
+        .iter()
+        .map(|s| (s.from.as_str(), s.to.as_str(), s.vl, s.dlid))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("SW4/leaf1/U1/13", "SW4/spine2/U3/3", 0, 0x19),
+            ("SW4/spine2/U3/2", "SW4/leaf2/U1/13", 0, 0x0d),
+            ("SW4/leaf2/U1/7", "SW2/U1/19", 0, 0x01),
+            ("SW2/U1/13", "SW4/leaf1/U1/7", 0, 0x2c),
+        ],
+        "{r}"
+    );
+    // The LIDs: a host of SW3, a host of SW2, a host of SW1, and spine2 itself.
+    let names: Vec<String> = [0x19, 0x0d, 0x01, 0x2c].iter().map(|&l| owner(&minhop, f, l)).collect();
+    assert_eq!(names, ["H-3-1/U1", "H-2-1/U1", "H-1/U1", "SW4/spine2/U3"]);
+    // The turn that CA routes never make: spine2's own packets for H-2-1
+    // go down to leaf2 and on to SW2 (either leaf is 2 hops from SW2).
+    let spine2 = f.node_by_name("SW4/spine2/U3").unwrap();
+    let route = trace_route(f, &minhop.lids, &minhop.tables, LinkEnd { node: spine2, port: 0 }, 0x0d);
+    assert_eq!(route.describe(f), "SW4/spine2/U3/2 -> SW4/leaf2/U1/7 -> SW2/U1/1 -> H-2-1/U1/1");
+
+    let updn = configure(&topo, "updn", 0);
+    let r = analyze(f, &updn.lids, &updn.tables, &one_vl, &with_switches).unwrap();
+    assert_complete(&r, "IS3-loop updn");
+    assert!(r.credit_loops.cycle.is_none() && !r.has_defects(), "{r}");
 }
