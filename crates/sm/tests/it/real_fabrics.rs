@@ -9,7 +9,7 @@ use std::path::Path;
 use ibnetsim_fabric::io::{read_topology, Topology};
 use ibnetsim_fabric::{Fabric, LinkEnd, NodeId};
 use ibnetsim_sm::analysis::{analyze, trace_route, AnalysisOptions, AnalysisReport, DefectKind, SlView};
-use ibnetsim_sm::{ForwardingTables, Lid, RoutingOptions, SmConfig, Subnet, SubnetManager};
+use ibnetsim_sm::{ForwardingTables, Lid, LidMap, RoutingOptions, SmConfig, SmError, Subnet, SubnetManager};
 
 use crate::common::data_dir;
 
@@ -286,4 +286,37 @@ fn defects_planted_in_osm_fdbs_are_found_where_they_were_planted() {
     let ca_lids: Vec<Lid> = cas.iter().map(|c| c.1).collect();
     assert!(cycle.iter().all(|s| s.vl == 0 && ca_lids.contains(&s.dlid)), "{r}");
     assert!(r.has_defects());
+}
+
+/// The 1,944-host fat tree routed by our own engines (not its shipped
+/// tables): complete, minimal and free of credit loops.
+#[test]
+fn is4_1944_hosts_routed_by_minhop_and_updn_is_clean() {
+    let Some(dir) = data_dir() else { return };
+    let topo = load(&dir, "is4_3l_1944n/is4_3l_1944n.topo");
+    for engine in ["minhop", "updn"] {
+        let r = route_and_check(&topo, engine, None);
+        assert_complete(&r, engine);
+        assert_eq!(r.paths.reach.pairs, 1944 * 1943, "{engine}");
+        assert_eq!(r.paths.max_hops, 5, "{engine}");
+        assert_eq!(r.paths.non_minimal_pairs, 0, "{engine}: {r}");
+        assert!(r.credit_loops.cycle.is_none(), "{engine}: {r}");
+        assert!(!r.has_defects() && !r.has_warnings(), "{engine}: {r}");
+    }
+}
+
+/// 1,944 CA ports at LMC 5 need (1,944 + 1) · 32 + 270 − 1 = 62,509 LIDs, more
+/// than the 49,151 unicast LIDs; LMC 4 needs 31,389 and fits.
+#[test]
+fn is4_1944_hosts_at_lmc_5_run_out_of_lids() {
+    let Some(dir) = data_dir() else { return };
+    let topo = load(&dir, "is4_3l_1944n/is4_3l_1944n.topo");
+    let config = SmConfig { routing_engine: "minhop".into(), lmc: 5, options: RoutingOptions::default() };
+    let err = SubnetManager::new(config).configure(&topo.fabric).unwrap_err();
+    assert!(
+        matches!(err, SmError::LmcTooLarge { lmc: 5, needed: 62_509, max: 49_151, fits: Some(4) }),
+        "{err:?}"
+    );
+    assert!(err.to_string().ends_with("use LMC 4 or lower (the --lmc option, or `lmc` in a scenario)"), "{err}");
+    assert_eq!(LidMap::assign(&topo.fabric, 4).unwrap().top_lid(), 31_389);
 }
