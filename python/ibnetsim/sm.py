@@ -147,5 +147,30 @@ class SubnetManager:
         )
         return CheckReport(json.loads(data), text)
 
+    def link_loads(self, spread_lmc: bool = False) -> pd.DataFrame:
+        """Load of every directed link under uniform all-to-all traffic.
+
+        One row per link direction: ``from_node``, ``from_port``, ``to_node``,
+        ``to_port``, ``data_rate_gbps`` and ``load``. Every CA port sends an
+        equal share of its injection rate to every other CA port (its base
+        LID, or every LID with ``spread_lmc``); a load of 1.0 is the link's
+        data rate, so ``1 / load.max()`` bounds the accepted traffic. The
+        maximum is the ``channel_load.max_load`` of :meth:`check`.
+        """
+        return pd.DataFrame(self._inner.link_loads(bool(spread_lmc)))
+
+    def sl2vl(self, data_vls: int = 1, qos_file: Optional[str | os.PathLike] = None) -> pd.DataFrame:
+        """SLtoVL tables, as :meth:`check` uses them.
+
+        One row per (node, in_port, out_port) with both ports cabled (a
+        switch's port 0, its own packets, is an input too; a CA's rows have
+        ``in_port`` 0), and columns ``sl0`` .. ``sl15`` holding the VL of each
+        SL (15 = dropped). ``data_vls`` gives SL i → VL i mod data_vls
+        everywhere; a ``qos_file`` (opensm.conf QoS keys) replaces it.
+        ``df.filter(like="sl").to_numpy()`` is the (rows × 16) array.
+        """
+        cols = self._inner.sl2vl_columns(int(data_vls), None if qos_file is None else os.fspath(qos_file))
+        return pd.DataFrame(cols)
+
     def __repr__(self) -> str:
         return f"<SubnetManager routing={self.routing!r} lmc={self.lmc} {self.fabric!r}>"

@@ -4,3 +4,4 @@ mod common;
 mod dumps;
 mod real_fabrics;
 mod lmc_paths;
+mod paper_networks;
