@@ -25,6 +25,11 @@
 //!   leading to a system (system image GUID) none of them went to is preferred;
 //!   failing that, one leading to an unused node; failing that, the least-loaded
 //!   port, ties broken by fewest LIDs already forwarded to that remote node.
+//! * Mixed-radix LMC spreading (engines whose [`PathSet::lmc_stride`] says so,
+//!   i.e. `updn`). For offsets above 0 the remote-node preference is replaced
+//!   by a fixed neighbour: the one `offset / stride` places after the base
+//!   LID's among the candidate neighbours; among that neighbour's ports
+//!   (parallel cables) the least-loaded one wins as above.
 //! * Counting. A route counts toward its port's load unless the destination is
 //!   a switch (OpenSM's `port_profile_switch_nodes` defaults to off).
 //! * `dor` mode. Only ports that lead to the same neighbour as the first
