@@ -1,8 +1,10 @@
 //! LMC end to end: on k-ary n-trees routed with LMC 1 and 2, the `2^LMC` LIDs
 //! of a host are reached from a leaf in another subtree through as many
-//! different top-level switches, by minhop and by updn. This is what LMC is
-//! for (IBA 7.11.1: "multiple paths"), and OpenSM's LMC spreading in
-//! `osm_switch_recommend_path` is what delivers it.
+//! different top-level switches. This is what LMC is for (IBA 7.11.1:
+//! multiple paths to one port). updn's mixed-radix spreading achieves it on
+//! every tree tested; minhop keeps OpenSM's per-switch spreading
+//! (`osm_switch_recommend_path`), which achieves it on 2-level trees and
+//! 4-ary 3-trees but not on a 2-ary 3-tree at LMC 2.
 
 use std::collections::BTreeSet;
 
