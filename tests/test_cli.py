@@ -20,8 +20,19 @@ def test_gen_route_check_pipeline(tmp_path):
     dump = tmp_path / "lfts.dump"
     run("route", topo, "--engine", "updn", "--lmc", 1, "-o", dump)
     assert dump.read_text().startswith("Unicast lids")
-    proc = run("check", topo, "--lfts", dump)
-    assert "credit loop" in proc.stdout.lower() or "deadlock" in proc.stdout.lower()
+    proc = run("check", topo, "--lfts", dump)  # exit 0 is checked by run()
+    assert proc.stdout.rstrip().endswith("verdict: ok")
+    assert "credit loops: none" in proc.stdout
+    r = json.loads(run("check", topo, "--lfts", dump, "--json").stdout)
+    assert (r["has_defects"], r["has_warnings"]) == (False, False)
+    assert r["fabric"]["lmc"] == 1 and r["fabric"]["ca_lids"] == 128
+    reach = r["paths"]
+    # 64 sources to the 2 LIDs of each of 63 other hosts, every one delivered.
+    assert reach["pairs"] == reach["reachable_pairs"] == 64 * 63 * 2
+    assert (reach["unreachable_pairs"], reach["loop_pairs"], reach["lids_with_loops"]) == (0, 0, 0)
+    loops = r["credit_loops"]
+    assert (loops["cyclic_sccs"], loops["cycle"], loops["vl15_turns"]) == (0, None, 0)
+    assert loops["vls_used"] == [0] and loops["switch_lids"] is False
 
 
 def test_check_exits_1_on_credit_loop(tmp_path):
@@ -73,3 +84,44 @@ def test_check_reads_opensm_qos_keys(tmp_path):
     bad.write_text("qos TRUE\nqos_vlarb_hihg 0:4\n")
     proc = run("check", topo, "--qos", bad, check=False)
     assert proc.returncode == 2 and "bad.conf:2" in proc.stderr and "qos_vlarb_hihg" in proc.stderr
+
+
+def test_is3_loop_credit_loop_needs_switch_routes(shared_data):
+    """ibutils' credit-loop demo: the loop SW2 closes with the chassis shows
+    only once the routes of the spine switches themselves are in the graph."""
+    topo = shared_data / "topologies/ibutils/IS3-loop.topo"
+    proc = run("check", topo, "--engine", "minhop")
+    assert "credit loops: none" in proc.stdout and "CA-to-CA routes" in proc.stdout
+    proc = run("check", topo, "--engine", "minhop", "--include-switch-lids", check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "credit loops: CYCLE: 1 cyclic component with 10 channels" in proc.stdout
+    assert "routes from and to switches included" in proc.stdout
+    cycle = [
+        "SW4/leaf1/U1/13 -> SW4/spine2/U3/3 VL0 (routes to LID 0x0019)",
+        "SW4/spine2/U3/2 -> SW4/leaf2/U1/13 VL0 (routes to LID 0x000d)",
+        "SW4/leaf2/U1/7 -> SW2/U1/19 VL0 (routes to LID 0x0001)",
+        "SW2/U1/13 -> SW4/leaf1/U1/7 VL0 (routes to LID 0x002c)",
+    ]
+    lines = proc.stdout.splitlines()
+    at = lines.index("  cycle of 4 channels, each waiting on the next:")
+    assert [l.strip() for l in lines[at + 1 : at + 5]] == cycle
+    r = json.loads(run("check", topo, "--engine", "updn", "--include-switch-lids", "--json").stdout)
+    assert r["credit_loops"]["cycle"] is None and r["credit_loops"]["switch_lids"] is True
+
+
+def test_check_sl_picks_the_vl(tmp_path):
+    topo = tmp_path / "ring.net"
+    run("topo", "gen", "ring", "--switches", 4, "-o", topo)
+    r = json.loads(run("check", topo, "--engine", "updn", "--vls", 2, "--sl", 3, "--json").stdout)
+    assert r["credit_loops"]["vls_used"] == [1]  # SL 3 -> VL 3 mod 2
+    assert r["fabric"]["sl_config"] == "SL i -> VL i mod 2, SL 3 on every route"
+    proc = run("check", topo, "--sl", 16, check=False)
+    assert proc.returncode == 2 and "--sl" in proc.stderr
+
+
+def test_lmc_beyond_the_lid_space_exits_2_saying_which_lmc_fits(shared_data):
+    topo = shared_data / "topologies/is4_3l_1944n/is4_3l_1944n.topo"
+    proc = run("route", topo, "--lmc", 5, check=False)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "is4_3l_1944n.topo: LMC 5 needs 62509 unicast LIDs but only 49151 exist" in proc.stderr
+    assert "use LMC 4 or lower" in proc.stderr

@@ -91,3 +91,36 @@ def test_updn_is_always_deadlock_free_and_complete(switches, links, seed, lmc):
     assert d["paths"]["loop_pairs"] == 0
     assert d["credit_loops"]["cycle"] is None
     assert not d["has_defects"]
+
+
+def test_link_loads_on_a_ring_by_hand():
+    # 4 switches in a ring, one host each, minhop, uniform all-to-all: each
+    # host sends 1/3 to each other host, so its own link carries 1.0 both
+    # ways, and the ring carries 4 sources x (2 neighbours x 1 hop + 1
+    # opposite x 2 hops) x 1/3 = 16/3 link-loads in all.
+    sm = ib.SubnetManager(ib.topology.ring(4, hosts_per_switch=1), routing="minhop")
+    df = sm.link_loads()
+    assert list(df.columns) == ["from_node", "from_port", "to_node", "to_port", "data_rate_gbps", "load"]
+    assert len(df) == 16
+    ring = df[df.from_node.str.startswith("sw") & df.to_node.str.startswith("sw")]
+    hosts = df.drop(ring.index)
+    assert np.allclose(hosts.load, 1.0)
+    assert ring.load.sum() == pytest.approx(16 / 3)
+    assert (df.data_rate_gbps == 2.0).all()  # 1x SDR
+    assert df.load.max() == pytest.approx(sm.check()["channel_load"]["max_load"])
+
+
+def test_sl2vl_tables_as_a_dataframe(tmp_path):
+    sm = ib.SubnetManager(ib.topology.ring(4, hosts_per_switch=1), routing="updn")
+    df = sm.sl2vl(data_vls=2)
+    # Per switch: port 0 to each of 3 cabled ports, each cabled port to the
+    # other 2: 9 rows; per host: 1 row.
+    assert len(df) == 4 * 9 + 4
+    assert list(df.columns[:3]) == ["node", "in_port", "out_port"]
+    vls = df.filter(like="sl").to_numpy()
+    assert vls.shape == (40, 16)
+    assert (vls == np.arange(16) % 2).all()
+    qos = tmp_path / "qos.conf"
+    qos.write_text("qos TRUE\nqos_max_vls 2\nqos_sl2vl 1,0,1,0,1,0,1,0,1,0,1,0,1,0,1,0\n")
+    vls = sm.sl2vl(qos_file=qos).filter(like="sl").to_numpy()
+    assert (vls[:, 0] == 1).all() and (vls[:, 1] == 0).all()

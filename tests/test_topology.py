@@ -74,3 +74,23 @@ def test_real_topologies_load(shared_data):
     assert big.num_cas == 1944 and big.num_switches == 270
     lst = ib.topology.read(shared_data / "topologies/ibutils/subnet.lst")
     assert lst.num_switches == 62 and lst.num_links == 172
+
+
+def test_generated_node_descriptions_follow_ofed_and_survive_a_net_file(tmp_path):
+    fab = ib.topology.fat_tree(2, 2)
+    path = tmp_path / "ft.net"
+    fab.write(path)
+    back = ib.topology.read(path)
+    assert back.nodes.name.tolist() == ["sw0", "sw1", "sw2", "sw3", "h0", "h1", "h2", "h3"]
+    assert back.nodes.description.tolist() == [
+        "MF0;sw0:ibnetsim level 0/U1",
+        "MF0;sw1:ibnetsim level 0/U1",
+        "MF0;sw2:ibnetsim level 1/U1",
+        "MF0;sw3:ibnetsim level 1/U1",
+        "h0 HCA-1",
+        "h1 HCA-1",
+        "h2 HCA-1",
+        "h3 HCA-1",
+    ]
+    ring = ib.topology.ring(3, hosts_per_switch=1)
+    assert ring.nodes.description.tolist()[:4] == ["MF0;sw0:ibnetsim/U1", "MF0;sw1:ibnetsim/U1", "MF0;sw2:ibnetsim/U1", "h0 HCA-1"]

@@ -125,17 +125,52 @@ class SubnetManager:
         data_vls: int = 1,
         qos_file: Optional[str | os.PathLike] = None,
         spread_lmc: bool = False,
+        sl: int = 0,
+        include_switch_lids: bool = False,
     ) -> CheckReport:
         """Reachability, loops, path stretch, channel load and the credit-loop check.
 
         ``data_vls`` sets the default SL2VL mapping (SL i → VL i mod data_vls); a
         ``qos_file`` in opensm.conf syntax (``qos_sl2vl``, ``qos_max_vls``, …)
         overrides it. ``spread_lmc`` spreads uniform traffic over all LIDs of a port.
+        ``sl`` is the service level of every route in the credit-loop check.
+        ``include_switch_lids`` adds the routes from and to switch port 0
+        (management traffic on data VLs) to the channel dependency graph, which
+        otherwise holds CA-to-CA routes only (see docs/check.md).
         """
         data, text = self._inner.check(
-            int(data_vls), None if qos_file is None else os.fspath(qos_file), bool(spread_lmc)
+            int(data_vls),
+            None if qos_file is None else os.fspath(qos_file),
+            bool(spread_lmc),
+            int(sl),
+            bool(include_switch_lids),
         )
         return CheckReport(json.loads(data), text)
+
+    def link_loads(self, spread_lmc: bool = False) -> pd.DataFrame:
+        """Load of every directed link under uniform all-to-all traffic.
+
+        One row per link direction: ``from_node``, ``from_port``, ``to_node``,
+        ``to_port``, ``data_rate_gbps`` and ``load``. Every CA port sends an
+        equal share of its injection rate to every other CA port (its base
+        LID, or every LID with ``spread_lmc``); a load of 1.0 is the link's
+        data rate, so ``1 / load.max()`` bounds the accepted traffic. The
+        maximum is the ``channel_load.max_load`` of :meth:`check`.
+        """
+        return pd.DataFrame(self._inner.link_loads(bool(spread_lmc)))
+
+    def sl2vl(self, data_vls: int = 1, qos_file: Optional[str | os.PathLike] = None) -> pd.DataFrame:
+        """SLtoVL tables, as :meth:`check` uses them.
+
+        One row per (node, in_port, out_port) with both ports cabled (a
+        switch's port 0, its own packets, is an input too; a CA's rows have
+        ``in_port`` 0), and columns ``sl0`` .. ``sl15`` holding the VL of each
+        SL (15 = dropped). ``data_vls`` gives SL i → VL i mod data_vls
+        everywhere; a ``qos_file`` (opensm.conf QoS keys) replaces it.
+        ``df.filter(like="sl").to_numpy()`` is the (rows × 16) array.
+        """
+        cols = self._inner.sl2vl_columns(int(data_vls), None if qos_file is None else os.fspath(qos_file))
+        return pd.DataFrame(cols)
 
     def __repr__(self) -> str:
         return f"<SubnetManager routing={self.routing!r} lmc={self.lmc} {self.fabric!r}>"

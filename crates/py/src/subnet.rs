@@ -1,9 +1,9 @@
 //! `Subnet`: a configured subnet (LIDs + forwarding tables) and its checks.
 
 use ibnetsim_fabric::{LinkEnd, NodeId};
-use ibnetsim_sm::analysis::{analyze, AnalysisOptions, LoadLids, SlView};
+use ibnetsim_sm::analysis::{analyze, uniform_loads, AnalysisOptions, DirLink, LoadLids, PathSl, SlView};
 use ibnetsim_sm::dump::opensm_lfts;
-use ibnetsim_sm::qos::QosConfig;
+use ibnetsim_sm::qos::{QosConfig, Sl2VlTables};
 use ibnetsim_sm::{RoutingOptions, SmConfig, Subnet, SubnetManager, ENGINES};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2};
@@ -124,17 +124,20 @@ impl PySubnet {
 
     /// Reachability, loops, stretch, channel load and credit loops:
     /// returns (report as JSON, report as text).
-    #[pyo3(signature = (data_vls, qos_file, spread_lmc))]
+    #[pyo3(signature = (data_vls, qos_file, spread_lmc, sl, include_switch_lids))]
     fn check(
         &self,
         py: Python<'_>,
         data_vls: u8,
         qos_file: Option<std::path::PathBuf>,
         spread_lmc: bool,
+        sl: u8,
+        include_switch_lids: bool,
     ) -> PyResult<(String, String)> {
         let f = &self.fabric.get().inner;
         let options = AnalysisOptions {
             load_lids: if spread_lmc { LoadLids::Spread } else { LoadLids::Base },
+            cdg_switch_lids: include_switch_lids,
             ..AnalysisOptions::default()
         };
         py.detach(|| {
@@ -145,12 +148,75 @@ impl PySubnet {
             let view = match &tables {
                 Some(t) => SlView::with_tables(t),
                 None => SlView::modulo(data_vls)?,
-            };
+            }
+            .with_path_sl(PathSl::Fixed(sl));
             let report = analyze(f, &self.inner.lids, &self.inner.tables, &view, &options)?;
             let json = serde_json::to_string(&report).expect("report serializes");
             Ok((json, report.to_string()))
         })
         .map_err(sm_err)
+    }
+
+    /// Uniform all-to-all load of every directed link, as columns.
+    fn link_loads<'py>(&self, py: Python<'py>, spread_lmc: bool) -> PyResult<Bound<'py, PyDict>> {
+        let f = &self.fabric.get().inner;
+        let which = if spread_lmc { LoadLids::Spread } else { LoadLids::Base };
+        let loads = py.detach(|| uniform_loads(f, &self.inner.lids, &self.inner.tables, which)).map_err(sm_err)?;
+        let dirs: Vec<DirLink> = (0..loads.loads.len() as u32).map(DirLink).collect();
+        let name = |e: LinkEnd| f.node(e.node).name.as_str();
+        let d = PyDict::new(py);
+        d.set_item("from_node", dirs.iter().map(|dl| name(dl.from(f))).collect::<Vec<_>>())?;
+        d.set_item("from_port", dirs.iter().map(|dl| dl.from(f).port as u32).collect::<Vec<_>>())?;
+        d.set_item("to_node", dirs.iter().map(|dl| name(dl.to(f))).collect::<Vec<_>>())?;
+        d.set_item("to_port", dirs.iter().map(|dl| dl.to(f).port as u32).collect::<Vec<_>>())?;
+        let rate = |dl: &DirLink| f.link(dl.link()).spec.data_rate_bps() / 1e9;
+        d.set_item("data_rate_gbps", dirs.iter().map(rate).collect::<Vec<_>>())?;
+        d.set_item("load", loads.loads.clone())?;
+        Ok(d)
+    }
+
+    /// SLtoVL tables of every cabled (input, output) port pair, as columns:
+    /// node, in_port, out_port and `sl0`..`sl15` (the VL of each SL).
+    #[pyo3(signature = (data_vls, qos_file))]
+    fn sl2vl_columns<'py>(
+        &self,
+        py: Python<'py>,
+        data_vls: u8,
+        qos_file: Option<std::path::PathBuf>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let f = &self.fabric.get().inner;
+        let tables: Sl2VlTables = match &qos_file {
+            Some(path) => QosConfig::read_opensm_conf(path).map(|q| q.apply(f).0),
+            None => Sl2VlTables::uniform(f, data_vls),
+        }
+        .map_err(sm_err)?;
+        let (mut nodes, mut ins, mut outs) = (Vec::new(), Vec::new(), Vec::new());
+        let mut vls: Vec<Vec<u32>> = vec![Vec::new(); 16];
+        for (i, node) in f.nodes().iter().enumerate() {
+            let id = NodeId(i as u32);
+            let cabled: Vec<u8> = node.connected_ports().map(|(p, _)| p).collect();
+            // A switch's port 0 is an input too: its own packets (management, GMPs).
+            let inputs: Vec<u8> =
+                if node.kind.is_switch() { std::iter::once(0).chain(cabled.iter().copied()).collect() } else { vec![0] };
+            for &i in &inputs {
+                for &o in cabled.iter().filter(|&&o| o != i) {
+                    nodes.push(node.name.as_str());
+                    ins.push(i as u32);
+                    outs.push(o as u32);
+                    for (sl, col) in vls.iter_mut().enumerate() {
+                        col.push(tables.vl(id, i, o, sl as u8) as u32);
+                    }
+                }
+            }
+        }
+        let d = PyDict::new(py);
+        d.set_item("node", nodes)?;
+        d.set_item("in_port", ins)?;
+        d.set_item("out_port", outs)?;
+        for (sl, col) in vls.into_iter().enumerate() {
+            d.set_item(format!("sl{sl}"), col)?;
+        }
+        Ok(d)
     }
 
     /// Hops (node name, output port) from CA `src` to CA `dst`'s base LID + offset.

@@ -19,7 +19,7 @@ pub enum SmError {
         known: String,
     },
     /// More LIDs are needed than the unicast LID space holds.
-    #[error("LMC {lmc} needs {needed} unicast LIDs but only {max} exist (0x0001-0xbfff); lower the LMC")]
+    #[error("LMC {lmc} needs {needed} unicast LIDs but only {max} exist (0x0001-0xbfff); {}", lmc_hint(*.fits))]
     LmcTooLarge {
         /// Requested LMC.
         lmc: u8,
@@ -27,6 +27,8 @@ pub enum SmError {
         needed: u64,
         /// LIDs available.
         max: u64,
+        /// The largest LMC whose LIDs fit, when known.
+        fits: Option<u8>,
     },
     /// An engine cannot handle this fabric (e.g. `dor` on an irregular one).
     #[error("routing engine '{engine}' cannot route this fabric: {reason}")]
@@ -71,6 +73,13 @@ pub enum SmError {
         #[source]
         source: std::io::Error,
     },
+}
+
+fn lmc_hint(fits: Option<u8>) -> String {
+    match fits {
+        Some(l) => format!("use LMC {l} or lower (the --lmc option, or `lmc` in a scenario)"),
+        None => "lower the LMC".to_string(),
+    }
 }
 
 impl SmError {

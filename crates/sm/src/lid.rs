@@ -62,9 +62,10 @@ impl LidMap {
         let per_port = 1u64 << lmc;
         let switches: Vec<NodeId> = fabric.switches().collect();
         // The first aligned base is 2^lmc, because LID 0 is reserved.
-        let needed = (ca_ports.len() as u64 + 1) * per_port + switches.len() as u64 - 1;
-        if needed > MAX_UNICAST_LID as u64 {
-            return Err(SmError::LmcTooLarge { lmc, needed, max: MAX_UNICAST_LID as u64 });
+        let needed = |lmc: u8| (ca_ports.len() as u64 + 1) * (1u64 << lmc) + switches.len() as u64 - 1;
+        if needed(lmc) > MAX_UNICAST_LID as u64 {
+            let fits = (0..lmc).rev().find(|&l| needed(l) <= MAX_UNICAST_LID as u64);
+            return Err(SmError::LmcTooLarge { lmc, needed: needed(lmc), max: MAX_UNICAST_LID as u64, fits });
         }
         let mut entries = Vec::with_capacity(ca_ports.len() + switches.len());
         let mut next = per_port as u32;
@@ -199,6 +200,29 @@ mod tests {
     #[test]
     fn lmc_too_large() {
         assert!(matches!(LidMap::assign(&star(1), 8), Err(SmError::InvalidOption { .. })));
+    }
+
+    #[test]
+    fn lid_space_runs_out_at_a_valid_lmc() {
+        // 1,000 hosts, 8 on each of 125 switches. At LMC 5 the LIDs run to
+        // 1,001 blocks of 32 (the first, holding LID 0, unused) plus 125
+        // switch LIDs, less one: 32,156. At LMC 6: 64,188 > 49,151.
+        let mut f = Fabric::new();
+        for s in 0..125 {
+            let sw = f.add_switch(format!("s{s}"), 8).unwrap();
+            for p in 1..=8u8 {
+                let h = f.add_hca(format!("h{s}-{p}"), 1).unwrap();
+                f.connect(sw, p as u32, h, 1, LinkSpec::default()).unwrap();
+            }
+        }
+        assert_eq!(LidMap::assign(&f, 5).unwrap().top_lid(), 32 * 1001 + 124);
+        let err = LidMap::assign(&f, 6).unwrap_err();
+        assert!(matches!(err, SmError::LmcTooLarge { lmc: 6, needed: 64_188, max: 0xbfff, fits: Some(5) }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "LMC 6 needs 64188 unicast LIDs but only 49151 exist (0x0001-0xbfff); \
+             use LMC 5 or lower (the --lmc option, or `lmc` in a scenario)"
+        );
     }
 
     #[test]

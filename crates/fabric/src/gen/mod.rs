@@ -15,6 +15,10 @@
 //!   `NodeId(I)`. Hosts are named `h0, h1, …` and are numbered by switch, as the
 //!   papers number their end nodes: the hosts of `sw0` first, then those of
 //!   `sw1`, and so on. Each host is a 1-port HCA cabled on its port 1.
+//! * NodeDescriptions follow what real fabrics report through `ibnetdiscover`:
+//!   `h3 HCA-1` for a host (OFED's "host name, adapter"), `MF0;sw2:ibnetsim/U1`
+//!   for a switch (a managed Mellanox switch's "system name:part/unit"). A
+//!   fat-tree switch's part also holds its level.
 //! * Switch-to-switch links take the lowest switch ports and hosts the highest
 //!   ones (mesh, torus, hypercube, irregular, ring). This keeps the port of a
 //!   mesh dimension fixed whatever the number of hosts, which OpenSM-style `dor`
@@ -145,7 +149,18 @@ pub(crate) fn check_ports(key: &str, ports: u32, what: &str) -> Result<PortNum, 
 
 /// Adds `count` switches `sw0..` of `ports` ports each.
 pub(crate) fn add_switches(f: &mut Fabric, count: u32, ports: PortNum) -> Result<Vec<NodeId>, FabricError> {
-    (0..count).map(|i| f.add_switch(format!("sw{i}"), ports)).collect()
+    (0..count).map(|i| add_switch(f, format!("sw{i}"), ports, "")).collect()
+}
+
+/// A generated switch named `name`, described as managed Mellanox switches
+/// describe themselves (`MF0;<system name>:<part>/U1`), the part being
+/// `ibnetsim` plus `extra`. Names stay short (`sw3`); the description is what
+/// `ibnetdiscover` would print beside them.
+pub(crate) fn add_switch(f: &mut Fabric, name: String, ports: PortNum, extra: &str) -> Result<NodeId, FabricError> {
+    let desc = format!("MF0;{name}:ibnetsim{extra}/U1");
+    let id = f.add_switch(name, ports)?;
+    f.set_description(id, desc);
+    Ok(id)
 }
 
 /// Adds `hosts_per_switch` hosts to every switch in `switches`, in order, on
@@ -161,6 +176,8 @@ pub(crate) fn attach_hosts(
     for &sw in switches {
         for j in 0..hosts_per_switch as u32 {
             let h = f.add_hca(format!("h{next}"), 1)?;
+            // OFED's default NodeDescription: host name, then the adapter.
+            f.set_description(h, format!("h{next} HCA-1"));
             f.connect(sw, first_port + j, h, 1, link)?;
             next += 1;
         }

@@ -9,7 +9,15 @@
 //! leaving at `o` goes on VL `SL2VL[s][i][o][sl]` (IBA 7.6.6), and a CA sends
 //! on `SL2VL[ca][port][sl]`. The graph is built from the routes of every
 //! source CA port to every examined CA LID, one walk per (LID, SL) over the
-//! LID's in-tree. Routes to switch LIDs (management traffic) are left out.
+//! LID's in-tree.
+//!
+//! Routes from and to switch port 0 are left out unless asked for
+//! ([`super::AnalysisOptions::cdg_switch_lids`]), as ibdm's `CrdLoopAnalyze`
+//! leaves them out: they carry management traffic only. But GMPs (performance
+//! management, SA queries from a switch's agents) travel on data VLs, so a
+//! loop closed only by them still deadlocks a fabric under load.
+//! `IS3-loop.topo`, ibutils' credit-loop demo, is such a fabric: its minimal
+//! routes close a cycle only through routes a spine switch originates.
 //!
 //! Cycles are found with an iterative Tarjan SCC pass (graphs have 10^4-10^5
 //! channels; recursion would overflow the stack). For the report a short
@@ -67,6 +75,8 @@ pub struct CdgReport {
     pub vl15_turns: u64,
     /// One such turn.
     pub vl15_example: Option<String>,
+    /// Whether routes from and to switch port 0 are in the graph (see the module docs).
+    pub switch_lids: bool,
 }
 
 impl CdgReport {
@@ -162,8 +172,15 @@ impl Builder<'_, '_> {
     }
 }
 
-/// Builds the channel dependency graph of the routes to `dlids` and looks for cycles.
-pub(crate) fn credit_loops(net: &Net<'_>, view: &SlView<'_>, dlids: &[Lid]) -> Result<CdgReport, SmError> {
+/// Builds the channel dependency graph of the routes to `dlids` and looks for
+/// cycles; with `switch_ends`, switches' port 0 are sources too, and `dlids`
+/// may hold switch LIDs.
+pub(crate) fn credit_loops(
+    net: &Net<'_>,
+    view: &SlView<'_>,
+    dlids: &[Lid],
+    switch_ends: bool,
+) -> Result<CdgReport, SmError> {
     let slots = DirLink::count(net.fabric) * VL_SLOTS as usize;
     let mut b = Builder {
         net,
@@ -181,15 +198,25 @@ pub(crate) fn credit_loops(net: &Net<'_>, view: &SlView<'_>, dlids: &[Lid]) -> R
         vls: 0,
     };
     let mut by_sl: Vec<Vec<u32>> = vec![Vec::new(); 16];
+    let mut sw_by_sl: Vec<Vec<u32>> = vec![Vec::new(); 16];
     let mut stack: Vec<u32> = Vec::new();
     for &d in dlids {
-        let Some(dst) = net.endpoint_of(d) else { continue };
-        for v in &mut by_sl {
+        let dst = match net.endpoint_of(d) {
+            Some(e) => e,
+            None if switch_ends && net.lids.owner(d).is_some() => NONE,
+            None => continue,
+        };
+        for v in by_sl.iter_mut().chain(&mut sw_by_sl) {
             v.clear();
         }
         for (si, src) in net.endpoints.iter().enumerate() {
             if si as u32 != dst && src.up != NONE {
                 by_sl[view.sl(src.end, d)? as usize].push(si as u32);
+            }
+        }
+        if switch_ends {
+            for (s, &node) in net.switches.iter().enumerate() {
+                sw_by_sl[view.sl(LinkEnd { node, port: 0 }, d)? as usize].push(s as u32);
             }
         }
         for (s, &node) in net.switches.iter().enumerate() {
@@ -199,11 +226,30 @@ pub(crate) fn credit_loops(net: &Net<'_>, view: &SlView<'_>, dlids: &[Lid]) -> R
             };
         }
         for sl in 0..16u8 {
-            if by_sl[sl as usize].is_empty() {
+            if by_sl[sl as usize].is_empty() && sw_by_sl[sl as usize].is_empty() {
                 continue;
             }
             b.epoch += 1;
             stack.clear();
+            // A switch's own packets hold no channel before the first link;
+            // that link may carry transit routes too, hence the visited mark.
+            for &s in &sw_by_sl[sl as usize] {
+                let (out, next) = b.hop[s as usize];
+                if next == NONE {
+                    continue;
+                }
+                let node = net.switches[s as usize];
+                let vl = view.vl(node, 0, out, sl);
+                if vl >= VL15 {
+                    b.drop_turn((node.0, 0, out), sl, vl, d);
+                    continue;
+                }
+                let c = next * VL_SLOTS + vl as u32;
+                b.channel(c);
+                if b.visit(c) {
+                    stack.push(c);
+                }
+            }
             // A source's own link is used by no other source, so only what
             // follows it needs the visited marks.
             for &si in &by_sl[sl as usize] {
@@ -250,6 +296,7 @@ pub(crate) fn credit_loops(net: &Net<'_>, view: &SlView<'_>, dlids: &[Lid]) -> R
         cycle: None,
         vl15_turns: b.drops.len() as u64,
         vl15_example: b.drop_example.take(),
+        switch_lids: switch_ends,
     };
     if let Some(mut cycle) = graph.short_cycle(&sccs) {
         // Start at the lowest-numbered link so that reports are stable.

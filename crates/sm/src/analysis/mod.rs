@@ -62,6 +62,11 @@ pub struct AnalysisOptions {
     pub dest_lids: LidSelection,
     /// Destination LIDs of the uniform channel-load traffic.
     pub load_lids: LoadLids,
+    /// Whether the channel dependency graph also holds the routes from every
+    /// switch's port 0 to the examined LIDs and from every port to every
+    /// switch LID (management traffic on data VLs). Off, the graph holds
+    /// CA-to-CA routes only, as ibdm's credit-loop check does.
+    pub cdg_switch_lids: bool,
 }
 
 /// The destination LIDs `sel` names, checked against the LID map.
@@ -115,7 +120,13 @@ pub fn analyze(
 ) -> Result<AnalysisReport, SmError> {
     let net = Net::new(fabric, lids, tables)?;
     let dlids = select_lids(&net, &options.dest_lids)?;
-    let credit_loops = cdg::credit_loops(&net, sl, &dlids)?;
+    let credit_loops = if options.cdg_switch_lids {
+        let mut all = dlids.clone();
+        all.extend(net.switch_lids().into_iter().map(|(_, l)| l));
+        cdg::credit_loops(&net, sl, &all, true)?
+    } else {
+        cdg::credit_loops(&net, sl, &dlids, false)?
+    };
     let paths = paths::ca_paths(&net, &dlids);
     let switch_paths = paths::switch_paths(&net);
     let loads = channel_load::uniform(&net, options.load_lids);

@@ -209,10 +209,11 @@ impl fmt::Display for AnalysisReport {
         let k = &self.credit_loops;
         let vls: Vec<String> = k.vls_used.iter().map(|v| v.to_string()).collect();
         let sizes = format!(
-            "{}, {}, VLs {}",
+            "{}, {}, VLs {}; {}",
             plural(k.channels, "channel", "channels"),
             plural(k.dependencies, "dependency", "dependencies"),
-            if vls.is_empty() { "none".to_string() } else { vls.join(",") }
+            if vls.is_empty() { "none".to_string() } else { vls.join(",") },
+            if k.switch_lids { "routes from and to switches included" } else { "CA-to-CA routes" }
         );
         if k.has_cycle() {
             writeln!(

@@ -205,6 +205,26 @@ fn ring_with_a_broken_turn_has_no_credit_loop() {
 }
 
 #[test]
+fn switch_routes_close_the_broken_turn_when_included() {
+    // CA routes avoid the turn s3->s0 into s0->s1, but the switch-LID
+    // entries still go clockwise: s2's and s3's own packets for s1 (LID 6)
+    // make that turn, and the ring's cycle is back.
+    let n = broken_turn();
+    let opts = AnalysisOptions { cdg_switch_lids: true, ..Default::default() };
+    let r = n.check_with(&SlView::default(), &opts);
+    assert!(r.credit_loops.switch_lids && r.has_defects(), "{r}");
+    let cycle = r.credit_loops.cycle.as_ref().unwrap();
+    let steps: Vec<(&str, &str, Lid)> = cycle.iter().map(|s| (s.from.as_str(), s.to.as_str(), s.dlid)).collect();
+    // Dependencies keep the first LID that made them: CA LIDs 1..4 come
+    // before switch LIDs 5..8, and only s3->s0 into s0->s1 needs a switch LID.
+    assert_eq!(steps, [("s0/1", "s1/2", 3), ("s1/1", "s2/2", 1), ("s2/1", "s3/2", 1), ("s3/1", "s0/2", 6)], "{r}");
+    assert!(r.to_string().contains("routes from and to switches included"), "{r}");
+    // Switch routes run on clockwise ring links that CA routes already use:
+    // new dependencies, no new channel.
+    assert_eq!(r.credit_loops.channels, 14);
+}
+
+#[test]
 fn forwarding_loop_is_found_with_an_example() {
     let mut n = clockwise();
     n.set("s2", "h0", 2); // s1 sends LID 1 to s2, which sends it back.

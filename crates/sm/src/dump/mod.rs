@@ -489,7 +489,7 @@ fn add_fresh_ca_lids(fabric: &Fabric, lmc: u8, entries: &mut Vec<PortLid>) -> Re
             continue;
         }
         if next + per - 1 > MAX_UNICAST_LID as u32 {
-            return Err(SmError::LmcTooLarge { lmc, needed: (next + per - 1) as u64, max: MAX_UNICAST_LID as u64 });
+            return Err(SmError::LmcTooLarge { lmc, needed: (next + per - 1) as u64, max: MAX_UNICAST_LID as u64, fits: None });
         }
         entries.push(PortLid { end, base: next as Lid, lmc });
         next += per;

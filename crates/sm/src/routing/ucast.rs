@@ -25,6 +25,11 @@
 //!   leading to a system (system image GUID) none of them went to is preferred;
 //!   failing that, one leading to an unused node; failing that, the least-loaded
 //!   port, ties broken by fewest LIDs already forwarded to that remote node.
+//! * Mixed-radix LMC spreading (engines whose [`PathSet::lmc_stride`] says so,
+//!   i.e. `updn`). For offsets above 0 the remote-node preference is replaced
+//!   by a fixed neighbour: the one `offset / stride` places after the base
+//!   LID's among the candidate neighbours; among that neighbour's ports
+//!   (parallel cables) the least-loaded one wins as above.
 //! * Counting. A route counts toward its port's load unless the destination is
 //!   a switch (OpenSM's `port_profile_switch_nodes` defaults to off).
 //! * `dor` mode. Only ports that lead to the same neighbour as the first
@@ -54,6 +59,14 @@ pub(crate) trait PathSet {
     /// engine's paths from `sw` to `dst`. OpenSM's equivalent is "the port's hop
     /// count equals the least hop count".
     fn on_path(&self, sw: usize, peer: usize, dst: usize) -> bool;
+    /// With LMC > 0: `None` for OpenSM's spreading of a port's LIDs; `Some(g)`
+    /// for mixed-radix spreading, where LID offset `o` at `sw` takes the
+    /// neighbour `o / g` places after the base LID's, in the order of the
+    /// candidate neighbours. `g` is how many ways earlier switches may already
+    /// have split the offsets of packets arriving at `sw` (see `updn`).
+    fn lmc_stride(&self, _sw: usize, _dst: usize) -> Option<u32> {
+        None
+    }
 }
 
 /// Sort key reproducing the order of OpenSM's GUID-keyed tables
@@ -219,7 +232,13 @@ pub(crate) fn build_lfts(
                             1
                         };
                         let used = &remotes[offsets[di]..offsets[di] + remote_len[di] as usize];
-                        let choice = Choice { sw_ports: &sw_ports, num_ports, counts: &counts, used, lmc, dor };
+                        let mut choice =
+                            Choice { sw_ports: &sw_ports, num_ports, counts: &counts, used, lmc, dor, only_peer: None };
+                        if let Some(g) = paths.lmc_stride(si, t).filter(|_| offset > 0 && !dor) {
+                            let base_port = tables.lft(sw).expect("switch table").entries()[d.base as usize];
+                            choice.lmc = false;
+                            choice.only_peer = stride_peer(&sw_ports, paths, si, t, base_port, offset / g.max(1));
+                        }
                         match choice.recommend(paths, si, t, start_from) {
                             Some(p) => p,
                             None => return Err(unroutable(fabric, sw, lid, d.end)),
@@ -267,6 +286,28 @@ fn unroutable(fabric: &Fabric, sw: NodeId, lid: Lid, end: LinkEnd) -> SmError {
     }
 }
 
+/// Mixed-radix LMC spreading: the candidate neighbour `shift` places after
+/// the one the base LID leaves to, candidates in order of their first port.
+/// `None` (no restriction) when there is no other neighbour to move to.
+fn stride_peer(
+    sw_ports: &[SwPort],
+    paths: &dyn PathSet,
+    sw: usize,
+    dst: usize,
+    base_port: PortNum,
+    shift: u32,
+) -> Option<usize> {
+    let mut peers: Vec<usize> = Vec::new();
+    for p in sw_ports {
+        if !peers.contains(&p.peer) && paths.on_path(sw, p.peer, dst) {
+            peers.push(p.peer);
+        }
+    }
+    let base = sw_ports.iter().find(|p| p.port == base_port)?.peer;
+    let i = peers.iter().position(|&p| p == base)?;
+    (peers.len() > 1).then(|| peers[(i + shift as usize) % peers.len()])
+}
+
 /// The state `osm_switch_recommend_path` reads for one switch and one LID.
 struct Choice<'a> {
     sw_ports: &'a [SwPort],
@@ -275,6 +316,8 @@ struct Choice<'a> {
     used: &'a [Remote],
     lmc: bool,
     dor: bool,
+    /// Consider only ports to this neighbour (mixed-radix LMC spreading).
+    only_peer: Option<usize>,
 }
 
 impl Choice<'_> {
@@ -295,7 +338,7 @@ impl Choice<'_> {
         let split = self.sw_ports.partition_point(|p| p.port < begin);
         let scan = self.sw_ports[split..].iter().chain(&self.sw_ports[..split]);
         for p in scan {
-            if !paths.on_path(sw, p.peer, dst) {
+            if self.only_peer.is_some_and(|q| q != p.peer) || !paths.on_path(sw, p.peer, dst) {
                 continue;
             }
             let check_count = self.counts[p.port as usize];

@@ -43,8 +43,16 @@
 //!   If the switch has CA ports, CA traffic would need the missing route, and the
 //!   result is [`SmError::Unroutable`].
 //!
-//! Port choice among legal ports is OpenSM's balancing ([`super::ucast`]).
-//! Options used: `roots`.
+//! * With LMC > 0, OpenSM spreads the LIDs of a port at each switch on its
+//!   own, preferring a remote system or node the port's other LIDs did not
+//!   go to. Two such splits in a row can undo each other: on a 2-ary 3-tree
+//!   the four LIDs of a host reach only two of the four top switches from a
+//!   remote leaf. Here offsets are spread mixed-radix instead (a D-mod-k rule
+//!   for any up*/down* graph, see `UpDownPaths::set_strides`), which gives
+//!   every remote leaf of a k-ary n-tree `2^LMC` distinct top switches.
+//!
+//! Port choice among legal ports is otherwise OpenSM's balancing
+//! ([`super::ucast`]). Options used: `roots`.
 
 use ibnetsim_fabric::Fabric;
 
@@ -218,7 +226,10 @@ fn route_with_roots(
     roots: &[usize],
     how: &str,
 ) -> Result<Routing, SmError> {
-    let paths = UpDownPaths::compute(fabric, hops, roots);
+    let mut paths = UpDownPaths::compute(fabric, hops, roots);
+    if lids.lmc() > 0 {
+        paths.set_strides(fabric);
+    }
     let tables = build_lfts(fabric, lids, hops, &paths, false).map_err(|err| match err {
         // Say why when a path exists but none is legal: the user can pick other roots.
         SmError::Unroutable { switch, lid, target } => {
@@ -271,6 +282,9 @@ struct UpDownPaths<'a> {
     forced: Vec<bool>,
     /// Switches with CA ports: they must have legal routes (no min-hop fallback).
     has_ca: Vec<bool>,
+    /// `stride[t * n + s]`: the mixed-radix LMC stride (see [`Self::set_strides`]);
+    /// empty at LMC 0.
+    stride: Vec<u8>,
 }
 
 impl<'a> UpDownPaths<'a> {
@@ -307,6 +321,7 @@ impl<'a> UpDownPaths<'a> {
             down: vec![UNREACHABLE; n * n],
             forced: vec![false; n * n],
             has_ca,
+            stride: Vec::new(),
         };
         let mut scratch = Scratch::new(n);
         for t in 0..n {
@@ -422,6 +437,55 @@ impl<'a> UpDownPaths<'a> {
         self.forced[row].copy_from_slice(forced);
     }
 
+    /// Strides for spreading the `2^LMC` LIDs of a port, a D-mod-k rule
+    /// generalised to any up*/down* graph. Toward destination `t`, `g(s)` is
+    /// how many ways the offsets of packets reaching `s` may already have been
+    /// split: 1 where routes start (a switch with CAs starts its own hosts'
+    /// routes, so it is given 1 too), and `max g(p) · m(p)` over the switches
+    /// `p` that have `s` among their `m(p)` candidate neighbours. Offset `o`
+    /// then leaves `s` to the candidate `o / g(s)` places after the base LID's
+    /// (mod `m(s)`): packets that arrive together differ in `o / g(s)` and
+    /// part, and on a k-ary n-tree the `2^LMC` routes from a leaf to a remote
+    /// host climb to as many different top switches (up to `k^(n-1)`).
+    /// OpenSM's rule, kept by `minhop`, alternates per switch independently,
+    /// so on trees of three levels two splits can undo each other.
+    fn set_strides(&mut self, fabric: &Fabric) {
+        // Offsets are below 2^7: any stride from 128 up means "never move".
+        const CAP: u32 = 128;
+        let n = self.n;
+        let mut stride = vec![1u8; n * n];
+        let mut g = vec![1u32; n];
+        let mut order: Vec<usize> = Vec::with_capacity(n);
+        let mut peers: Vec<usize> = Vec::new();
+        for t in 0..n {
+            let row = t * n;
+            g.fill(1);
+            order.clear();
+            order.extend((0..n).filter(|&s| s != t && self.len[row + s] != UNREACHABLE));
+            // Every candidate hop lowers the remaining length by one, so
+            // predecessors come first in decreasing length.
+            order.sort_unstable_by_key(|&s| std::cmp::Reverse(self.len[row + s]));
+            for &s in &order {
+                if self.has_ca[s] {
+                    g[s] = 1;
+                }
+                stride[row + s] = g[s].min(CAP) as u8;
+                peers.clear();
+                for (_, peer) in fabric.switch_neighbors(self.hops.switches()[s]) {
+                    let p = self.hops.index_of(peer.node).expect("switch");
+                    if !peers.contains(&p) && self.on_path(s, p, t) {
+                        peers.push(p);
+                    }
+                }
+                let through = (g[s] * peers.len() as u32).min(CAP);
+                for &p in &peers {
+                    g[p] = g[p].max(through);
+                }
+            }
+        }
+        self.stride = stride;
+    }
+
     /// Describes the min-hop fallback entries, if any.
     fn fallback_note(&self, fabric: &Fabric, lids: &LidMap, hops: &SwitchHops) -> Option<String> {
         let n = self.n;
@@ -499,6 +563,14 @@ impl PathSet for UpDownPaths<'_> {
             lp != UNREACHABLE && lp + 1 == l
         } else {
             self.is_down(sw, peer) && down_peer != UNREACHABLE && down_peer + 1 == l
+        }
+    }
+
+    fn lmc_stride(&self, sw: usize, dst: usize) -> Option<u32> {
+        // The min-hop fallback entries keep OpenSM's spreading.
+        match self.stride.get(dst * self.n + sw) {
+            Some(&g) if self.len[dst * self.n + sw] != UNREACHABLE => Some(g as u32),
+            _ => None,
         }
     }
 }

@@ -3,3 +3,5 @@
 mod common;
 mod dumps;
 mod real_fabrics;
+mod lmc_paths;
+mod paper_networks;
