@@ -227,7 +227,7 @@ class Plan:
             )
             lines.append(f"port {r.node}/{r.port} qos_vlarb_high {r.vlarb_high}")
             lines.append(f"port {r.node}/{r.port} qos_vlarb_low {r.vlarb_low}")
-        return "\n".join(lines) + "\n"
+        return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
 def plan(
