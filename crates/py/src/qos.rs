@@ -109,7 +109,7 @@ pub fn qos_plan<'py>(
             .ok_or_else(|| at(format!("class '{class}' is not one of DBTS, DB, BE, CH")))?;
         let c = Connection { src, dst, class, bw_bps: *bw };
         let path = adm.path(src, dst).map_err(|e: SmError| at(e.to_string()))?;
-        src_slots.push(if class.reserves() { adm.slots_at(path[0], *bw) } else { 0 });
+        src_slots.push(if class.reserves() { adm.slots_at(path[0], *bw).unwrap_or(0) } else { 0 });
         match adm.admit_on(&c, &path).map_err(|e| at(e.to_string()))? {
             Decision::Accepted { sl: l, .. } => {
                 sl.push(l as u32);

@@ -218,9 +218,12 @@ impl<'a> Admission<'a> {
         }
     }
 
-    /// Slots a connection of `bw_bps` needs at output port `end`.
-    pub fn slots_at(&self, end: LinkEnd, bw_bps: u64) -> u32 {
-        super::slots_for(bw_bps, self.link_bps[self.layout.slot(end.node, end.port)])
+    /// Slots a connection of `bw_bps` needs at output port `end`; `None` for a port without a cable.
+    pub fn slots_at(&self, end: LinkEnd, bw_bps: u64) -> Option<u32> {
+        match self.link_bps.get(self.layout.slot(end.node, end.port)) {
+            Some(&rate) if rate > 0 => Some(super::slots_for(bw_bps, rate)),
+            _ => None,
+        }
     }
 
     /// Tries to establish `c`; rejection leaves every port as it was.

@@ -260,10 +260,11 @@ fn link_rate_sets_the_slots() {
     f.connect(s, 2, h1, 1, LinkSpec::default()).unwrap();
     let sn = routed(&f);
     let adm = Admission::new(&f, &sn, AdmissionConfig::default()).unwrap();
-    assert_eq!(adm.slots_at(LinkEnd { node: h0, port: 1 }, 300_000_000), 490);
-    assert_eq!(adm.slots_at(LinkEnd { node: s, port: 2 }, 300_000_000), 1959);
+    assert_eq!(adm.slots_at(LinkEnd { node: h0, port: 1 }, 300_000_000), Some(490));
+    assert_eq!(adm.slots_at(LinkEnd { node: s, port: 2 }, 300_000_000), Some(1959));
+    assert_eq!(adm.slots_at(LinkEnd { node: s, port: 3 }, 300_000_000), None); // no cable
     let data = Admission::new(&f, &sn, AdmissionConfig { rate_basis: RateBasis::Data, ..Default::default() }).unwrap();
-    assert_eq!(data.slots_at(LinkEnd { node: s, port: 2 }, 300_000_000), 2448); // 300e6 × 16320 / 2e9
+    assert_eq!(data.slots_at(LinkEnd { node: s, port: 2 }, 300_000_000), Some(2448)); // 300e6 × 16320 / 2e9
 }
 
 #[test]
