@@ -253,3 +253,38 @@ def test_alfaro_connection_tables_quick(table, tmp_path):
     # Below saturation every connection is established, exactly as in the paper.
     exact = [c for c in rep.comparisons if c.value.tolerance_abs == 0 and c.ours is not None]
     assert exact and all(c.ours == c.value.paper for c in exact)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_SMALL = ib.topology.hypercube(2, hosts_per_switch=2)
+_SMALL_SM = ib.SubnetManager(_SMALL, routing="updn")
+_HOSTS = [f"h{i}" for i in range(8)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_HOSTS), st.sampled_from(_HOSTS), st.sampled_from(["DB", "DBTS", "BE", "CH"]), st.integers(1, 900_000_000)),
+        max_size=60,
+    ),
+    st.sampled_from([0.0, 0.1, 0.2, 0.5]),
+)
+def test_plan_invariants_hold_for_any_request_list(reqs, be_share):
+    reqs = [r for r in reqs if r[0] != r[1]]
+    p = qos.plan(_SMALL, _SMALL_SM, reqs, be_share=be_share)
+    be = round(be_share * qos.FRAME_SLOTS)
+    ports = p.ports
+    assert (ports["budget_slots"] == qos.FRAME_SLOTS - be).all()
+    assert (ports["reserved_slots"] <= ports["budget_slots"]).all()
+    assert (ports["high_entries"] <= 64).all() and (ports["low_entries"] <= 64).all()
+    assert p.entries["weight"].between(0, 255).all()
+    weights = p.entries.groupby(["node", "port"])["weight"].sum()
+    want = ports.set_index(["node", "port"])["reserved_slots"] + be + 1
+    assert weights.reindex(want.index).tolist() == want.tolist()
+    # Reserved slots are exactly those of the accepted DB/DBTS connections, hop by hop.
+    acc = p.connections[p.connections["accepted"] & p.connections["klass"].isin(["DB", "DBTS"])]
+    total = sum(qos_slots * len(_SMALL_SM.route(s, d)) for s, d, qos_slots in zip(acc["source"], acc["destination"], acc["source_slots"]))
+    assert int(ports["reserved_slots"].sum()) == total
+    # BE and CH are never refused.
+    assert p.connections[p.connections["klass"].isin(["BE", "CH"])]["accepted"].all()
