@@ -247,6 +247,7 @@ from ibnetsim.experiment.cli import register as _register_experiment_commands  #
 
 _register_experiment_commands(main)
 __import__("ibnetsim.run_cli", fromlist=["register"]).register(main)  # run / bench
+__import__("ibnetsim.qos_cli", fromlist=["register"]).register(main)  # qos plan / setup
 
 
 if __name__ == "__main__":

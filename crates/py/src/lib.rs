@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 mod errors;
 mod fabric;
+mod qos;
 mod sim;
 mod subnet;
 
@@ -18,5 +19,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fabric::register(m)?;
     subnet::register(m)?;
     sim::register(m)?;
+    qos::register(m)?;
     Ok(())
 }

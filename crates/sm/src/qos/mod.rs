@@ -16,6 +16,7 @@
 //! [`QosConfig::apply`]); a cabled port runs the smaller of its own and its
 //! peer's value, as IBA link initialisation would leave it.
 
+pub mod admission;
 pub mod opensm_conf;
 pub mod sl2vl;
 pub mod vlarb;

@@ -96,6 +96,7 @@ def _load_builtins() -> None:
         importlib.import_module("ibnetsim.experiment.kinds.routing_stats")
         importlib.import_module("ibnetsim.experiment.kinds.tframe")
         importlib.import_module("ibnetsim.experiment.kinds.simulate")
+        importlib.import_module("ibnetsim.experiment.kinds.qos_setup")
 
 
 def names() -> list[str]:

@@ -1,0 +1,368 @@
+"""Bandwidth reservation and VL arbitration tables per connection (paper 001).
+
+The subnet manager of Alfaro, Sánchez and Duato ("A Strategy to Compute the
+InfiniBand Arbitration Tables", 2001) admits connections one at a time and
+writes each into the VL arbitration table of every output port on its path.
+The computation is in the Rust core (``crates/sm/src/qos/admission``); this
+module reads connection-request files and returns the results as DataFrames.
+
+* :func:`plan` admits a list of requests on a routed fabric and returns the
+  per-port tables a subnet manager would program (:class:`Plan`, printable in
+  an OpenSM-style format with :meth:`Plan.to_text`).
+* :func:`setup` runs the paper's connection-setup experiment: random DB (or
+  DBTS) connections spread evenly over the four bandwidth SLs until N are
+  established or an SL runs out of retries (:class:`SetupResult`).
+
+Connection-request files (:func:`read_requests`) are text, one request a
+line: ``source, destination, class, bandwidth``. See docs/qos.md.
+
+Example::
+
+    import ibnetsim as ib
+    from ibnetsim import qos
+    fab = ib.topology.hypercube(4, hosts_per_switch=4)
+    sm = ib.SubnetManager(fab, routing="updn")
+    p = qos.plan(fab, sm, [qos.Request("h0", "h17", "DB", 2_000_000)])
+    print(p.to_text())
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence
+
+import pandas as pd
+
+from ibnetsim import _core
+from ibnetsim.errors import ConfigError
+
+__all__ = [
+    "Request",
+    "Plan",
+    "SetupResult",
+    "plan",
+    "setup",
+    "read_requests",
+    "parse_requests",
+    "parse_bandwidth",
+    "CLASSES",
+    "FRAME_SLOTS",
+    "PAPER_BANDS_BPS",
+    "DEFAULT_RETRY_LIMIT",
+]
+
+#: Traffic classes of paper 001 §4.1.
+CLASSES = ("DBTS", "DB", "BE", "CH")
+
+#: Slots of a frame: 64 entries × weight 255 (units of 64 bytes).
+FRAME_SLOTS = 64 * 255
+
+#: Mean-bandwidth range of each of the four SLs in the setup (paper 001 §5.2; SL 2 from §4.1, see docs/qos.md).
+PAPER_BANDS_BPS = ((8_000, 64_000), (64_001, 1_550_000), (1_550_001, 64_000_000), (64_000_001, 300_000_000))
+
+#: Refusals in a row after which an SL is exhausted in :func:`setup` (the paper does not give its value).
+DEFAULT_RETRY_LIMIT = 10_000
+
+_UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}
+_BW = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgG]?)\s*(?:b/s|bps|bit/s)?\s*$")
+
+
+def parse_bandwidth(text: str) -> int:
+    """Bit/s of ``text``: a number with an optional decimal SI prefix and unit,
+    e.g. ``64000``, ``64k``, ``1.55M``, ``300 Mb/s``, ``2.5Gbps``. Rounds to whole bit/s."""
+    m = _BW.match(text)
+    if not m:
+        raise ValueError(f"bandwidth '{text.strip()}' is not a number with an optional k/M/G prefix (e.g. 64k, 1.55M, 300Mb/s)")
+    value = float(m.group(1)) * _UNITS[m.group(2).lower()]
+    return int(round(value))
+
+
+@dataclass(frozen=True)
+class Request:
+    """A connection request: CAs by name (or GUID), class, mean bandwidth in bit/s."""
+
+    source: str
+    destination: str
+    klass: str
+    bandwidth_bps: int
+    #: Where it came from (``file:line``), for messages.
+    where: str = ""
+
+    def __post_init__(self) -> None:
+        if self.klass.upper() not in CLASSES:
+            raise ConfigError(f"{self._at()}class '{self.klass}' is not one of {', '.join(CLASSES)}")
+        if self.bandwidth_bps < 0:
+            raise ConfigError(f"{self._at()}bandwidth {self.bandwidth_bps} b/s is negative")
+        if self.klass.upper() in ("DB", "DBTS") and self.bandwidth_bps == 0:
+            raise ConfigError(f"{self._at()}a {self.klass.upper()} connection needs a mean bandwidth above 0")
+
+    def _at(self) -> str:
+        return f"{self.where}: " if self.where else ""
+
+
+def parse_requests(text: str, name: str = "<requests>") -> list[Request]:
+    """Requests from the text of a request file (see :func:`read_requests`); errors name ``name:line``."""
+    out: list[Request] = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        where = f"{name}:{lineno}"
+        fields = [f.strip() for f in line.split(",")] if "," in line else line.split()
+        if len(fields) != 4 or any(f == "" for f in fields):
+            raise ConfigError(f"{where}: expected 4 fields 'source, destination, class, bandwidth', got {len(fields)}: '{line}'")
+        if not out and fields[2].lower() == "class":
+            continue  # a header line
+        src, dst, klass, bw = fields
+        try:
+            bps = parse_bandwidth(bw)
+        except ValueError as e:
+            raise ConfigError(f"{where}: {e}") from None
+        out.append(Request(src, dst, klass.upper(), bps, where))
+    return out
+
+
+def read_requests(path: str | os.PathLike) -> list[Request]:
+    """Reads a connection-request file.
+
+    One request a line, ``source, destination, class, bandwidth``, fields
+    separated by commas or (with no comma on the line) by whitespace. ``#``
+    starts a comment; blank lines are skipped; a first line whose third field
+    is ``class`` is a header. Source and destination are channel adapters
+    (name, GUID or description); class is DBTS, DB, BE or CH; bandwidth is the
+    mean bandwidth (see :func:`parse_bandwidth`). Errors name ``file:line``.
+    """
+    with open(path, encoding="utf-8") as fh:
+        return parse_requests(fh.read(), os.fspath(path))
+
+
+def _check_names(fabric, requests: Sequence[Request]) -> None:
+    nodes = fabric.nodes
+    kind = dict(zip(nodes["name"], nodes["kind"].astype(str)))
+    for r in requests:
+        for role, n in (("source", r.source), ("destination", r.destination)):
+            k = kind.get(n)
+            if k is not None and "switch" in k.lower():
+                raise ConfigError(f"{r._at()}{role} '{n}' is a switch; connections run between channel adapters")
+        if r.source == r.destination:
+            raise ConfigError(f"{r._at()}source and destination are both '{r.source}'")
+
+
+def _subnet(fabric, sm):
+    if fabric is not None and fabric._inner is not sm.fabric._inner:
+        raise ConfigError("the subnet manager was configured on another fabric than the one given")
+    return sm._inner
+
+
+@dataclass
+class Plan:
+    """The outcome of :func:`plan`.
+
+    ``connections``: the requests with ``sl``, ``accepted``, ``source_slots``
+    (slots at the source CA port), ``refused_at`` (``node/port``) and ``reason``.
+    ``ports``: every cabled output port with its link rate, slots reserved and
+    budget, entries used and its tables as ``VL:weight`` strings.
+    ``entries``: the tables in long form (node, port, priority, entry, vl, weight).
+    """
+
+    connections: pd.DataFrame
+    ports: pd.DataFrame
+    entries: pd.DataFrame
+    sl2vl: str
+    idle_vlarb_high: str
+    idle_vlarb_low: str
+    high_limit: int
+    be_slots: int
+    rate_basis: str
+
+    @property
+    def accepted(self) -> int:
+        return int(self.connections["accepted"].sum())
+
+    @property
+    def refused(self) -> int:
+        return int((~self.connections["accepted"]).sum())
+
+    def to_text(self, all_ports: bool = False) -> str:
+        """OpenSM-style text: the options every port shares, then each port's tables.
+
+        OpenSM sets ``qos_vlarb_high``/``qos_vlarb_low`` per port class; here
+        they differ per port, so each port whose tables differ from an idle
+        port's (every port with ``all_ports``) gets two lines
+        ``port NODE/PORT qos_vlarb_high|qos_vlarb_low TABLE``. OpenSM's parser
+        (and :meth:`ibnetsim.SubnetManager.check`'s ``qos_file``) skips those
+        unknown ``port`` keys, so the text is also a valid opensm.conf
+        fragment giving the idle tables.
+        """
+        c = self.connections
+        lines = [
+            "# ibnetsim qos plan: VL arbitration tables after Alfaro, Sanchez, Duato (2001)",
+            f"# {len(c)} requests: {self.accepted} accepted, {self.refused} refused; "
+            f"BE share {self.be_slots} of {FRAME_SLOTS} slots; link rate basis {self.rate_basis}",
+        ]
+        for r in c.itertuples(index=False):
+            verdict = "accepted" if r.accepted else f"REFUSED at {r.refused_at} ({r.reason})"
+            where = f"{r.where}: " if r.where else ""
+            lines.append(f"#   {where}{r.source} -> {r.destination} {r.klass} {r.bandwidth_bps} b/s, SL {r.sl}: {verdict}")
+        lines += [
+            "qos TRUE",
+            "qos_max_vls 15",
+            f"qos_high_limit {self.high_limit}",
+            f"qos_sl2vl {self.sl2vl}",
+            "# tables of a port no connection uses",
+            f"qos_vlarb_high {self.idle_vlarb_high}",
+            f"qos_vlarb_low {self.idle_vlarb_low}",
+        ]
+        p = self.ports
+        if not all_ports:
+            p = p[(p["vlarb_high"] != self.idle_vlarb_high) | (p["vlarb_low"] != self.idle_vlarb_low)]
+        lines.append(f"# per-port tables ({len(p)} ports)")
+        for r in p.itertuples(index=False):
+            lines.append(
+                f"# {r.node}/{r.port}: {r.reserved_slots}/{r.budget_slots} slots reserved, "
+                f"{r.high_entries}/64 high and {r.low_entries}/64 low entries, link {r.link_bps / 1e9:g} Gb/s"
+            )
+            lines.append(f"port {r.node}/{r.port} qos_vlarb_high {r.vlarb_high}")
+            lines.append(f"port {r.node}/{r.port} qos_vlarb_low {r.vlarb_low}")
+        return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def plan(
+    fabric,
+    sm,
+    requests: Iterable[Request | tuple],
+    be_share: float = 0.2,
+    rate_basis: str = "signalling",
+    high_limit: int = 255,
+) -> Plan:
+    """Admits ``requests`` in order on ``sm``'s routing and returns the tables.
+
+    A request is a :class:`Request` or a tuple ``(source, destination, class,
+    bandwidth_bps)``. ``be_share`` is the frame share kept for BE (paper: 0.2);
+    ``rate_basis`` is ``signalling`` (2.5 Gb/s per SDR lane, as the paper) or
+    ``data`` (after encoding); ``high_limit`` is the ``LimitOfHighPriority``
+    programmed on every port. A refused request is a row with ``accepted``
+    False; a request that cannot be routed raises :class:`ConfigError`.
+    """
+    reqs = [
+        (dataclasses.replace(r, where=r.where or f"request {i + 1}") if isinstance(r, Request) else Request(r[0], r[1], str(r[2]).upper(), int(r[3]), f"request {i + 1}"))
+        for i, r in enumerate(requests)
+    ]
+    if fabric is not None:
+        _check_names(fabric, reqs)
+    if not 0 <= high_limit <= 255:
+        raise ConfigError(f"high_limit {high_limit} is out of range 0..=255")
+    d = _core.qos_plan(
+        _subnet(fabric, sm),
+        [(r.source, r.destination, r.klass.upper(), r.bandwidth_bps) for r in reqs],
+        [r.where for r in reqs],
+        float(be_share),
+        rate_basis,
+        int(high_limit),
+    )
+    conns = pd.DataFrame(
+        {
+            "where": [r.where for r in reqs],
+            "source": [r.source for r in reqs],
+            "destination": [r.destination for r in reqs],
+            "klass": [r.klass.upper() for r in reqs],
+            "bandwidth_bps": pd.array([r.bandwidth_bps for r in reqs], dtype="int64"),
+            **d["connections"],
+        }
+    )
+    return Plan(
+        connections=conns,
+        ports=pd.DataFrame(d["ports"]),
+        entries=pd.DataFrame(d["entries"]),
+        sl2vl=d["sl2vl"],
+        idle_vlarb_high=d["idle_vlarb_high"],
+        idle_vlarb_low=d["idle_vlarb_low"],
+        high_limit=d["high_limit"],
+        be_slots=d["be_slots"],
+        rate_basis=rate_basis,
+    )
+
+
+@dataclass
+class SetupResult:
+    """The outcome of :func:`setup`.
+
+    ``per_sl``: one row per SL with ``tried``, ``established``,
+    ``refused_bandwidth``, ``refused_entries`` and ``mean_bandwidth_bps`` of
+    the accepted connections. ``ports``: every output port's use at the end.
+    ``exhausted_sl`` is the SL that ran out of retries first (None if N were
+    established).
+    """
+
+    target: int
+    per_sl: pd.DataFrame
+    ports: pd.DataFrame
+    exhausted_sl: Optional[int]
+
+    @property
+    def established(self) -> int:
+        return int(self.per_sl["established"].sum())
+
+    @property
+    def tried(self) -> int:
+        return int(self.per_sl["tried"].sum())
+
+
+def setup(
+    fabric,
+    sm,
+    connections: int,
+    retry_limit: int = DEFAULT_RETRY_LIMIT,
+    seed: int = 1,
+    be_share: float = 0.2,
+    rate_basis: str = "signalling",
+    klass: str = "DB",
+    stop: str = "all",
+    bands: Optional[Sequence[tuple[int, int]]] = None,
+) -> SetupResult:
+    """Paper 001's connection setup: try to establish ``connections`` connections.
+
+    Each try is for the SL with the fewest established connections; source and
+    destination are drawn uniformly among the CAs, the mean bandwidth uniformly
+    in the SL's range (``bands``, default :data:`PAPER_BANDS_BPS`). After
+    ``retry_limit`` refusals in a row an SL is exhausted: with ``stop="all"``
+    (the paper) setup ends, with ``stop="level"`` only that SL stops.
+    ``klass`` is ``DB`` (SLs 0–3, low table) or ``DBTS`` (SLs 4–7, high table).
+    """
+    if connections < 0:
+        raise ConfigError(f"connections must be at least 0, not {connections}")
+    if retry_limit < 1:
+        raise ConfigError(f"retry_limit must be at least 1, not {retry_limit}")
+    d = _core.qos_setup(
+        _subnet(fabric, sm),
+        int(connections),
+        int(retry_limit),
+        int(seed),
+        float(be_share),
+        rate_basis,
+        klass.upper(),
+        stop,
+        [tuple(map(int, b)) for b in bands] if bands is not None else None,
+    )
+    est = d["established"]
+    bw = d["bandwidth_bps"]
+    per_sl = pd.DataFrame(
+        {
+            "sl": [d["first_sl"] + b for b in range(4)],
+            "tried": d["tried"],
+            "established": est,
+            "refused_bandwidth": d["refused_bandwidth"],
+            "refused_entries": d["refused_entries"],
+            "mean_bandwidth_bps": [bw[b] / est[b] if est[b] else float("nan") for b in range(4)],
+        }
+    )
+    ex = d["exhausted"]
+    return SetupResult(
+        target=d["target"],
+        per_sl=per_sl,
+        ports=pd.DataFrame(d["ports"]),
+        exhausted_sl=None if ex < 0 else d["first_sl"] + ex,
+    )
