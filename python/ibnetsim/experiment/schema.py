@@ -508,8 +508,15 @@ def render_reference() -> str:
 
     # Only what ships with ibnetsim: kinds and sections registered by plugins at
     # run time are not part of the reference.
-    builtin = [pk for pk in kinds.all_kinds() if pk.run.__module__.startswith("ibnetsim.")]
+    # Kinds in the order ibnetsim loads them, sections in the order the kinds read
+    # them: the page must not depend on which module a caller happened to import first.
+    order = {name: i for i, name in enumerate(kinds.BUILTIN_MODULES)}
+    builtin = sorted(
+        (pk for pk in kinds.all_kinds() if pk.run.__module__.startswith("ibnetsim.")),
+        key=lambda pk: (order.get(pk.run.__module__, len(order)), pk.name),
+    )
     used = {s for pk in builtin for s in pk.sections}
+    section_order = list(dict.fromkeys(s for pk in builtin for s in pk.sections))
     lines = [_INTRO, "## Top-level keys", ""]
     lines += _key_table(TOP_LEVEL, "")
     lines += ["", "## Point kinds", ""]
@@ -525,7 +532,7 @@ def render_reference() -> str:
             lines += [f"| `{c}` | {d} |" for c, d in pk.columns.items()]
             lines.append("")
     lines += ["## Sections", ""]
-    for sec in _SECTIONS.values():
+    for sec in sorted(_SECTIONS.values(), key=lambda sec: section_order.index(sec.name) if sec.name in used else -1):
         if sec.name not in used:
             continue
         lines += [f"### `[{sec.name}]`", "", sec.doc, ""]

@@ -89,14 +89,21 @@ def register(kind: PointKind) -> PointKind:
     return kind
 
 
+#: The point kinds that ship with ibnetsim, in the order they are loaded and documented.
+BUILTIN_MODULES = (
+    "ibnetsim.experiment.kinds.routing_stats",
+    "ibnetsim.experiment.kinds.tframe",
+    "ibnetsim.experiment.kinds.simulate",
+    "ibnetsim.experiment.kinds.qos_setup",
+)
+
+
 def _load_builtins() -> None:
     global _BUILTINS_LOADED
     if not _BUILTINS_LOADED:
         _BUILTINS_LOADED = True
-        importlib.import_module("ibnetsim.experiment.kinds.routing_stats")
-        importlib.import_module("ibnetsim.experiment.kinds.tframe")
-        importlib.import_module("ibnetsim.experiment.kinds.simulate")
-        importlib.import_module("ibnetsim.experiment.kinds.qos_setup")
+        for module in BUILTIN_MODULES:
+            importlib.import_module(module)
 
 
 def names() -> list[str]:
