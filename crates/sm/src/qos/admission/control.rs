@@ -42,11 +42,56 @@ pub struct AdmissionConfig {
     pub rate_basis: RateBasis,
     /// `LimitOfHighPriority` programmed on every port.
     pub high_limit: u8,
+    /// Whether a full arbitration table refuses a connection.
+    pub entry_limit: EntryLimit,
+    /// Whether the source CA's output port is checked and reserved too.
+    pub source_port: SourcePort,
+}
+
+/// Whether the 64 entries of a table limit admission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EntryLimit {
+    /// A connection is refused when its SL's entries and the free entries
+    /// cannot hold its slots (IBA: 64 entries of weight at most 255).
+    #[default]
+    Table,
+    /// Only the slot budget refuses; slots beyond the table are counted as
+    /// overflow (paper 001 §4.2's claim that entries are no limitation, taken
+    /// as the accounting rule).
+    None,
+}
+
+impl EntryLimit {
+    /// Parses `table` or `none`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "table" => Some(EntryLimit::Table),
+            "none" => Some(EntryLimit::None),
+            _ => None,
+        }
+    }
+}
+
+/// Whether admission covers the source CA's output port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SourcePort {
+    /// Every output port of the path, the source CA port first.
+    #[default]
+    Checked,
+    /// Switch output ports only (paper 001 §4.2 has "the control unit of each
+    /// switch" accept or reject): the source CA port reserves nothing.
+    Unchecked,
 }
 
 impl Default for AdmissionConfig {
     fn default() -> Self {
-        AdmissionConfig { be_share: 0.2, rate_basis: RateBasis::Signalling, high_limit: HIGH_LIMIT_UNLIMITED }
+        AdmissionConfig {
+            be_share: 0.2,
+            rate_basis: RateBasis::Signalling,
+            high_limit: HIGH_LIMIT_UNLIMITED,
+            entry_limit: EntryLimit::Table,
+            source_port: SourcePort::Checked,
+        }
     }
 }
 
@@ -54,7 +99,10 @@ impl AdmissionConfig {
     /// BE slots: the share of the frame, to the nearest slot.
     pub fn be_slots(&self) -> Result<u32, SmError> {
         if !(0.0..=1.0).contains(&self.be_share) {
-            return Err(SmError::option("be_share", format!("{} is not a fraction in 0..=1", self.be_share)));
+            return Err(SmError::option(
+                "be_share",
+                format!("{} is not a fraction in 0..=1", self.be_share),
+            ));
         }
         let slots = (self.be_share * FRAME_SLOTS as f64).round() as u32;
         if slots > max_be_slots() {
@@ -129,6 +177,8 @@ pub struct PortUsage {
     pub high_entries: usize,
     /// Entries used in the low table (BE and CH included).
     pub low_entries: usize,
+    /// Reserved slots no table entry holds ([`EntryLimit::None`] only).
+    pub overflow: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -153,7 +203,11 @@ pub struct Admission<'a> {
 
 impl<'a> Admission<'a> {
     /// Every cabled port of `fabric` with only its BE and CH entries.
-    pub fn new(fabric: &'a Fabric, subnet: &'a Subnet, config: AdmissionConfig) -> Result<Self, SmError> {
+    pub fn new(
+        fabric: &'a Fabric,
+        subnet: &'a Subnet,
+        config: AdmissionConfig,
+    ) -> Result<Self, SmError> {
         let empty = PortState::new(config.be_slots()?);
         let layout = PortLayout::uniform(fabric, DATA_VLS)?;
         let mut ports = vec![None; layout.num_slots()];
@@ -170,7 +224,17 @@ impl<'a> Admission<'a> {
                 link_bps[i] = rate.round() as u64;
             }
         }
-        Ok(Admission { fabric, subnet, config, layout, ports, link_bps, conns: Vec::new(), free_ids: Vec::new(), empty })
+        Ok(Admission {
+            fabric,
+            subnet,
+            config,
+            layout,
+            ports,
+            link_bps,
+            conns: Vec::new(),
+            free_ids: Vec::new(),
+            empty,
+        })
     }
 
     /// The configuration.
@@ -190,16 +254,29 @@ impl<'a> Admission<'a> {
         let name = |n: NodeId| f.node(n).name.clone();
         for (what, n) in [("source", src), ("destination", dst)] {
             if n.index() >= f.num_nodes() || !f.node(n).kind.is_ca() {
-                return Err(SmError::option(what, format!("'{}' is not a channel adapter", name(n))));
+                return Err(SmError::option(
+                    what,
+                    format!("'{}' is not a channel adapter", name(n)),
+                ));
             }
         }
         if src == dst {
-            return Err(SmError::option("destination", format!("'{}' is also the source", name(dst))));
+            return Err(SmError::option(
+                "destination",
+                format!("'{}' is also the source", name(dst)),
+            ));
         }
         let port_of = |n: NodeId| {
-            f.node(n).connected_ports().next().map(|(p, _)| p).ok_or_else(|| {
-                SmError::option("connection", format!("channel adapter '{}' has no cabled port", name(n)))
-            })
+            f.node(n)
+                .connected_ports()
+                .next()
+                .map(|(p, _)| p)
+                .ok_or_else(|| {
+                    SmError::option(
+                        "connection",
+                        format!("channel adapter '{}' has no cabled port", name(n)),
+                    )
+                })
         };
         let (sport, dport) = (port_of(src)?, port_of(dst)?);
         let dlid = self
@@ -208,12 +285,25 @@ impl<'a> Admission<'a> {
             .of_port(dst, dport)
             .ok_or_else(|| SmError::option("destination", format!("'{}' has no LID", name(dst))))?
             .base;
-        let route = trace_route(f, &self.subnet.lids, &self.subnet.tables, LinkEnd { node: src, port: sport }, dlid);
+        let route = trace_route(
+            f,
+            &self.subnet.lids,
+            &self.subnet.tables,
+            LinkEnd {
+                node: src,
+                port: sport,
+            },
+            dlid,
+        );
         match route.end {
             RouteEnd::Delivered(_) => Ok(route.hops),
             end => Err(SmError::option(
                 "connection",
-                format!("no route from '{}' to '{}' in the forwarding tables ({end:?})", name(src), name(dst)),
+                format!(
+                    "no route from '{}' to '{}' in the forwarding tables ({end:?})",
+                    name(src),
+                    name(dst)
+                ),
             )),
         }
     }
@@ -235,19 +325,54 @@ impl<'a> Admission<'a> {
 
     /// [`Self::admit`] on a path already traced (from [`Self::path`]).
     pub fn admit_on(&mut self, c: &Connection, path: &[LinkEnd]) -> Result<Decision, SmError> {
-        let sl = sl_of(c.class, c.bw_bps);
+        self.admit_on_sl(c, path, sl_of(c.class, c.bw_bps))
+    }
+
+    /// [`Self::admit`] with the SL given rather than derived from the
+    /// bandwidth: paper 001 §5.2 draws SL 2's bandwidths from 64 kb/s, below
+    /// its own §4.1 class limit. `sl` must belong to `c.class` ([`sl_of`] of
+    /// some bandwidth).
+    pub fn admit_as(&mut self, c: &Connection, sl: u8) -> Result<Decision, SmError> {
+        if sl_of(c.class, 0) / 4 != sl / 4 || (!c.class.reserves() && sl != sl_of(c.class, 0)) {
+            return Err(SmError::option(
+                "sl",
+                format!("SL {sl} does not carry {} traffic", c.class.name()),
+            ));
+        }
+        let path = self.path(c.src, c.dst)?;
+        self.admit_on_sl(c, &path, sl)
+    }
+
+    fn admit_on_sl(
+        &mut self,
+        c: &Connection,
+        path: &[LinkEnd],
+        sl: u8,
+    ) -> Result<Decision, SmError> {
         let mut holds = Vec::new();
         if c.class.reserves() {
             let prio = priority_of_sl(sl);
-            for (hop, &end) in path.iter().enumerate() {
+            let first = match self.config.source_port {
+                SourcePort::Checked => 0,
+                SourcePort::Unchecked => 1,
+            };
+            for (hop, &end) in path.iter().enumerate().skip(first) {
                 let i = self.layout.slot(end.node, end.port);
                 let slots = super::slots_for(c.bw_bps, self.link_bps[i]);
                 let port = self.ports[i].as_mut().expect("a routed port is cabled");
-                match port.try_reserve(prio, sl, slots) {
+                let tried = match self.config.entry_limit {
+                    EntryLimit::Table => port.try_reserve(prio, sl, slots),
+                    EntryLimit::None => port.reserve_slots_only(prio, sl, slots),
+                };
+                match tried {
                     Ok(r) => holds.push((i as u32, r)),
                     Err(shortfall) => {
                         self.give_back(&holds);
-                        return Ok(Decision::Rejected(Rejection { at: end, hop, shortfall }));
+                        return Ok(Decision::Rejected(Rejection {
+                            at: end,
+                            hop,
+                            shortfall,
+                        }));
                     }
                 }
             }
@@ -268,13 +393,18 @@ impl<'a> Admission<'a> {
 
     fn give_back(&mut self, holds: &[(u32, Reservation)]) {
         for (i, r) in holds {
-            self.ports[*i as usize].as_mut().expect("held port").release(r);
+            self.ports[*i as usize]
+                .as_mut()
+                .expect("held port")
+                .release(r);
         }
     }
 
     /// Tears down an accepted connection; false if `id` is not established.
     pub fn release(&mut self, id: ConnId) -> bool {
-        let Some(held) = self.conns.get_mut(id.0 as usize).and_then(Option::take) else { return false };
+        let Some(held) = self.conns.get_mut(id.0 as usize).and_then(Option::take) else {
+            return false;
+        };
         self.give_back(&held.holds);
         self.free_ids.push(id.0);
         true
@@ -287,16 +417,21 @@ impl<'a> Admission<'a> {
 
     /// The state of output port `end`, `None` when it has no cable.
     pub fn port(&self, end: LinkEnd) -> Option<&PortState> {
-        self.ports.get(self.layout.slot(end.node, end.port)).and_then(Option::as_ref)
+        self.ports
+            .get(self.layout.slot(end.node, end.port))
+            .and_then(Option::as_ref)
     }
 
     /// Every cabled port with its state, in node and port order.
     pub fn ports(&self) -> impl Iterator<Item = (LinkEnd, &PortState)> + '_ {
         self.fabric.ids().flat_map(move |n| {
-            self.fabric.node(n).connected_ports().filter_map(move |(p, _)| {
-                let end = LinkEnd { node: n, port: p };
-                self.port(end).map(|s| (end, s))
-            })
+            self.fabric
+                .node(n)
+                .connected_ports()
+                .filter_map(move |(p, _)| {
+                    let end = LinkEnd { node: n, port: p };
+                    self.port(end).map(|s| (end, s))
+                })
         })
     }
 
@@ -310,6 +445,7 @@ impl<'a> Admission<'a> {
                 budget: s.budget,
                 high_entries: s.high.used_entries(),
                 low_entries: s.low.used_entries(),
+                overflow: s.overflow,
             })
             .collect()
     }

@@ -29,8 +29,20 @@ use super::{sl_of, TrafficClass};
 use crate::error::SmError;
 
 /// Mean-bandwidth range (inclusive, bit/s) of each of the four SLs, §5.2.
-pub const PAPER_BANDS_BPS: [(u64, u64); 4] =
-    [(8_000, 64_000), (64_001, 1_550_000), (1_550_001, 64_000_000), (64_000_001, 300_000_000)];
+pub const PAPER_BANDS_BPS: [(u64, u64); 4] = [
+    (8_000, 64_000),
+    (64_001, 1_550_000),
+    (1_550_001, 64_000_000),
+    (64_000_001, 300_000_000),
+];
+
+/// §5.2's ranges as printed, SL 2 from 64 kb/s: needs [`SetupParams::loose_bands`].
+pub const PAPER_TEXT_BANDS_BPS: [(u64, u64); 4] = [
+    (8_000, 64_000),
+    (64_001, 1_550_000),
+    (64_001, 64_000_000),
+    (64_000_001, 300_000_000),
+];
 
 /// When setup stops because an SL runs out of retries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -40,6 +52,33 @@ pub enum StopRule {
     All,
     /// Only that SL stops; the others go on.
     Level,
+}
+
+/// Which SL each try is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SlOrder {
+    /// The SL with the fewest established connections (ties to the lowest):
+    /// a refused try is retried for the same SL, so the counts stay within one.
+    #[default]
+    Balanced,
+    /// SLs in turn, one try each (try *i* is for SL *i* mod 4 among those
+    /// still active): a refused SL waits for its next turn while the others
+    /// go on.
+    Cyclic,
+    /// An SL drawn uniformly among the active ones for every try.
+    Random,
+}
+
+impl SlOrder {
+    /// Parses `balanced`, `cyclic` or `random`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "balanced" => Some(SlOrder::Balanced),
+            "cyclic" => Some(SlOrder::Cyclic),
+            "random" => Some(SlOrder::Random),
+            _ => None,
+        }
+    }
 }
 
 /// Parameters of one setup run.
@@ -55,6 +94,12 @@ pub struct SetupParams {
     pub bands: [(u64, u64); 4],
     /// What an exhausted SL stops.
     pub stop: StopRule,
+    /// Which SL each try is for.
+    pub order: SlOrder,
+    /// Whether a band's range may leave its SL's §4.1 class (the SL is then
+    /// the band's, whatever the drawn bandwidth): needed for §5.2's literal
+    /// SL 2 range of 64 kb/s–64 Mb/s.
+    pub loose_bands: bool,
     /// Seed of the draws (ChaCha8).
     pub seed: u64,
 }
@@ -62,7 +107,16 @@ pub struct SetupParams {
 impl SetupParams {
     /// The paper's setup: DB connections in the §5.2 ranges, stopping at the first exhausted SL.
     pub fn paper(target: u32, retry_limit: u32, seed: u64) -> Self {
-        SetupParams { target, retry_limit, class: TrafficClass::Db, bands: PAPER_BANDS_BPS, stop: StopRule::All, seed }
+        SetupParams {
+            target,
+            retry_limit,
+            class: TrafficClass::Db,
+            bands: PAPER_BANDS_BPS,
+            stop: StopRule::All,
+            order: SlOrder::Balanced,
+            loose_bands: false,
+            seed,
+        }
     }
 }
 
@@ -100,30 +154,68 @@ impl SetupReport {
 /// Runs the setup on `adm` (usually fresh); connections stay established.
 pub fn run_setup(adm: &mut Admission<'_>, p: &SetupParams) -> Result<SetupReport, SmError> {
     if !p.class.reserves() {
-        return Err(SmError::option("class", format!("setup establishes DB or DBTS connections, not {}", p.class.name())));
+        return Err(SmError::option(
+            "class",
+            format!(
+                "setup establishes DB or DBTS connections, not {}",
+                p.class.name()
+            ),
+        ));
     }
     if p.retry_limit == 0 {
         return Err(SmError::option("retry_limit", "must be at least 1"));
     }
     let base = sl_of(p.class, 0);
     for (b, &(lo, hi)) in p.bands.iter().enumerate() {
-        if lo > hi || lo == 0 || sl_of(p.class, lo) != base + b as u8 || sl_of(p.class, hi) != base + b as u8 {
+        let leaves = sl_of(p.class, lo) != base + b as u8 || sl_of(p.class, hi) != base + b as u8;
+        if lo > hi || lo == 0 || (leaves && !p.loose_bands) {
             return Err(SmError::option(
                 "bands",
-                format!("range {lo}..={hi} b/s of band {b} is empty or leaves the band (limits {:?})", super::BAND_LIMITS_BPS),
+                format!(
+                    "range {lo}..={hi} b/s of band {b} is empty or leaves the band (limits {:?})",
+                    super::BAND_LIMITS_BPS
+                ),
             ));
         }
     }
     let hosts: Vec<_> = adm.fabric().cas().collect();
     if hosts.len() < 2 {
-        return Err(SmError::option("fabric", "connection setup needs at least two channel adapters"));
+        return Err(SmError::option(
+            "fabric",
+            "connection setup needs at least two channel adapters",
+        ));
     }
     let mut rng = ChaCha8Rng::seed_from_u64(p.seed);
-    let mut r = SetupReport { target: p.target, ..Default::default() };
+    let mut r = SetupReport {
+        target: p.target,
+        ..Default::default()
+    };
     let mut active = [true; 4];
     let mut misses = [0u32; 4];
+    let mut turn = 0usize;
     while r.total_established() < p.target {
-        let Some(b) = (0..4).filter(|&b| active[b]).min_by_key(|&b| (r.established[b], b)) else { break };
+        let n_active = active.iter().filter(|&&a| a).count();
+        if n_active == 0 {
+            break;
+        }
+        let b = match p.order {
+            SlOrder::Balanced => (0..4)
+                .filter(|&b| active[b])
+                .min_by_key(|&b| (r.established[b], b))
+                .expect("an active SL"),
+            SlOrder::Cyclic => {
+                let b = (turn..turn + 4)
+                    .map(|t| t % 4)
+                    .find(|&b| active[b])
+                    .expect("an active SL");
+                turn = b + 1;
+                b
+            }
+            SlOrder::Random => (0..4)
+                .filter(|&b| active[b])
+                .nth(rng.random_range(0..n_active))
+                .expect("an active SL"),
+        };
         let src = hosts[rng.random_range(0..hosts.len())];
         let mut dst = hosts[rng.random_range(0..hosts.len() - 1)];
         if dst == src {
@@ -132,7 +224,15 @@ pub fn run_setup(adm: &mut Admission<'_>, p: &SetupParams) -> Result<SetupReport
         let (lo, hi) = p.bands[b];
         let bw = rng.random_range(lo..=hi);
         r.tried[b] += 1;
-        match adm.admit(&Connection { src, dst, class: p.class, bw_bps: bw })? {
+        match adm.admit_as(
+            &Connection {
+                src,
+                dst,
+                class: p.class,
+                bw_bps: bw,
+            },
+            base + b as u8,
+        )? {
             Decision::Accepted { .. } => {
                 r.established[b] += 1;
                 r.bandwidth_bps[b] += bw;

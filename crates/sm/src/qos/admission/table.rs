@@ -54,7 +54,9 @@ pub struct ArbTable {
 
 impl Default for ArbTable {
     fn default() -> Self {
-        ArbTable { entries: [(0, 0); VLARB_MAX_ENTRIES] }
+        ArbTable {
+            entries: [(0, 0); VLARB_MAX_ENTRIES],
+        }
     }
 }
 
@@ -76,7 +78,11 @@ impl ArbTable {
 
     /// `(VL, weight)` at every position up to the last used one, free ones as `(0, 0)`.
     pub fn entries(&self) -> &[(u8, u8)] {
-        let n = self.entries.iter().rposition(|e| e.1 != 0).map_or(0, |i| i + 1);
+        let n = self
+            .entries
+            .iter()
+            .rposition(|e| e.1 != 0)
+            .map_or(0, |i| i + 1);
         &self.entries[..n]
     }
 
@@ -84,6 +90,21 @@ impl ArbTable {
     /// serving `vl` (in position order), then new entries of up to 255 at the
     /// lowest free positions. `Err(new entries needed)` when they do not fit.
     fn plan(&self, vl: u8, slots: u32) -> Result<Vec<(u8, u8)>, usize> {
+        let (grants, left) = self.plan_upto(vl, slots);
+        if left == 0 {
+            return Ok(grants);
+        }
+        let in_free: u32 = grants
+            .iter()
+            .filter(|g| self.entries[g.0 as usize].1 == 0)
+            .map(|g| g.1 as u32)
+            .sum();
+        Err((left + in_free).div_ceil(MAX_WEIGHT as u32) as usize)
+    }
+
+    /// As much of `slots` as the table holds, in [`Self::plan`]'s order, and the
+    /// slots left over.
+    fn plan_upto(&self, vl: u8, slots: u32) -> (Vec<(u8, u8)>, u32) {
         let mut left = slots;
         let mut grants = Vec::new();
         for (i, &(v, w)) in self.entries.iter().enumerate() {
@@ -96,11 +117,6 @@ impl ArbTable {
                 left -= take;
             }
         }
-        let needed = left.div_ceil(MAX_WEIGHT as u32) as usize;
-        let free = self.free_entries();
-        if needed > free {
-            return Err(needed);
-        }
         for (i, &(_, w)) in self.entries.iter().enumerate() {
             if left == 0 {
                 break;
@@ -111,7 +127,7 @@ impl ArbTable {
                 left -= take;
             }
         }
-        Ok(grants)
+        (grants, left)
     }
 
     fn apply(&mut self, vl: u8, grants: &[(u8, u8)]) {
@@ -157,9 +173,19 @@ pub enum Shortfall {
 impl std::fmt::Display for Shortfall {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Shortfall::Bandwidth { needed, free } => write!(f, "bandwidth: needs {needed} slots, {free} free"),
-            Shortfall::Entries { priority, needed, free } => {
-                write!(f, "table entries: needs {needed} new {} entries, {free} free", priority.name())
+            Shortfall::Bandwidth { needed, free } => {
+                write!(f, "bandwidth: needs {needed} slots, {free} free")
+            }
+            Shortfall::Entries {
+                priority,
+                needed,
+                free,
+            } => {
+                write!(
+                    f,
+                    "table entries: needs {needed} new {} entries, {free} free",
+                    priority.name()
+                )
             }
         }
     }
@@ -174,6 +200,9 @@ pub struct Reservation {
     pub slots: u32,
     /// `(position, weight)` added to the table.
     pub grants: Vec<(u8, u8)>,
+    /// Slots reserved beyond what the table's entries hold (only with
+    /// [`PortState::reserve_slots_only`]).
+    pub overflow: u32,
 }
 
 /// One output port: slots reserved against its budget, and its two tables.
@@ -187,6 +216,9 @@ pub struct PortState {
     pub reserved: u32,
     /// Slots DB/DBTS may reserve: the frame minus the BE share.
     pub budget: u32,
+    /// Of `reserved`, the slots no table entry holds because the table was
+    /// full ([`Self::reserve_slots_only`]); 0 under the IBA table limit.
+    pub overflow: u32,
 }
 
 impl PortState {
@@ -197,7 +229,10 @@ impl PortState {
     /// If the BE and CH entries do not fit in 64 (callers check `be_slots`
     /// against [`max_be_slots`]).
     pub fn new(be_slots: u32) -> Self {
-        assert!(be_slots <= max_be_slots(), "BE share of {be_slots} slots leaves no entry for CH");
+        assert!(
+            be_slots <= max_be_slots(),
+            "BE share of {be_slots} slots leaves no entry for CH"
+        );
         let mut low = ArbTable::default();
         let mut pos = 0;
         let mut left = be_slots;
@@ -208,7 +243,13 @@ impl PortState {
             pos += 1;
         }
         low.entries[pos] = (CH_SL, 1);
-        PortState { high: ArbTable::default(), low, reserved: 0, budget: FRAME_SLOTS - be_slots }
+        PortState {
+            high: ArbTable::default(),
+            low,
+            reserved: 0,
+            budget: FRAME_SLOTS - be_slots,
+            overflow: 0,
+        }
     }
 
     /// Slots still free for DB/DBTS.
@@ -233,24 +274,74 @@ impl PortState {
 
     /// Reserves `slots` for `vl` in the `priority` table, or says what is missing
     /// (bandwidth is checked first) and changes nothing.
-    pub fn try_reserve(&mut self, priority: Priority, vl: u8, slots: u32) -> Result<Reservation, Shortfall> {
+    pub fn try_reserve(
+        &mut self,
+        priority: Priority,
+        vl: u8,
+        slots: u32,
+    ) -> Result<Reservation, Shortfall> {
         if slots > self.free_slots() {
-            return Err(Shortfall::Bandwidth { needed: slots, free: self.free_slots() });
+            return Err(Shortfall::Bandwidth {
+                needed: slots,
+                free: self.free_slots(),
+            });
         }
         let table = self.table_mut(priority);
         let grants = match table.plan(vl, slots) {
             Ok(g) => g,
-            Err(needed) => return Err(Shortfall::Entries { priority, needed, free: table.free_entries() }),
+            Err(needed) => {
+                return Err(Shortfall::Entries {
+                    priority,
+                    needed,
+                    free: table.free_entries(),
+                })
+            }
         };
         table.apply(vl, &grants);
         self.reserved += slots;
-        Ok(Reservation { priority, slots, grants })
+        Ok(Reservation {
+            priority,
+            slots,
+            grants,
+            overflow: 0,
+        })
+    }
+
+    /// Like [`Self::try_reserve`] but only the slot budget can refuse: what
+    /// the 64 entries cannot hold is counted in [`Self::overflow`] instead of
+    /// a table entry. This is paper 001's accounting taken literally ("the
+    /// number of table entries is not a limitation [...], but only the
+    /// available bandwidth"); the tables then under-state the reservation.
+    pub fn reserve_slots_only(
+        &mut self,
+        priority: Priority,
+        vl: u8,
+        slots: u32,
+    ) -> Result<Reservation, Shortfall> {
+        if slots > self.free_slots() {
+            return Err(Shortfall::Bandwidth {
+                needed: slots,
+                free: self.free_slots(),
+            });
+        }
+        let table = self.table_mut(priority);
+        let (grants, overflow) = table.plan_upto(vl, slots);
+        table.apply(vl, &grants);
+        self.reserved += slots;
+        self.overflow += overflow;
+        Ok(Reservation {
+            priority,
+            slots,
+            grants,
+            overflow,
+        })
     }
 
     /// Gives back what [`Self::try_reserve`] took.
     pub fn release(&mut self, r: &Reservation) {
         self.table_mut(r.priority).remove(&r.grants);
         self.reserved -= r.slots;
+        self.overflow -= r.overflow;
     }
 }
 
