@@ -5,8 +5,8 @@
 
 use ibnetsim_fabric::{Fabric, LinkEnd};
 use ibnetsim_sm::qos::admission::{
-    run_setup, Admission, AdmissionConfig, Connection, Decision, EntryLimit, RateBasis,
-    SetupParams, SlOrder, SourcePort, StopRule, TrafficClass,
+    run_setup, Admission, AdmissionConfig, Connection, Decision, EntryLimit, RateBasis, SetupParams, SlOrder,
+    SourcePort, StopRule, TrafficClass,
 };
 use ibnetsim_sm::qos::{format_sl2vl, format_vlarb};
 use ibnetsim_sm::SmError;
@@ -17,17 +17,9 @@ use crate::errors::{sm_err, ConfigError};
 use crate::subnet::PySubnet;
 
 fn config(be_share: f64, rate_basis: &str, high_limit: u8) -> PyResult<AdmissionConfig> {
-    let rate_basis = RateBasis::parse(rate_basis).ok_or_else(|| {
-        ConfigError::new_err(format!(
-            "rate_basis must be 'signalling' or 'data', not '{rate_basis}'"
-        ))
-    })?;
-    Ok(AdmissionConfig {
-        be_share,
-        rate_basis,
-        high_limit,
-        ..Default::default()
-    })
+    let rate_basis = RateBasis::parse(rate_basis)
+        .ok_or_else(|| ConfigError::new_err(format!("rate_basis must be 'signalling' or 'data', not '{rate_basis}'")))?;
+    Ok(AdmissionConfig { be_share, rate_basis, high_limit, ..Default::default() })
 }
 
 fn port_name(f: &Fabric, e: LinkEnd) -> String {
@@ -39,82 +31,26 @@ fn ports_columns<'py>(py: Python<'py>, adm: &Admission<'_>) -> PyResult<Bound<'p
     let f = adm.fabric();
     let usage = adm.usage();
     let d = PyDict::new(py);
-    d.set_item(
-        "node",
-        usage
-            .iter()
-            .map(|u| f.node(u.end.node).name.as_str())
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "port",
-        usage.iter().map(|u| u.end.port as u32).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "is_switch",
-        usage
-            .iter()
-            .map(|u| f.node(u.end.node).kind.is_switch())
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "link_bps",
-        usage.iter().map(|u| u.link_bps).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "reserved_slots",
-        usage.iter().map(|u| u.reserved).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "budget_slots",
-        usage.iter().map(|u| u.budget).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "high_entries",
-        usage
-            .iter()
-            .map(|u| u.high_entries as u32)
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "low_entries",
-        usage
-            .iter()
-            .map(|u| u.low_entries as u32)
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "overflow_slots",
-        usage.iter().map(|u| u.overflow).collect::<Vec<_>>(),
-    )?;
-    let arb: Vec<_> = usage
-        .iter()
-        .map(|u| adm.vlarb(u.end).expect("cabled port"))
-        .collect();
-    d.set_item(
-        "vlarb_high",
-        arb.iter()
-            .map(|a| format_vlarb(&a.high))
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "vlarb_low",
-        arb.iter().map(|a| format_vlarb(&a.low)).collect::<Vec<_>>(),
-    )?;
+    d.set_item("node", usage.iter().map(|u| f.node(u.end.node).name.as_str()).collect::<Vec<_>>())?;
+    d.set_item("port", usage.iter().map(|u| u.end.port as u32).collect::<Vec<_>>())?;
+    d.set_item("is_switch", usage.iter().map(|u| f.node(u.end.node).kind.is_switch()).collect::<Vec<_>>())?;
+    d.set_item("link_bps", usage.iter().map(|u| u.link_bps).collect::<Vec<_>>())?;
+    d.set_item("reserved_slots", usage.iter().map(|u| u.reserved).collect::<Vec<_>>())?;
+    d.set_item("budget_slots", usage.iter().map(|u| u.budget).collect::<Vec<_>>())?;
+    d.set_item("high_entries", usage.iter().map(|u| u.high_entries as u32).collect::<Vec<_>>())?;
+    d.set_item("low_entries", usage.iter().map(|u| u.low_entries as u32).collect::<Vec<_>>())?;
+    d.set_item("overflow_slots", usage.iter().map(|u| u.overflow).collect::<Vec<_>>())?;
+    let arb: Vec<_> = usage.iter().map(|u| adm.vlarb(u.end).expect("cabled port")).collect();
+    d.set_item("vlarb_high", arb.iter().map(|a| format_vlarb(&a.high)).collect::<Vec<_>>())?;
+    d.set_item("vlarb_low", arb.iter().map(|a| format_vlarb(&a.low)).collect::<Vec<_>>())?;
     Ok(d)
 }
 
 /// Table entries of every port as long-form columns (free positions as VL 0, weight 0).
 fn entries_columns<'py>(py: Python<'py>, adm: &Admission<'_>) -> PyResult<Bound<'py, PyDict>> {
     let f = adm.fabric();
-    let (mut node, mut port, mut prio, mut entry, mut vl, mut weight) = (
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-    );
+    let (mut node, mut port, mut prio, mut entry, mut vl, mut weight) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (e, s) in adm.ports() {
         for (name, t) in [("high", &s.high), ("low", &s.low)] {
             for (i, &(v, w)) in t.entries().iter().enumerate() {
@@ -163,18 +99,8 @@ pub fn qos_plan<'py>(
     high_limit: u8,
 ) -> PyResult<Bound<'py, PyDict>> {
     let f = &subnet.fabric().inner;
-    let mut adm = Admission::new(
-        f,
-        subnet.subnet(),
-        config(be_share, rate_basis, high_limit)?,
-    )
-    .map_err(sm_err)?;
-    let label = |i: usize| {
-        labels
-            .get(i)
-            .cloned()
-            .unwrap_or_else(|| format!("request {}", i + 1))
-    };
+    let mut adm = Admission::new(f, subnet.subnet(), config(be_share, rate_basis, high_limit)?).map_err(sm_err)?;
+    let label = |i: usize| labels.get(i).cloned().unwrap_or_else(|| format!("request {}", i + 1));
     let (mut sl, mut accepted, mut refused_at, mut reason, mut src_slots) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (i, (s, t, class, bw)) in requests.iter().enumerate() {
@@ -183,18 +109,9 @@ pub fn qos_plan<'py>(
         let dst = f.resolve(t).map_err(|e| at(e.to_string()))?;
         let class = TrafficClass::parse(class)
             .ok_or_else(|| at(format!("class '{class}' is not one of DBTS, DB, BE, CH")))?;
-        let c = Connection {
-            src,
-            dst,
-            class,
-            bw_bps: *bw,
-        };
+        let c = Connection { src, dst, class, bw_bps: *bw };
         let path = adm.path(src, dst).map_err(|e: SmError| at(e.to_string()))?;
-        src_slots.push(if class.reserves() {
-            adm.slots_at(path[0], *bw).unwrap_or(0)
-        } else {
-            0
-        });
+        src_slots.push(if class.reserves() { adm.slots_at(path[0], *bw).unwrap_or(0) } else { 0 });
         match adm.admit_on(&c, &path).map_err(|e| at(e.to_string()))? {
             Decision::Accepted { sl: l, .. } => {
                 sl.push(l as u32);
@@ -244,11 +161,8 @@ pub fn qos_setup<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let f = &subnet.fabric().inner;
     let mut cfg = config(be_share, rate_basis, 255)?;
-    cfg.entry_limit = EntryLimit::parse(entry_limit).ok_or_else(|| {
-        ConfigError::new_err(format!(
-            "entry_limit must be 'table' or 'none', not '{entry_limit}'"
-        ))
-    })?;
+    cfg.entry_limit = EntryLimit::parse(entry_limit)
+        .ok_or_else(|| ConfigError::new_err(format!("entry_limit must be 'table' or 'none', not '{entry_limit}'")))?;
     cfg.source_port = match source_port {
         "checked" => SourcePort::Checked,
         "unchecked" => SourcePort::Unchecked,
@@ -259,40 +173,21 @@ pub fn qos_setup<'py>(
         }
     };
     let order = SlOrder::parse(order).ok_or_else(|| {
-        ConfigError::new_err(format!(
-            "order must be 'balanced', 'cyclic' or 'random', not '{order}'"
-        ))
+        ConfigError::new_err(format!("order must be 'balanced', 'cyclic' or 'random', not '{order}'"))
     })?;
     let class = match TrafficClass::parse(class) {
         Some(c @ (TrafficClass::Db | TrafficClass::Dbts)) => c,
-        _ => {
-            return Err(ConfigError::new_err(format!(
-                "class must be 'DB' or 'DBTS', not '{class}'"
-            )))
-        }
+        _ => return Err(ConfigError::new_err(format!("class must be 'DB' or 'DBTS', not '{class}'"))),
     };
     let stop = match stop {
         "all" => StopRule::All,
         "level" => StopRule::Level,
-        _ => {
-            return Err(ConfigError::new_err(format!(
-                "stop must be 'all' or 'level', not '{stop}'"
-            )))
-        }
+        _ => return Err(ConfigError::new_err(format!("stop must be 'all' or 'level', not '{stop}'"))),
     };
-    let mut params = SetupParams {
-        class,
-        stop,
-        order,
-        loose_bands,
-        ..SetupParams::paper(target, retry_limit, seed)
-    };
+    let mut params = SetupParams { class, stop, order, loose_bands, ..SetupParams::paper(target, retry_limit, seed) };
     if let Some(b) = bands {
         params.bands = b.try_into().map_err(|b: Vec<_>| {
-            ConfigError::new_err(format!(
-                "bands must give 4 (low, high) ranges, one per SL, not {}",
-                b.len()
-            ))
+            ConfigError::new_err(format!("bands must give 4 (low, high) ranges, one per SL, not {}", b.len()))
         })?;
     }
     let mut adm = Admission::new(f, subnet.subnet(), cfg).map_err(sm_err)?;

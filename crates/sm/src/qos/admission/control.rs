@@ -99,10 +99,7 @@ impl AdmissionConfig {
     /// BE slots: the share of the frame, to the nearest slot.
     pub fn be_slots(&self) -> Result<u32, SmError> {
         if !(0.0..=1.0).contains(&self.be_share) {
-            return Err(SmError::option(
-                "be_share",
-                format!("{} is not a fraction in 0..=1", self.be_share),
-            ));
+            return Err(SmError::option("be_share", format!("{} is not a fraction in 0..=1", self.be_share)));
         }
         let slots = (self.be_share * FRAME_SLOTS as f64).round() as u32;
         if slots > max_be_slots() {
@@ -203,11 +200,7 @@ pub struct Admission<'a> {
 
 impl<'a> Admission<'a> {
     /// Every cabled port of `fabric` with only its BE and CH entries.
-    pub fn new(
-        fabric: &'a Fabric,
-        subnet: &'a Subnet,
-        config: AdmissionConfig,
-    ) -> Result<Self, SmError> {
+    pub fn new(fabric: &'a Fabric, subnet: &'a Subnet, config: AdmissionConfig) -> Result<Self, SmError> {
         let empty = PortState::new(config.be_slots()?);
         let layout = PortLayout::uniform(fabric, DATA_VLS)?;
         let mut ports = vec![None; layout.num_slots()];
@@ -224,17 +217,7 @@ impl<'a> Admission<'a> {
                 link_bps[i] = rate.round() as u64;
             }
         }
-        Ok(Admission {
-            fabric,
-            subnet,
-            config,
-            layout,
-            ports,
-            link_bps,
-            conns: Vec::new(),
-            free_ids: Vec::new(),
-            empty,
-        })
+        Ok(Admission { fabric, subnet, config, layout, ports, link_bps, conns: Vec::new(), free_ids: Vec::new(), empty })
     }
 
     /// The configuration.
@@ -254,29 +237,16 @@ impl<'a> Admission<'a> {
         let name = |n: NodeId| f.node(n).name.clone();
         for (what, n) in [("source", src), ("destination", dst)] {
             if n.index() >= f.num_nodes() || !f.node(n).kind.is_ca() {
-                return Err(SmError::option(
-                    what,
-                    format!("'{}' is not a channel adapter", name(n)),
-                ));
+                return Err(SmError::option(what, format!("'{}' is not a channel adapter", name(n))));
             }
         }
         if src == dst {
-            return Err(SmError::option(
-                "destination",
-                format!("'{}' is also the source", name(dst)),
-            ));
+            return Err(SmError::option("destination", format!("'{}' is also the source", name(dst))));
         }
         let port_of = |n: NodeId| {
-            f.node(n)
-                .connected_ports()
-                .next()
-                .map(|(p, _)| p)
-                .ok_or_else(|| {
-                    SmError::option(
-                        "connection",
-                        format!("channel adapter '{}' has no cabled port", name(n)),
-                    )
-                })
+            f.node(n).connected_ports().next().map(|(p, _)| p).ok_or_else(|| {
+                SmError::option("connection", format!("channel adapter '{}' has no cabled port", name(n)))
+            })
         };
         let (sport, dport) = (port_of(src)?, port_of(dst)?);
         let dlid = self
@@ -285,25 +255,12 @@ impl<'a> Admission<'a> {
             .of_port(dst, dport)
             .ok_or_else(|| SmError::option("destination", format!("'{}' has no LID", name(dst))))?
             .base;
-        let route = trace_route(
-            f,
-            &self.subnet.lids,
-            &self.subnet.tables,
-            LinkEnd {
-                node: src,
-                port: sport,
-            },
-            dlid,
-        );
+        let route = trace_route(f, &self.subnet.lids, &self.subnet.tables, LinkEnd { node: src, port: sport }, dlid);
         match route.end {
             RouteEnd::Delivered(_) => Ok(route.hops),
             end => Err(SmError::option(
                 "connection",
-                format!(
-                    "no route from '{}' to '{}' in the forwarding tables ({end:?})",
-                    name(src),
-                    name(dst)
-                ),
+                format!("no route from '{}' to '{}' in the forwarding tables ({end:?})", name(src), name(dst)),
             )),
         }
     }
@@ -334,21 +291,13 @@ impl<'a> Admission<'a> {
     /// some bandwidth).
     pub fn admit_as(&mut self, c: &Connection, sl: u8) -> Result<Decision, SmError> {
         if sl_of(c.class, 0) / 4 != sl / 4 || (!c.class.reserves() && sl != sl_of(c.class, 0)) {
-            return Err(SmError::option(
-                "sl",
-                format!("SL {sl} does not carry {} traffic", c.class.name()),
-            ));
+            return Err(SmError::option("sl", format!("SL {sl} does not carry {} traffic", c.class.name())));
         }
         let path = self.path(c.src, c.dst)?;
         self.admit_on_sl(c, &path, sl)
     }
 
-    fn admit_on_sl(
-        &mut self,
-        c: &Connection,
-        path: &[LinkEnd],
-        sl: u8,
-    ) -> Result<Decision, SmError> {
+    fn admit_on_sl(&mut self, c: &Connection, path: &[LinkEnd], sl: u8) -> Result<Decision, SmError> {
         let mut holds = Vec::new();
         if c.class.reserves() {
             let prio = priority_of_sl(sl);
@@ -368,11 +317,7 @@ impl<'a> Admission<'a> {
                     Ok(r) => holds.push((i as u32, r)),
                     Err(shortfall) => {
                         self.give_back(&holds);
-                        return Ok(Decision::Rejected(Rejection {
-                            at: end,
-                            hop,
-                            shortfall,
-                        }));
+                        return Ok(Decision::Rejected(Rejection { at: end, hop, shortfall }));
                     }
                 }
             }
@@ -393,18 +338,13 @@ impl<'a> Admission<'a> {
 
     fn give_back(&mut self, holds: &[(u32, Reservation)]) {
         for (i, r) in holds {
-            self.ports[*i as usize]
-                .as_mut()
-                .expect("held port")
-                .release(r);
+            self.ports[*i as usize].as_mut().expect("held port").release(r);
         }
     }
 
     /// Tears down an accepted connection; false if `id` is not established.
     pub fn release(&mut self, id: ConnId) -> bool {
-        let Some(held) = self.conns.get_mut(id.0 as usize).and_then(Option::take) else {
-            return false;
-        };
+        let Some(held) = self.conns.get_mut(id.0 as usize).and_then(Option::take) else { return false };
         self.give_back(&held.holds);
         self.free_ids.push(id.0);
         true
@@ -417,21 +357,16 @@ impl<'a> Admission<'a> {
 
     /// The state of output port `end`, `None` when it has no cable.
     pub fn port(&self, end: LinkEnd) -> Option<&PortState> {
-        self.ports
-            .get(self.layout.slot(end.node, end.port))
-            .and_then(Option::as_ref)
+        self.ports.get(self.layout.slot(end.node, end.port)).and_then(Option::as_ref)
     }
 
     /// Every cabled port with its state, in node and port order.
     pub fn ports(&self) -> impl Iterator<Item = (LinkEnd, &PortState)> + '_ {
         self.fabric.ids().flat_map(move |n| {
-            self.fabric
-                .node(n)
-                .connected_ports()
-                .filter_map(move |(p, _)| {
-                    let end = LinkEnd { node: n, port: p };
-                    self.port(end).map(|s| (end, s))
-                })
+            self.fabric.node(n).connected_ports().filter_map(move |(p, _)| {
+                let end = LinkEnd { node: n, port: p };
+                self.port(end).map(|s| (end, s))
+            })
         })
     }
 

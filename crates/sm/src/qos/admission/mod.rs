@@ -57,16 +57,10 @@ pub mod table;
 mod tests;
 
 pub use control::{
-    Admission, AdmissionConfig, ConnId, Connection, Decision, EntryLimit, PortUsage, RateBasis,
-    Rejection, SourcePort,
+    Admission, AdmissionConfig, ConnId, Connection, Decision, EntryLimit, PortUsage, RateBasis, Rejection, SourcePort,
 };
-pub use setup::{
-    run_setup, SetupParams, SetupReport, SlOrder, StopRule, PAPER_BANDS_BPS, PAPER_TEXT_BANDS_BPS,
-};
-pub use table::{
-    max_be_slots, slots_for, ArbTable, PortState, Priority, Reservation, Shortfall, FRAME_SLOTS,
-    MAX_WEIGHT,
-};
+pub use setup::{run_setup, SetupParams, SetupReport, SlOrder, StopRule, PAPER_BANDS_BPS, PAPER_TEXT_BANDS_BPS};
+pub use table::{max_be_slots, slots_for, ArbTable, PortState, Priority, Reservation, Shortfall, FRAME_SLOTS, MAX_WEIGHT};
 
 use super::Sl2VlMap;
 
@@ -123,10 +117,7 @@ pub const DATA_VLS: u8 = 15;
 
 /// Bandwidth band 0..=3 of a mean bandwidth (§4.1: ≤ 64 kb/s, ≤ 1.55 Mb/s, ≤ 64 Mb/s, above).
 pub fn band(bw_bps: u64) -> u8 {
-    BAND_LIMITS_BPS
-        .iter()
-        .position(|&lim| bw_bps <= lim)
-        .unwrap_or(3) as u8
+    BAND_LIMITS_BPS.iter().position(|&lim| bw_bps <= lim).unwrap_or(3) as u8
 }
 
 /// The SL of a connection: DB bands 0–3, DBTS bands 4–7, BE 8, CH 9.

@@ -29,20 +29,12 @@ use super::{sl_of, TrafficClass};
 use crate::error::SmError;
 
 /// Mean-bandwidth range (inclusive, bit/s) of each of the four SLs, §5.2.
-pub const PAPER_BANDS_BPS: [(u64, u64); 4] = [
-    (8_000, 64_000),
-    (64_001, 1_550_000),
-    (1_550_001, 64_000_000),
-    (64_000_001, 300_000_000),
-];
+pub const PAPER_BANDS_BPS: [(u64, u64); 4] =
+    [(8_000, 64_000), (64_001, 1_550_000), (1_550_001, 64_000_000), (64_000_001, 300_000_000)];
 
 /// §5.2's ranges as printed, SL 2 from 64 kb/s: needs [`SetupParams::loose_bands`].
-pub const PAPER_TEXT_BANDS_BPS: [(u64, u64); 4] = [
-    (8_000, 64_000),
-    (64_001, 1_550_000),
-    (64_001, 64_000_000),
-    (64_000_001, 300_000_000),
-];
+pub const PAPER_TEXT_BANDS_BPS: [(u64, u64); 4] =
+    [(8_000, 64_000), (64_001, 1_550_000), (64_001, 64_000_000), (64_000_001, 300_000_000)];
 
 /// When setup stops because an SL runs out of retries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -154,13 +146,7 @@ impl SetupReport {
 /// Runs the setup on `adm` (usually fresh); connections stay established.
 pub fn run_setup(adm: &mut Admission<'_>, p: &SetupParams) -> Result<SetupReport, SmError> {
     if !p.class.reserves() {
-        return Err(SmError::option(
-            "class",
-            format!(
-                "setup establishes DB or DBTS connections, not {}",
-                p.class.name()
-            ),
-        ));
+        return Err(SmError::option("class", format!("setup establishes DB or DBTS connections, not {}", p.class.name())));
     }
     if p.retry_limit == 0 {
         return Err(SmError::option("retry_limit", "must be at least 1"));
@@ -171,25 +157,16 @@ pub fn run_setup(adm: &mut Admission<'_>, p: &SetupParams) -> Result<SetupReport
         if lo > hi || lo == 0 || (leaves && !p.loose_bands) {
             return Err(SmError::option(
                 "bands",
-                format!(
-                    "range {lo}..={hi} b/s of band {b} is empty or leaves the band (limits {:?})",
-                    super::BAND_LIMITS_BPS
-                ),
+                format!("range {lo}..={hi} b/s of band {b} is empty or leaves the band (limits {:?})", super::BAND_LIMITS_BPS),
             ));
         }
     }
     let hosts: Vec<_> = adm.fabric().cas().collect();
     if hosts.len() < 2 {
-        return Err(SmError::option(
-            "fabric",
-            "connection setup needs at least two channel adapters",
-        ));
+        return Err(SmError::option("fabric", "connection setup needs at least two channel adapters"));
     }
     let mut rng = ChaCha8Rng::seed_from_u64(p.seed);
-    let mut r = SetupReport {
-        target: p.target,
-        ..Default::default()
-    };
+    let mut r = SetupReport { target: p.target, ..Default::default() };
     let mut active = [true; 4];
     let mut misses = [0u32; 4];
     let mut turn = 0usize;
@@ -199,22 +176,15 @@ pub fn run_setup(adm: &mut Admission<'_>, p: &SetupParams) -> Result<SetupReport
             break;
         }
         let b = match p.order {
-            SlOrder::Balanced => (0..4)
-                .filter(|&b| active[b])
-                .min_by_key(|&b| (r.established[b], b))
-                .expect("an active SL"),
+            SlOrder::Balanced => {
+                (0..4).filter(|&b| active[b]).min_by_key(|&b| (r.established[b], b)).expect("an active SL")
+            }
             SlOrder::Cyclic => {
-                let b = (turn..turn + 4)
-                    .map(|t| t % 4)
-                    .find(|&b| active[b])
-                    .expect("an active SL");
+                let b = (turn..turn + 4).map(|t| t % 4).find(|&b| active[b]).expect("an active SL");
                 turn = b + 1;
                 b
             }
-            SlOrder::Random => (0..4)
-                .filter(|&b| active[b])
-                .nth(rng.random_range(0..n_active))
-                .expect("an active SL"),
+            SlOrder::Random => (0..4).filter(|&b| active[b]).nth(rng.random_range(0..n_active)).expect("an active SL"),
         };
         let src = hosts[rng.random_range(0..hosts.len())];
         let mut dst = hosts[rng.random_range(0..hosts.len() - 1)];
@@ -224,15 +194,7 @@ pub fn run_setup(adm: &mut Admission<'_>, p: &SetupParams) -> Result<SetupReport
         let (lo, hi) = p.bands[b];
         let bw = rng.random_range(lo..=hi);
         r.tried[b] += 1;
-        match adm.admit_as(
-            &Connection {
-                src,
-                dst,
-                class: p.class,
-                bw_bps: bw,
-            },
-            base + b as u8,
-        )? {
+        match adm.admit_as(&Connection { src, dst, class: p.class, bw_bps: bw }, base + b as u8)? {
             Decision::Accepted { .. } => {
                 r.established[b] += 1;
                 r.bandwidth_bps[b] += bw;

@@ -54,9 +54,7 @@ pub struct ArbTable {
 
 impl Default for ArbTable {
     fn default() -> Self {
-        ArbTable {
-            entries: [(0, 0); VLARB_MAX_ENTRIES],
-        }
+        ArbTable { entries: [(0, 0); VLARB_MAX_ENTRIES] }
     }
 }
 
@@ -78,11 +76,7 @@ impl ArbTable {
 
     /// `(VL, weight)` at every position up to the last used one, free ones as `(0, 0)`.
     pub fn entries(&self) -> &[(u8, u8)] {
-        let n = self
-            .entries
-            .iter()
-            .rposition(|e| e.1 != 0)
-            .map_or(0, |i| i + 1);
+        let n = self.entries.iter().rposition(|e| e.1 != 0).map_or(0, |i| i + 1);
         &self.entries[..n]
     }
 
@@ -94,11 +88,7 @@ impl ArbTable {
         if left == 0 {
             return Ok(grants);
         }
-        let in_free: u32 = grants
-            .iter()
-            .filter(|g| self.entries[g.0 as usize].1 == 0)
-            .map(|g| g.1 as u32)
-            .sum();
+        let in_free: u32 = grants.iter().filter(|g| self.entries[g.0 as usize].1 == 0).map(|g| g.1 as u32).sum();
         Err((left + in_free).div_ceil(MAX_WEIGHT as u32) as usize)
     }
 
@@ -173,19 +163,9 @@ pub enum Shortfall {
 impl std::fmt::Display for Shortfall {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Shortfall::Bandwidth { needed, free } => {
-                write!(f, "bandwidth: needs {needed} slots, {free} free")
-            }
-            Shortfall::Entries {
-                priority,
-                needed,
-                free,
-            } => {
-                write!(
-                    f,
-                    "table entries: needs {needed} new {} entries, {free} free",
-                    priority.name()
-                )
+            Shortfall::Bandwidth { needed, free } => write!(f, "bandwidth: needs {needed} slots, {free} free"),
+            Shortfall::Entries { priority, needed, free } => {
+                write!(f, "table entries: needs {needed} new {} entries, {free} free", priority.name())
             }
         }
     }
@@ -229,10 +209,7 @@ impl PortState {
     /// If the BE and CH entries do not fit in 64 (callers check `be_slots`
     /// against [`max_be_slots`]).
     pub fn new(be_slots: u32) -> Self {
-        assert!(
-            be_slots <= max_be_slots(),
-            "BE share of {be_slots} slots leaves no entry for CH"
-        );
+        assert!(be_slots <= max_be_slots(), "BE share of {be_slots} slots leaves no entry for CH");
         let mut low = ArbTable::default();
         let mut pos = 0;
         let mut left = be_slots;
@@ -243,13 +220,7 @@ impl PortState {
             pos += 1;
         }
         low.entries[pos] = (CH_SL, 1);
-        PortState {
-            high: ArbTable::default(),
-            low,
-            reserved: 0,
-            budget: FRAME_SLOTS - be_slots,
-            overflow: 0,
-        }
+        PortState { high: ArbTable::default(), low, reserved: 0, budget: FRAME_SLOTS - be_slots, overflow: 0 }
     }
 
     /// Slots still free for DB/DBTS.
@@ -274,37 +245,18 @@ impl PortState {
 
     /// Reserves `slots` for `vl` in the `priority` table, or says what is missing
     /// (bandwidth is checked first) and changes nothing.
-    pub fn try_reserve(
-        &mut self,
-        priority: Priority,
-        vl: u8,
-        slots: u32,
-    ) -> Result<Reservation, Shortfall> {
+    pub fn try_reserve(&mut self, priority: Priority, vl: u8, slots: u32) -> Result<Reservation, Shortfall> {
         if slots > self.free_slots() {
-            return Err(Shortfall::Bandwidth {
-                needed: slots,
-                free: self.free_slots(),
-            });
+            return Err(Shortfall::Bandwidth { needed: slots, free: self.free_slots() });
         }
         let table = self.table_mut(priority);
         let grants = match table.plan(vl, slots) {
             Ok(g) => g,
-            Err(needed) => {
-                return Err(Shortfall::Entries {
-                    priority,
-                    needed,
-                    free: table.free_entries(),
-                })
-            }
+            Err(needed) => return Err(Shortfall::Entries { priority, needed, free: table.free_entries() }),
         };
         table.apply(vl, &grants);
         self.reserved += slots;
-        Ok(Reservation {
-            priority,
-            slots,
-            grants,
-            overflow: 0,
-        })
+        Ok(Reservation { priority, slots, grants, overflow: 0 })
     }
 
     /// Like [`Self::try_reserve`] but only the slot budget can refuse: what
@@ -312,29 +264,16 @@ impl PortState {
     /// a table entry. This is paper 001's accounting taken literally ("the
     /// number of table entries is not a limitation [...], but only the
     /// available bandwidth"); the tables then under-state the reservation.
-    pub fn reserve_slots_only(
-        &mut self,
-        priority: Priority,
-        vl: u8,
-        slots: u32,
-    ) -> Result<Reservation, Shortfall> {
+    pub fn reserve_slots_only(&mut self, priority: Priority, vl: u8, slots: u32) -> Result<Reservation, Shortfall> {
         if slots > self.free_slots() {
-            return Err(Shortfall::Bandwidth {
-                needed: slots,
-                free: self.free_slots(),
-            });
+            return Err(Shortfall::Bandwidth { needed: slots, free: self.free_slots() });
         }
         let table = self.table_mut(priority);
         let (grants, overflow) = table.plan_upto(vl, slots);
         table.apply(vl, &grants);
         self.reserved += slots;
         self.overflow += overflow;
-        Ok(Reservation {
-            priority,
-            slots,
-            grants,
-            overflow,
-        })
+        Ok(Reservation { priority, slots, grants, overflow })
     }
 
     /// Gives back what [`Self::try_reserve`] took.

@@ -18,16 +18,11 @@ fn bw_for_slots(slots: u64) -> u64 {
 }
 
 fn routed(f: &Fabric) -> Subnet {
-    SubnetManager::new(SmConfig::default())
-        .configure(f)
-        .unwrap()
+    SubnetManager::new(SmConfig::default()).configure(f).unwrap()
 }
 
 fn end(f: &Fabric, name: &str, port: u8) -> LinkEnd {
-    LinkEnd {
-        node: f.node_by_name(name).unwrap(),
-        port,
-    }
+    LinkEnd { node: f.node_by_name(name).unwrap(), port }
 }
 
 #[test]
@@ -40,16 +35,13 @@ fn slots_follow_the_paper_formula() {
     assert_eq!(slots_for(300_000_000, B1X), 1959); // 1958.4
     assert_eq!(slots_for(300_000_000, 4 * B1X), 490); // 489.6
     assert_eq!(slots_for(300_000_000, 12 * B1X), 164); // 163.2
-                                                       // Exact multiples do not round up: 255 slots are 39.0625 Mb/s at 1x.
+    // Exact multiples do not round up: 255 slots are 39.0625 Mb/s at 1x.
     assert_eq!(slots_for(39_062_500, B1X), 255);
     assert_eq!(slots_for(39_062_501, B1X), 256);
     assert_eq!(slots_for(B1X, B1X), FRAME_SLOTS);
     assert_eq!(slots_for(0, B1X), 0);
     // N = ⌈B × T_frame / 512⌉ is the same number (T_frame(1x) = 3.342336 ms).
-    assert_eq!(
-        slots_for(1_000_000, B1X),
-        (1e6f64 * 3.342336e-3 / 512.0).ceil() as u32
-    );
+    assert_eq!(slots_for(1_000_000, B1X), (1e6f64 * 3.342336e-3 / 512.0).ceil() as u32);
 }
 
 #[test]
@@ -101,29 +93,17 @@ fn connections_of_one_sl_share_an_entry_then_overflow() {
     // A connection larger than an entry spans several: 45 + 210 tops up 15, then 255 + 90.
     let d = p.try_reserve(Priority::Low, 1, 600).unwrap();
     assert_eq!(d.grants, vec![(15, 210), (17, 255), (18, 135)]);
-    assert_eq!(
-        &p.low.entries()[14..],
-        &[(1, 255), (1, 255), (2, 10), (1, 255), (1, 135)]
-    );
+    assert_eq!(&p.low.entries()[14..], &[(1, 255), (1, 255), (2, 10), (1, 255), (1, 135)]);
     assert_eq!(p.reserved, 910);
     // Releasing one connection changes only its own entries.
     p.release(&a);
-    assert_eq!(
-        &p.low.entries()[14..],
-        &[(1, 155), (1, 255), (2, 10), (1, 255), (1, 135)]
-    );
+    assert_eq!(&p.low.entries()[14..], &[(1, 155), (1, 255), (2, 10), (1, 255), (1, 135)]);
     p.release(&c);
-    assert_eq!(
-        &p.low.entries()[14..],
-        &[(1, 155), (1, 255), (0, 0), (1, 255), (1, 135)]
-    );
+    assert_eq!(&p.low.entries()[14..], &[(1, 155), (1, 255), (0, 0), (1, 255), (1, 135)]);
     // The freed position is taken again, and SL 1 fills its room first.
     let e = p.try_reserve(Priority::Low, 1, 230).unwrap();
     assert_eq!(e.grants, vec![(14, 100), (18, 120), (16, 10)]);
-    assert_eq!(
-        &p.low.entries()[14..],
-        &[(1, 255), (1, 255), (1, 10), (1, 255), (1, 255)]
-    );
+    assert_eq!(&p.low.entries()[14..], &[(1, 255), (1, 255), (1, 10), (1, 255), (1, 255)]);
     for r in [&b, &d, &e] {
         p.release(r);
     }
@@ -147,27 +127,16 @@ fn a_port_runs_out_of_entries_before_bandwidth() {
     // 50 free low entries × 255 = 12750 slots < the 13056 of the budget.
     let mut p = PortState::new(3264);
     for i in 0..50 {
-        p.try_reserve(Priority::Low, 3, 255)
-            .unwrap_or_else(|e| panic!("connection {i}: {e}"));
+        p.try_reserve(Priority::Low, 3, 255).unwrap_or_else(|e| panic!("connection {i}: {e}"));
     }
     assert_eq!(p.reserved, 12750);
     assert_eq!(p.free_slots(), 306);
     assert_eq!(
         p.try_reserve(Priority::Low, 2, 1),
-        Err(Shortfall::Entries {
-            priority: Priority::Low,
-            needed: 1,
-            free: 0
-        })
+        Err(Shortfall::Entries { priority: Priority::Low, needed: 1, free: 0 })
     );
     let before = p.clone();
-    assert_eq!(
-        p.try_reserve(Priority::Low, 3, 307),
-        Err(Shortfall::Bandwidth {
-            needed: 307,
-            free: 306
-        })
-    );
+    assert_eq!(p.try_reserve(Priority::Low, 3, 307), Err(Shortfall::Bandwidth { needed: 307, free: 306 }));
     assert_eq!(p, before);
     // The high table still has its own 64 entries.
     assert!(p.try_reserve(Priority::High, 4, 306).is_ok());
@@ -182,39 +151,19 @@ fn entries_run_out_on_a_fabric_port_with_slots_left() {
     let sn = routed(&f);
     let mut adm = Admission::new(&f, &sn, AdmissionConfig::default()).unwrap();
     let (a0, b0) = (host(&f, "a", 0), host(&f, "b", 0));
-    let c = Connection {
-        src: a0,
-        dst: b0,
-        class: TrafficClass::Db,
-        bw_bps: bw_for_slots(255),
-    };
+    let c = Connection { src: a0, dst: b0, class: TrafficClass::Db, bw_bps: bw_for_slots(255) };
     for _ in 0..50 {
-        assert!(matches!(
-            adm.admit(&c).unwrap(),
-            Decision::Accepted { sl: 2, .. }
-        ));
+        assert!(matches!(adm.admit(&c).unwrap(), Decision::Accepted { sl: 2, .. }));
     }
     match adm.admit(&c).unwrap() {
         Decision::Rejected(r) => {
             assert_eq!(r.hop, 0);
             assert_eq!(r.at, LinkEnd { node: a0, port: 1 });
-            assert_eq!(
-                r.shortfall,
-                Shortfall::Entries {
-                    priority: Priority::Low,
-                    needed: 1,
-                    free: 0
-                }
-            );
+            assert_eq!(r.shortfall, Shortfall::Entries { priority: Priority::Low, needed: 1, free: 0 });
         }
         d => panic!("expected a refusal, got {d:?}"),
     }
-    assert_eq!(
-        adm.port(LinkEnd { node: a0, port: 1 })
-            .unwrap()
-            .free_slots(),
-        306
-    );
+    assert_eq!(adm.port(LinkEnd { node: a0, port: 1 }).unwrap().free_slots(), 306);
 }
 
 #[test]
@@ -226,113 +175,41 @@ fn refusal_downstream_releases_everything_upstream() {
     let mut adm = Admission::new(&f, &sn, AdmissionConfig::default()).unwrap();
     let (a1, b0, b1) = (host(&f, "a", 1), host(&f, "b", 0), host(&f, "b", 1));
     let path = adm.path(a1, b0).unwrap();
-    assert_eq!(
-        path,
-        vec![
-            LinkEnd { node: a1, port: 1 },
-            end(&f, "a", 1),
-            end(&f, "b", 2)
-        ]
-    );
+    assert_eq!(path, vec![LinkEnd { node: a1, port: 1 }, end(&f, "a", 1), end(&f, "b", 2)]);
     // 13056 slots, the whole DB budget, is 2 Gb/s exactly at 1x.
-    let full = Connection {
-        src: b1,
-        dst: b0,
-        class: TrafficClass::Db,
-        bw_bps: 2_000_000_000,
-    };
+    let full = Connection { src: b1, dst: b0, class: TrafficClass::Db, bw_bps: 2_000_000_000 };
     // 2 Gb/s needs 13056 slots in SL 3, 52 entries > 50 free: refused for entries.
     assert!(matches!(
         adm.admit(&full).unwrap(),
-        Decision::Rejected(Rejection {
-            hop: 0,
-            shortfall: Shortfall::Entries {
-                needed: 52,
-                free: 50,
-                ..
-            },
-            ..
-        })
+        Decision::Rejected(Rejection { hop: 0, shortfall: Shortfall::Entries { needed: 52, free: 50, .. }, .. })
     ));
     // 12750 slots (50 entries) fits.
-    let fill = Connection {
-        bw_bps: bw_for_slots(12750),
-        ..full
-    };
-    assert!(matches!(
-        adm.admit(&fill).unwrap(),
-        Decision::Accepted { .. }
-    ));
+    let fill = Connection { bw_bps: bw_for_slots(12750), ..full };
+    assert!(matches!(adm.admit(&fill).unwrap(), Decision::Accepted { .. }));
     let before = adm.clone();
-    let c = Connection {
-        src: a1,
-        dst: b0,
-        class: TrafficClass::Db,
-        bw_bps: 1_000_000,
-    };
+    let c = Connection { src: a1, dst: b0, class: TrafficClass::Db, bw_bps: 1_000_000 };
     match adm.admit(&c).unwrap() {
         Decision::Rejected(r) => {
             assert_eq!((r.hop, r.at), (2, end(&f, "b", 2)));
-            assert_eq!(
-                r.shortfall,
-                Shortfall::Entries {
-                    priority: Priority::Low,
-                    needed: 1,
-                    free: 0
-                }
-            );
+            assert_eq!(r.shortfall, Shortfall::Entries { priority: Priority::Low, needed: 1, free: 0 });
         }
         d => panic!("expected a refusal, got {d:?}"),
     }
     for (e, p) in adm.ports() {
-        assert_eq!(
-            Some(p),
-            before.port(e),
-            "port {e:?} changed by a refused connection"
-        );
+        assert_eq!(Some(p), before.port(e), "port {e:?} changed by a refused connection");
     }
     assert_eq!(adm.port(LinkEnd { node: a1, port: 1 }).unwrap().reserved, 0);
     // A bandwidth refusal at the last hop also leaves nothing behind.
-    let mut adm2 = Admission::new(
-        &f,
-        &sn,
-        AdmissionConfig {
-            be_share: 0.0,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    assert!(matches!(
-        adm2.admit(&Connection {
-            bw_bps: 2_400_000_000,
-            ..full
-        })
-        .unwrap(),
-        Decision::Accepted { .. }
-    ));
-    match adm2
-        .admit(&Connection {
-            bw_bps: 200_000_000,
-            ..c
-        })
-        .unwrap()
-    {
+    let mut adm2 = Admission::new(&f, &sn, AdmissionConfig { be_share: 0.0, ..Default::default() }).unwrap();
+    assert!(matches!(adm2.admit(&Connection { bw_bps: 2_400_000_000, ..full }).unwrap(), Decision::Accepted { .. }));
+    match adm2.admit(&Connection { bw_bps: 200_000_000, ..c }).unwrap() {
         Decision::Rejected(r) => {
             assert_eq!(r.hop, 2);
-            assert_eq!(
-                r.shortfall,
-                Shortfall::Bandwidth {
-                    needed: 1306,
-                    free: 16320 - 15668
-                }
-            );
+            assert_eq!(r.shortfall, Shortfall::Bandwidth { needed: 1306, free: 16320 - 15668 });
         }
         d => panic!("expected a refusal, got {d:?}"),
     }
-    assert_eq!(
-        adm2.port(LinkEnd { node: a1, port: 1 }).unwrap().reserved,
-        0
-    );
+    assert_eq!(adm2.port(LinkEnd { node: a1, port: 1 }).unwrap().reserved, 0);
     assert_eq!(adm2.port(end(&f, "a", 1)).unwrap().reserved, 0);
 }
 
@@ -344,25 +221,12 @@ fn be_and_ch_reserve_nothing_and_tables_export() {
     let (a0, b0) = (host(&f, "a", 0), host(&f, "b", 0));
     for class in [TrafficClass::Be, TrafficClass::Ch] {
         assert!(matches!(
-            adm.admit(&Connection {
-                src: a0,
-                dst: b0,
-                class,
-                bw_bps: 1_000_000_000
-            })
-            .unwrap(),
+            adm.admit(&Connection { src: a0, dst: b0, class, bw_bps: 1_000_000_000 }).unwrap(),
             Decision::Accepted { .. }
         ));
     }
     assert!(adm.is_empty_state());
-    let d = adm
-        .admit(&Connection {
-            src: a0,
-            dst: b0,
-            class: TrafficClass::Dbts,
-            bw_bps: 100_000_000,
-        })
-        .unwrap();
+    let d = adm.admit(&Connection { src: a0, dst: b0, class: TrafficClass::Dbts, bw_bps: 100_000_000 }).unwrap();
     assert!(matches!(d, Decision::Accepted { sl: 7, .. }));
     let cfg = adm.vlarb(end(&f, "a", 1)).unwrap();
     assert_eq!(cfg.high, vec![(7, 255), (7, 255), (7, 143)]); // ⌈100e6 × 16320 / 2.5e9⌉ = 653
@@ -372,38 +236,17 @@ fn be_and_ch_reserve_nothing_and_tables_export() {
     // b's port 1 faces a, not on the a → b path.
     assert_eq!(adm.vlarb(end(&f, "b", 1)).unwrap(), adm.idle_vlarb());
     // Self and switch endpoints are errors, not refusals.
-    assert!(adm
-        .admit(&Connection {
-            src: a0,
-            dst: a0,
-            class: TrafficClass::Db,
-            bw_bps: 1
-        })
-        .is_err());
+    assert!(adm.admit(&Connection { src: a0, dst: a0, class: TrafficClass::Db, bw_bps: 1 }).is_err());
     let sw = f.node_by_name("a").unwrap();
-    assert!(adm
-        .admit(&Connection {
-            src: a0,
-            dst: sw,
-            class: TrafficClass::Db,
-            bw_bps: 1
-        })
-        .is_err());
+    assert!(adm.admit(&Connection { src: a0, dst: sw, class: TrafficClass::Db, bw_bps: 1 }).is_err());
 }
 
 #[test]
 fn be_share_is_checked() {
-    let c = |s| AdmissionConfig {
-        be_share: s,
-        ..Default::default()
-    };
+    let c = |s| AdmissionConfig { be_share: s, ..Default::default() };
     assert_eq!(c(0.2).be_slots().unwrap(), 3264);
     assert_eq!(c(0.0).be_slots().unwrap(), 0);
-    assert!(c(1.0)
-        .be_slots()
-        .unwrap_err()
-        .to_string()
-        .contains("no table entry for CH"));
+    assert!(c(1.0).be_slots().unwrap_err().to_string().contains("no table entry for CH"));
     assert!(c(-0.1).be_slots().is_err());
 }
 
@@ -413,36 +256,15 @@ fn link_rate_sets_the_slots() {
     let s = f.add_switch("s", 4).unwrap();
     let h0 = f.add_hca("h0", 1).unwrap();
     let h1 = f.add_hca("h1", 1).unwrap();
-    f.connect(s, 1, h0, 1, LinkSpec::new(LinkWidth::X4, LinkSpeed::Sdr))
-        .unwrap();
+    f.connect(s, 1, h0, 1, LinkSpec::new(LinkWidth::X4, LinkSpeed::Sdr)).unwrap();
     f.connect(s, 2, h1, 1, LinkSpec::default()).unwrap();
     let sn = routed(&f);
     let adm = Admission::new(&f, &sn, AdmissionConfig::default()).unwrap();
-    assert_eq!(
-        adm.slots_at(LinkEnd { node: h0, port: 1 }, 300_000_000),
-        Some(490)
-    );
-    assert_eq!(
-        adm.slots_at(LinkEnd { node: s, port: 2 }, 300_000_000),
-        Some(1959)
-    );
-    assert_eq!(
-        adm.slots_at(LinkEnd { node: s, port: 3 }, 300_000_000),
-        None
-    ); // no cable
-    let data = Admission::new(
-        &f,
-        &sn,
-        AdmissionConfig {
-            rate_basis: RateBasis::Data,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(
-        data.slots_at(LinkEnd { node: s, port: 2 }, 300_000_000),
-        Some(2448)
-    ); // 300e6 × 16320 / 2e9
+    assert_eq!(adm.slots_at(LinkEnd { node: h0, port: 1 }, 300_000_000), Some(490));
+    assert_eq!(adm.slots_at(LinkEnd { node: s, port: 2 }, 300_000_000), Some(1959));
+    assert_eq!(adm.slots_at(LinkEnd { node: s, port: 3 }, 300_000_000), None); // no cable
+    let data = Admission::new(&f, &sn, AdmissionConfig { rate_basis: RateBasis::Data, ..Default::default() }).unwrap();
+    assert_eq!(data.slots_at(LinkEnd { node: s, port: 2 }, 300_000_000), Some(2448)); // 300e6 × 16320 / 2e9
 }
 
 #[test]
@@ -451,10 +273,7 @@ fn setup_counts_add_up_and_repeat() {
     let sn = routed(&f);
     let run = |target, stop| {
         let mut adm = Admission::new(&f, &sn, AdmissionConfig::default()).unwrap();
-        let p = SetupParams {
-            stop,
-            ..SetupParams::paper(target, 20, 7)
-        };
+        let p = SetupParams { stop, ..SetupParams::paper(target, 20, 7) };
         let r = run_setup(&mut adm, &p).unwrap();
         assert_eq!(adm.established() as u32, r.total_established());
         (r, adm.usage())
@@ -469,15 +288,10 @@ fn setup_counts_add_up_and_repeat() {
     assert!(r.total_established() < 10_000);
     assert_eq!(r.exhausted, Some(3));
     for b in 0..4 {
-        assert_eq!(
-            r.tried[b],
-            r.established[b] + r.refused_bandwidth[b] + r.refused_entries[b]
-        );
+        assert_eq!(r.tried[b], r.established[b] + r.refused_bandwidth[b] + r.refused_entries[b]);
     }
     assert!(r.established.iter().max().unwrap() - r.established.iter().min().unwrap() <= 1);
-    assert!(usage
-        .iter()
-        .all(|u| u.reserved <= u.budget && u.low_entries <= 64));
+    assert!(usage.iter().all(|u| u.reserved <= u.budget && u.low_entries <= 64));
     // Same seed, same result.
     assert_eq!(run(10_000, StopRule::All).0, r);
     // Stopping only the exhausted SL lets the others go on.
@@ -493,14 +307,8 @@ fn setup_rejects_bad_parameters() {
     let mut adm = Admission::new(&f, &sn, AdmissionConfig::default()).unwrap();
     let mut p = SetupParams::paper(10, 10, 1);
     p.bands[1] = (8_000, 1_000_000);
-    assert!(run_setup(&mut adm, &p)
-        .unwrap_err()
-        .to_string()
-        .contains("band 1"));
-    let p = SetupParams {
-        class: TrafficClass::Be,
-        ..SetupParams::paper(10, 10, 1)
-    };
+    assert!(run_setup(&mut adm, &p).unwrap_err().to_string().contains("band 1"));
+    let p = SetupParams { class: TrafficClass::Be, ..SetupParams::paper(10, 10, 1) };
     assert!(run_setup(&mut adm, &p).is_err());
     let p = SetupParams::paper(10, 0, 1);
     assert!(run_setup(&mut adm, &p).is_err());
@@ -508,12 +316,7 @@ fn setup_rejects_bad_parameters() {
 
 #[derive(Debug, Clone)]
 enum Op {
-    Admit {
-        src: usize,
-        dst: usize,
-        class: u8,
-        bw: u64,
-    },
+    Admit { src: usize, dst: usize, class: u8, bw: u64 },
     Release(usize),
 }
 
