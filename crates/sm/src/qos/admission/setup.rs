@@ -4,9 +4,12 @@
 //!
 //! Connections are spread evenly over the four bandwidth SLs: the next one is
 //! always for the SL with the fewest established connections (ties to the
-//! lowest SL), so the SLs take turns. Each try draws a source and a different
-//! destination uniformly among the CAs and a mean bandwidth uniformly (in
-//! whole bit/s) in its SL's range. A refused try is a retry of the same SL;
+//! lowest SL), so the SLs take turns. ([`SlOrder::Cyclic`] and
+//! [`SlOrder::Random`] are the alternatives we measured: one try per SL in
+//! turn, or a random SL per try; both let the counts drift apart, which §5.2
+//! rules out.) Each try draws a source and a different destination
+//! uniformly among the CAs and a mean bandwidth uniformly (in whole bit/s)
+//! in its SL's range. A refused try is a retry of the same SL;
 //! after `retry_limit` refusals in a row the SL is exhausted. The paper says
 //! "if after a certain number of retries it is not possible to establish more
 //! connections for some service level, the establishment period ends"
@@ -16,7 +19,9 @@
 //!
 //! The ranges are those of §5.2 except SL 2, which the text gives as
 //! "between 64 Kbps and 64 Mbps" although §4.1 defines the class as above
-//! 1.55 Mb/s; a 64 kb/s draw would belong to SL 1, so we use 1.55–64 Mb/s.
+//! 1.55 Mb/s; a 64 kb/s draw would belong to SL 1, so by default we use
+//! 1.55–64 Mb/s. [`PAPER_TEXT_BANDS_BPS`] with [`SetupParams::loose_bands`]
+//! draws it as printed, the connection staying on SL 2 ([`Admission::admit_as`]).
 //! The lower bound of SLs 1–3 is exclusive (the bands of §4.1 are
 //! "higher than" the previous limit).
 
