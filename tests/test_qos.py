@@ -186,6 +186,44 @@ def test_setup_counts(hypercube):
         qos.setup(fab, sm, 10, bands=[(1, 100_000)] + list(qos.PAPER_BANDS_BPS[1:]))
 
 
+def test_setup_entry_limit_order_and_sl2_range(hypercube):
+    fab, sm = hypercube
+    limited = qos.setup(fab, sm, 5000, retry_limit=200, seed=3)
+    free = qos.setup(fab, sm, 5000, retry_limit=200, seed=3, entry_limit="none")
+    # Only the slot budget refuses; what the 64 entries cannot hold is overflow.
+    assert free.per_sl["refused_entries"].sum() == 0 and limited.per_sl["refused_entries"].sum() > 0
+    assert free.established > limited.established
+    assert (free.ports["reserved_slots"] <= free.ports["budget_slots"]).all()
+    assert (limited.ports["overflow_slots"] == 0).all() and (free.ports["overflow_slots"] > 0).any()
+    over = free.ports[free.ports["overflow_slots"] > 0]
+    assert (over["low_entries"] == 64).all()
+    # Cyclic order: one try per SL in turn, so the tries stay within one of each other.
+    cyc = qos.setup(fab, sm, 400, retry_limit=50, seed=3, order="cyclic")
+    assert cyc.per_sl["tried"].max() - cyc.per_sl["tried"].min() <= 1
+    # §5.2's SL 2 range starts below SL 2's class: allowed only when asked for.
+    with pytest.raises(ConfigError, match="band 2"):
+        qos.setup(fab, sm, 40, bands=qos.PAPER_TEXT_BANDS_BPS)
+    text = qos.setup(fab, sm, 40, seed=3, bands=qos.PAPER_TEXT_BANDS_BPS, loose_bands=True)
+    assert text.per_sl["established"].tolist() == [10] * 4 and text.per_sl["sl"].tolist() == [0, 1, 2, 3]
+    for kw, what in [({"order": "fifo"}, "order"), ({"entry_limit": "few"}, "entry_limit"), ({"source_port": "x"}, "source_port")]:
+        with pytest.raises(ConfigError, match=what):
+            qos.setup(fab, sm, 10, **kw)
+
+
+def test_qos_setup_kind_paper_accounting():
+    # The Table 2 configuration on the mesh, one seed: no entry refusals, and the
+    # reserved load per host at saturation is the paper's Figure 4 value (0.769) within 2 %.
+    c = {"connections": 3072, "network": "mesh", "link_width": "1x", "retry_limit": 10000, "stop": "all", "traffic_class": "DB",
+         "be_share": 0.2, "rate_basis": "signalling", "seed": 1, "entry_limit": "none", "sl2_range": "text"}
+    cfg = {"routing": {"engine": "updn", "lmc": 0, "root": [], "lfts_file": None, "fdbs_key": None, "seed": 1}, "qos_setup": c}
+    row = run_point("qos_setup", [], cfg)
+    assert row["status"] == "ok", row["error"]
+    assert row["refused_entries"] == 0 and row["overflow_slots_max"] > 0
+    assert abs(row["accepted_per_host_link"] - 0.769) < 0.02 * 0.769
+    limited = run_point("qos_setup", [], {**cfg, "qos_setup": {**c, "entry_limit": "table"}})
+    assert limited["overflow_slots_max"] == 0 and limited["established"] < row["established"]
+
+
 def test_cli_plan_and_setup(tmp_path):
     runner = CliRunner()
     net = tmp_path / "hc.net"

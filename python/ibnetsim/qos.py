@@ -51,6 +51,7 @@ __all__ = [
     "CLASSES",
     "FRAME_SLOTS",
     "PAPER_BANDS_BPS",
+    "PAPER_TEXT_BANDS_BPS",
     "DEFAULT_RETRY_LIMIT",
 ]
 
@@ -62,6 +63,8 @@ FRAME_SLOTS = 64 * 255
 
 #: Mean-bandwidth range of each of the four SLs in the setup (paper 001 §5.2; SL 2 from §4.1, see docs/qos.md).
 PAPER_BANDS_BPS = ((8_000, 64_000), (64_001, 1_550_000), (1_550_001, 64_000_000), (64_000_001, 300_000_000))
+#: §5.2's ranges as printed: SL 2 from 64 kb/s (below its §4.1 class); use with ``loose_bands=True``.
+PAPER_TEXT_BANDS_BPS = ((8_000, 64_000), (64_001, 1_550_000), (64_001, 64_000_000), (64_000_001, 300_000_000))
 
 #: Refusals in a row after which an SL is exhausted in :func:`setup` (the paper does not give its value).
 DEFAULT_RETRY_LIMIT = 10_000
@@ -322,15 +325,26 @@ def setup(
     klass: str = "DB",
     stop: str = "all",
     bands: Optional[Sequence[tuple[int, int]]] = None,
+    order: str = "balanced",
+    entry_limit: str = "table",
+    source_port: str = "checked",
+    loose_bands: bool = False,
 ) -> SetupResult:
     """Paper 001's connection setup: try to establish ``connections`` connections.
 
-    Each try is for the SL with the fewest established connections; source and
-    destination are drawn uniformly among the CAs, the mean bandwidth uniformly
-    in the SL's range (``bands``, default :data:`PAPER_BANDS_BPS`). After
+    Each try is for the SL with the fewest established connections
+    (``order="balanced"``; ``"cyclic"`` gives the SLs one try each in turn,
+    ``"random"`` draws the SL per try); source and destination are drawn
+    uniformly among the CAs, the mean bandwidth uniformly in the SL's range
+    (``bands``, default :data:`PAPER_BANDS_BPS`; ``loose_bands=True`` lets a
+    range leave its SL's class, as :data:`PAPER_TEXT_BANDS_BPS` does). After
     ``retry_limit`` refusals in a row an SL is exhausted: with ``stop="all"``
     (the paper) setup ends, with ``stop="level"`` only that SL stops.
     ``klass`` is ``DB`` (SLs 0–3, low table) or ``DBTS`` (SLs 4–7, high table).
+    ``entry_limit="none"`` lets only the slot budget refuse (the paper's
+    "only the available bandwidth"; what the 64 entries cannot hold is the
+    ports' ``overflow_slots``); ``source_port="unchecked"`` admits on switch
+    output ports only.
     """
     if connections < 0:
         raise ConfigError(f"connections must be at least 0, not {connections}")
@@ -346,6 +360,10 @@ def setup(
         klass.upper(),
         stop,
         [tuple(map(int, b)) for b in bands] if bands is not None else None,
+        order,
+        entry_limit,
+        source_port,
+        bool(loose_bands),
     )
     est = d["established"]
     bw = d["bandwidth_bps"]

@@ -106,6 +106,9 @@ def register(main: click.Group) -> None:
     @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the draws.")
     @click.option("--class", "klass", type=click.Choice(["DB", "DBTS"], case_sensitive=False), default="DB", show_default=True)
     @click.option("--stop", type=click.Choice(["all", "level"]), default="all", show_default=True, help="An exhausted SL ends the setup (all, the paper) or only itself (level).")
+    @click.option("--order", type=click.Choice(["balanced", "cyclic", "random"]), default="balanced", show_default=True, help="Which SL each try is for.")
+    @click.option("--entry-limit", type=click.Choice(["table", "none"]), default="table", show_default=True, help="Whether full arbitration tables refuse (table) or only the slot budget does (none, the paper's accounting).")
+    @click.option("--sl2-range", type=click.Choice(["class", "text"]), default="class", show_default=True, help="SL 2 from 1.55 Mb/s (class) or from 64 kb/s as §5.2 prints it (text).")
     @friendly_errors()
     def qos_setup(
         topology_file: str,
@@ -119,13 +122,20 @@ def register(main: click.Group) -> None:
         seed: int,
         klass: str,
         stop: str,
+        order: str,
+        entry_limit: str,
+        sl2_range: str,
     ) -> None:
         """Try to establish N random CBR connections on TOPOLOGY as paper 001 §5.2 does.
 
         Prints tried and established connections per SL, and why tries were refused.
         """
         fab, sm = _configure(topology_file, engine, root, ibnl_dir)
-        r = qos.setup(fab, sm, connections, retry_limit=retry_limit, seed=seed, be_share=be_share, rate_basis=rate_basis, klass=klass, stop=stop)
+        bands = {"bands": qos.PAPER_TEXT_BANDS_BPS, "loose_bands": True} if sl2_range == "text" else {}
+        r = qos.setup(
+            fab, sm, connections, retry_limit=retry_limit, seed=seed, be_share=be_share, rate_basis=rate_basis, klass=klass, stop=stop,
+            order=order, entry_limit=entry_limit, **bands,
+        )
         click.echo(f"{'SL':>3} {'tried':>9} {'established':>12} {'refused:bw':>11} {'refused:entries':>16} {'mean Mb/s':>10}")
         for row in r.per_sl.itertuples(index=False):
             click.echo(

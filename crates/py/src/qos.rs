@@ -5,7 +5,8 @@
 
 use ibnetsim_fabric::{Fabric, LinkEnd};
 use ibnetsim_sm::qos::admission::{
-    run_setup, Admission, AdmissionConfig, Connection, Decision, RateBasis, SetupParams, StopRule, TrafficClass,
+    run_setup, Admission, AdmissionConfig, Connection, Decision, EntryLimit, RateBasis, SetupParams, SlOrder,
+    SourcePort, StopRule, TrafficClass,
 };
 use ibnetsim_sm::qos::{format_sl2vl, format_vlarb};
 use ibnetsim_sm::SmError;
@@ -18,7 +19,7 @@ use crate::subnet::PySubnet;
 fn config(be_share: f64, rate_basis: &str, high_limit: u8) -> PyResult<AdmissionConfig> {
     let rate_basis = RateBasis::parse(rate_basis)
         .ok_or_else(|| ConfigError::new_err(format!("rate_basis must be 'signalling' or 'data', not '{rate_basis}'")))?;
-    Ok(AdmissionConfig { be_share, rate_basis, high_limit })
+    Ok(AdmissionConfig { be_share, rate_basis, high_limit, ..Default::default() })
 }
 
 fn port_name(f: &Fabric, e: LinkEnd) -> String {
@@ -38,6 +39,7 @@ fn ports_columns<'py>(py: Python<'py>, adm: &Admission<'_>) -> PyResult<Bound<'p
     d.set_item("budget_slots", usage.iter().map(|u| u.budget).collect::<Vec<_>>())?;
     d.set_item("high_entries", usage.iter().map(|u| u.high_entries as u32).collect::<Vec<_>>())?;
     d.set_item("low_entries", usage.iter().map(|u| u.low_entries as u32).collect::<Vec<_>>())?;
+    d.set_item("overflow_slots", usage.iter().map(|u| u.overflow).collect::<Vec<_>>())?;
     let arb: Vec<_> = usage.iter().map(|u| adm.vlarb(u.end).expect("cabled port")).collect();
     d.set_item("vlarb_high", arb.iter().map(|a| format_vlarb(&a.high)).collect::<Vec<_>>())?;
     d.set_item("vlarb_low", arb.iter().map(|a| format_vlarb(&a.low)).collect::<Vec<_>>())?;
@@ -140,7 +142,7 @@ pub fn qos_plan<'py>(
 /// Paper 001's connection setup: returns per-band counts and per-port use.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (subnet, target, retry_limit, seed, be_share, rate_basis, class, stop, bands))]
+#[pyo3(signature = (subnet, target, retry_limit, seed, be_share, rate_basis, class, stop, bands, order="balanced", entry_limit="table", source_port="checked", loose_bands=false))]
 pub fn qos_setup<'py>(
     py: Python<'py>,
     subnet: &PySubnet,
@@ -152,9 +154,27 @@ pub fn qos_setup<'py>(
     class: &str,
     stop: &str,
     bands: Option<Vec<(u64, u64)>>,
+    order: &str,
+    entry_limit: &str,
+    source_port: &str,
+    loose_bands: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let f = &subnet.fabric().inner;
-    let cfg = config(be_share, rate_basis, 255)?;
+    let mut cfg = config(be_share, rate_basis, 255)?;
+    cfg.entry_limit = EntryLimit::parse(entry_limit)
+        .ok_or_else(|| ConfigError::new_err(format!("entry_limit must be 'table' or 'none', not '{entry_limit}'")))?;
+    cfg.source_port = match source_port {
+        "checked" => SourcePort::Checked,
+        "unchecked" => SourcePort::Unchecked,
+        _ => {
+            return Err(ConfigError::new_err(format!(
+                "source_port must be 'checked' or 'unchecked', not '{source_port}'"
+            )))
+        }
+    };
+    let order = SlOrder::parse(order).ok_or_else(|| {
+        ConfigError::new_err(format!("order must be 'balanced', 'cyclic' or 'random', not '{order}'"))
+    })?;
     let class = match TrafficClass::parse(class) {
         Some(c @ (TrafficClass::Db | TrafficClass::Dbts)) => c,
         _ => return Err(ConfigError::new_err(format!("class must be 'DB' or 'DBTS', not '{class}'"))),
@@ -164,7 +184,7 @@ pub fn qos_setup<'py>(
         "level" => StopRule::Level,
         _ => return Err(ConfigError::new_err(format!("stop must be 'all' or 'level', not '{stop}'"))),
     };
-    let mut params = SetupParams { class, stop, ..SetupParams::paper(target, retry_limit, seed) };
+    let mut params = SetupParams { class, stop, order, loose_bands, ..SetupParams::paper(target, retry_limit, seed) };
     if let Some(b) = bands {
         params.bands = b.try_into().map_err(|b: Vec<_>| {
             ConfigError::new_err(format!("bands must give 4 (low, high) ranges, one per SL, not {}", b.len()))

@@ -70,6 +70,36 @@ QOS_SETUP = register_section(
             Key("link_width", "str", "Link width of the paper networks (ignored with network = \"fabric\").", default="1x", choices=("1x", "4x", "12x")),
             Key("retry_limit", "int", "Refusals in a row after which an SL is exhausted (the paper does not give its value).", default=10_000, min=1),
             Key("stop", "str", "`all`: an exhausted SL ends the setup (the paper); `level`: only that SL stops.", default="all", choices=("all", "level")),
+            Key(
+                "sl_order",
+                "str",
+                "Which SL each try is for: `balanced` (the SL with the fewest established; a refused try is retried for the same SL), "
+                "`cyclic` (SLs in turn, one try each) or `random` (uniform per try).",
+                default="balanced",
+                choices=("balanced", "cyclic", "random"),
+            ),
+            Key(
+                "entry_limit",
+                "str",
+                "`table`: a port whose 64 arbitration-table entries cannot hold a connection's slots refuses it (IBA); "
+                "`none`: only the slot budget refuses (paper 001 §4.2: entries are \"not a limitation\").",
+                default="table",
+                choices=("table", "none"),
+            ),
+            Key(
+                "sl2_range",
+                "str",
+                "SL 2's bandwidth range: `class` 1.55–64 Mb/s (§4.1's class limits) or `text` 64 kb/s–64 Mb/s (§5.2 as printed).",
+                default="class",
+                choices=("class", "text"),
+            ),
+            Key(
+                "source_port",
+                "str",
+                "`checked`: the source CA's output port is admitted like the switch ports; `unchecked`: switch output ports only.",
+                default="checked",
+                choices=("checked", "unchecked"),
+            ),
             Key("traffic_class", "str", "`DB` (SLs 0–3, low-priority table) or `DBTS` (SLs 4–7, high-priority table).", default="DB", choices=("DB", "DBTS")),
             Key("be_share", "float", "Share of every port's frame kept for best effort (paper: 0.2).", default=0.2, min=0.0, max=0.98),
             Key(
@@ -84,6 +114,15 @@ QOS_SETUP = register_section(
         checks=(_check_qos_setup,),
     )
 )
+
+
+def _sl2_bands(sl2_range: str) -> dict:
+    """``qos.setup`` keywords for SL 2's range: §4.1's class, or §5.2's text (which starts below the class)."""
+    from ibnetsim import qos
+
+    if sl2_range == "class":
+        return {}
+    return {"bands": qos.PAPER_TEXT_BANDS_BPS, "loose_bands": True}
 
 
 def _run(config: dict) -> dict:
@@ -105,6 +144,10 @@ def _run(config: dict) -> dict:
         rate_basis=c["rate_basis"],
         klass=c["traffic_class"],
         stop=c["stop"],
+        order=c.get("sl_order", "balanced"),
+        entry_limit=c.get("entry_limit", "table"),
+        source_port=c.get("source_port", "checked"),
+        **_sl2_bands(c.get("sl2_range", "class")),
     )
     ps = r.ports
     hosts = ps[~ps["is_switch"]]
@@ -124,6 +167,7 @@ def _run(config: dict) -> dict:
         "host_reserved_fraction": float((hosts["reserved_slots"] / hosts["budget_slots"]).mean()),
         "switch_reserved_fraction": float((switches["reserved_slots"] / switches["budget_slots"]).mean()),
         "host_low_entries_mean": float(hosts["low_entries"].mean()),
+        "overflow_slots_max": int(ps["overflow_slots"].max()) if len(ps) else 0,
     }
     for row in r.per_sl.itertuples(index=False):
         b = row.sl % 4
@@ -146,6 +190,7 @@ _COLUMNS = {
     "host_reserved_fraction": "Mean over CA ports of reserved / reservable slots.",
     "switch_reserved_fraction": "Mean over switch ports of reserved / reservable slots.",
     "host_low_entries_mean": "Mean low-table entries in use at CA ports (BE and CH included; 64 is full).",
+    "overflow_slots_max": "Largest number of reserved slots on one port that its 64 table entries do not hold (only with entry_limit = \"none\").",
 }
 for _b in range(4):
     _COLUMNS[f"established_b{_b}"] = f"Connections established in bandwidth band {_b} (SL {_b} for DB, {_b + 4} for DBTS)."

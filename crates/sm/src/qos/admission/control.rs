@@ -42,11 +42,56 @@ pub struct AdmissionConfig {
     pub rate_basis: RateBasis,
     /// `LimitOfHighPriority` programmed on every port.
     pub high_limit: u8,
+    /// Whether a full arbitration table refuses a connection.
+    pub entry_limit: EntryLimit,
+    /// Whether the source CA's output port is checked and reserved too.
+    pub source_port: SourcePort,
+}
+
+/// Whether the 64 entries of a table limit admission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EntryLimit {
+    /// A connection is refused when its SL's entries and the free entries
+    /// cannot hold its slots (IBA: 64 entries of weight at most 255).
+    #[default]
+    Table,
+    /// Only the slot budget refuses; slots beyond the table are counted as
+    /// overflow (paper 001 §4.2's claim that entries are no limitation, taken
+    /// as the accounting rule).
+    None,
+}
+
+impl EntryLimit {
+    /// Parses `table` or `none`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "table" => Some(EntryLimit::Table),
+            "none" => Some(EntryLimit::None),
+            _ => None,
+        }
+    }
+}
+
+/// Whether admission covers the source CA's output port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SourcePort {
+    /// Every output port of the path, the source CA port first.
+    #[default]
+    Checked,
+    /// Switch output ports only (paper 001 §4.2 has "the control unit of each
+    /// switch" accept or reject): the source CA port reserves nothing.
+    Unchecked,
 }
 
 impl Default for AdmissionConfig {
     fn default() -> Self {
-        AdmissionConfig { be_share: 0.2, rate_basis: RateBasis::Signalling, high_limit: HIGH_LIMIT_UNLIMITED }
+        AdmissionConfig {
+            be_share: 0.2,
+            rate_basis: RateBasis::Signalling,
+            high_limit: HIGH_LIMIT_UNLIMITED,
+            entry_limit: EntryLimit::Table,
+            source_port: SourcePort::Checked,
+        }
     }
 }
 
@@ -129,6 +174,8 @@ pub struct PortUsage {
     pub high_entries: usize,
     /// Entries used in the low table (BE and CH included).
     pub low_entries: usize,
+    /// Reserved slots no table entry holds ([`EntryLimit::None`] only).
+    pub overflow: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -235,15 +282,38 @@ impl<'a> Admission<'a> {
 
     /// [`Self::admit`] on a path already traced (from [`Self::path`]).
     pub fn admit_on(&mut self, c: &Connection, path: &[LinkEnd]) -> Result<Decision, SmError> {
-        let sl = sl_of(c.class, c.bw_bps);
+        self.admit_on_sl(c, path, sl_of(c.class, c.bw_bps))
+    }
+
+    /// [`Self::admit`] with the SL given rather than derived from the
+    /// bandwidth: paper 001 §5.2 draws SL 2's bandwidths from 64 kb/s, below
+    /// its own §4.1 class limit. `sl` must belong to `c.class` ([`sl_of`] of
+    /// some bandwidth).
+    pub fn admit_as(&mut self, c: &Connection, sl: u8) -> Result<Decision, SmError> {
+        if sl_of(c.class, 0) / 4 != sl / 4 || (!c.class.reserves() && sl != sl_of(c.class, 0)) {
+            return Err(SmError::option("sl", format!("SL {sl} does not carry {} traffic", c.class.name())));
+        }
+        let path = self.path(c.src, c.dst)?;
+        self.admit_on_sl(c, &path, sl)
+    }
+
+    fn admit_on_sl(&mut self, c: &Connection, path: &[LinkEnd], sl: u8) -> Result<Decision, SmError> {
         let mut holds = Vec::new();
         if c.class.reserves() {
             let prio = priority_of_sl(sl);
-            for (hop, &end) in path.iter().enumerate() {
+            let first = match self.config.source_port {
+                SourcePort::Checked => 0,
+                SourcePort::Unchecked => 1,
+            };
+            for (hop, &end) in path.iter().enumerate().skip(first) {
                 let i = self.layout.slot(end.node, end.port);
                 let slots = super::slots_for(c.bw_bps, self.link_bps[i]);
                 let port = self.ports[i].as_mut().expect("a routed port is cabled");
-                match port.try_reserve(prio, sl, slots) {
+                let tried = match self.config.entry_limit {
+                    EntryLimit::Table => port.try_reserve(prio, sl, slots),
+                    EntryLimit::None => port.reserve_slots_only(prio, sl, slots),
+                };
+                match tried {
                     Ok(r) => holds.push((i as u32, r)),
                     Err(shortfall) => {
                         self.give_back(&holds);
@@ -310,6 +380,7 @@ impl<'a> Admission<'a> {
                 budget: s.budget,
                 high_entries: s.high.used_entries(),
                 low_entries: s.low.used_entries(),
+                overflow: s.overflow,
             })
             .collect()
     }

@@ -29,6 +29,10 @@
 //!   path has both the slots and the table entries; otherwise it is rejected
 //!   at the first port that lacks them and whatever it reserved upstream is
 //!   released ([`Admission::admit`]).
+//!   [`EntryLimit::None`] lets only the slots refuse, as the paper's "the
+//!   number of table entries is not a limitation [...], but only the
+//!   available bandwidth" reads (what the table cannot hold is counted as
+//!   overflow); [`SourcePort::Unchecked`] admits on switch ports only.
 //!
 //! Choices the paper leaves open, and ours:
 //! - The link rate is the signalling rate (2.5 Gb/s per SDR lane), as the
@@ -48,6 +52,8 @@
 //! [`setup`] is the paper's connection-setup experiment (§5.2): random
 //! connections spread evenly over the four SLs until N are established or
 //! an SL runs out of retries.
+//! docs/qos.md ("Why our counts differ from the paper's") measures how each
+//! of these choices moves the paper's Tables 2–4.
 
 pub mod control;
 pub mod setup;
@@ -56,8 +62,10 @@ pub mod table;
 #[cfg(test)]
 mod tests;
 
-pub use control::{Admission, AdmissionConfig, ConnId, Connection, Decision, PortUsage, RateBasis, Rejection};
-pub use setup::{run_setup, SetupParams, SetupReport, StopRule, PAPER_BANDS_BPS};
+pub use control::{
+    Admission, AdmissionConfig, ConnId, Connection, Decision, EntryLimit, PortUsage, RateBasis, Rejection, SourcePort,
+};
+pub use setup::{run_setup, SetupParams, SetupReport, SlOrder, StopRule, PAPER_BANDS_BPS, PAPER_TEXT_BANDS_BPS};
 pub use table::{max_be_slots, slots_for, ArbTable, PortState, Priority, Reservation, Shortfall, FRAME_SLOTS, MAX_WEIGHT};
 
 use super::Sl2VlMap;

@@ -84,6 +84,17 @@ impl ArbTable {
     /// serving `vl` (in position order), then new entries of up to 255 at the
     /// lowest free positions. `Err(new entries needed)` when they do not fit.
     fn plan(&self, vl: u8, slots: u32) -> Result<Vec<(u8, u8)>, usize> {
+        let (grants, left) = self.plan_upto(vl, slots);
+        if left == 0 {
+            return Ok(grants);
+        }
+        let in_free: u32 = grants.iter().filter(|g| self.entries[g.0 as usize].1 == 0).map(|g| g.1 as u32).sum();
+        Err((left + in_free).div_ceil(MAX_WEIGHT as u32) as usize)
+    }
+
+    /// As much of `slots` as the table holds, in [`Self::plan`]'s order, and the
+    /// slots left over.
+    fn plan_upto(&self, vl: u8, slots: u32) -> (Vec<(u8, u8)>, u32) {
         let mut left = slots;
         let mut grants = Vec::new();
         for (i, &(v, w)) in self.entries.iter().enumerate() {
@@ -96,11 +107,6 @@ impl ArbTable {
                 left -= take;
             }
         }
-        let needed = left.div_ceil(MAX_WEIGHT as u32) as usize;
-        let free = self.free_entries();
-        if needed > free {
-            return Err(needed);
-        }
         for (i, &(_, w)) in self.entries.iter().enumerate() {
             if left == 0 {
                 break;
@@ -111,7 +117,7 @@ impl ArbTable {
                 left -= take;
             }
         }
-        Ok(grants)
+        (grants, left)
     }
 
     fn apply(&mut self, vl: u8, grants: &[(u8, u8)]) {
@@ -174,6 +180,9 @@ pub struct Reservation {
     pub slots: u32,
     /// `(position, weight)` added to the table.
     pub grants: Vec<(u8, u8)>,
+    /// Slots reserved beyond what the table's entries hold (only with
+    /// [`PortState::reserve_slots_only`]).
+    pub overflow: u32,
 }
 
 /// One output port: slots reserved against its budget, and its two tables.
@@ -187,6 +196,9 @@ pub struct PortState {
     pub reserved: u32,
     /// Slots DB/DBTS may reserve: the frame minus the BE share.
     pub budget: u32,
+    /// Of `reserved`, the slots no table entry holds because the table was
+    /// full ([`Self::reserve_slots_only`]); 0 under the IBA table limit.
+    pub overflow: u32,
 }
 
 impl PortState {
@@ -208,7 +220,7 @@ impl PortState {
             pos += 1;
         }
         low.entries[pos] = (CH_SL, 1);
-        PortState { high: ArbTable::default(), low, reserved: 0, budget: FRAME_SLOTS - be_slots }
+        PortState { high: ArbTable::default(), low, reserved: 0, budget: FRAME_SLOTS - be_slots, overflow: 0 }
     }
 
     /// Slots still free for DB/DBTS.
@@ -244,13 +256,31 @@ impl PortState {
         };
         table.apply(vl, &grants);
         self.reserved += slots;
-        Ok(Reservation { priority, slots, grants })
+        Ok(Reservation { priority, slots, grants, overflow: 0 })
+    }
+
+    /// Like [`Self::try_reserve`] but only the slot budget can refuse: what
+    /// the 64 entries cannot hold is counted in [`Self::overflow`] instead of
+    /// a table entry. This is paper 001's accounting taken literally ("the
+    /// number of table entries is not a limitation [...], but only the
+    /// available bandwidth"); the tables then under-state the reservation.
+    pub fn reserve_slots_only(&mut self, priority: Priority, vl: u8, slots: u32) -> Result<Reservation, Shortfall> {
+        if slots > self.free_slots() {
+            return Err(Shortfall::Bandwidth { needed: slots, free: self.free_slots() });
+        }
+        let table = self.table_mut(priority);
+        let (grants, overflow) = table.plan_upto(vl, slots);
+        table.apply(vl, &grants);
+        self.reserved += slots;
+        self.overflow += overflow;
+        Ok(Reservation { priority, slots, grants, overflow })
     }
 
     /// Gives back what [`Self::try_reserve`] took.
     pub fn release(&mut self, r: &Reservation) {
         self.table_mut(r.priority).remove(&r.grants);
         self.reserved -= r.slots;
+        self.overflow -= r.overflow;
     }
 }
 

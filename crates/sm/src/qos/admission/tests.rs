@@ -143,6 +143,105 @@ fn a_port_runs_out_of_entries_before_bandwidth() {
 }
 
 #[test]
+fn slots_only_reservation_overflows_a_full_table() {
+    // The port of the test above: 50 full SL 3 entries, 306 slots of budget left.
+    let mut p = PortState::new(3264);
+    for _ in 0..50 {
+        p.try_reserve(Priority::Low, 3, 255).unwrap();
+    }
+    let full = p.clone();
+    // A table-limited reservation is refused for entries; a slots-only one
+    // takes the slots with no entry (overflow), up to the budget.
+    let a = p.reserve_slots_only(Priority::Low, 2, 10).unwrap();
+    assert_eq!((a.grants.len(), a.overflow, a.slots), (0, 10, 10));
+    assert_eq!((p.reserved, p.overflow, p.free_slots()), (12760, 10, 296));
+    assert_eq!(p.low, full.low);
+    let before = p.clone();
+    assert_eq!(p.reserve_slots_only(Priority::Low, 2, 297), Err(Shortfall::Bandwidth { needed: 297, free: 296 }));
+    assert_eq!(p, before);
+    p.release(&a);
+    assert_eq!(p, full);
+    // With room in the table a slots-only reservation is the ordinary one:
+    // 300 slots fill SL 1's partial entry of 100, then 200 in a new entry, no overflow.
+    let mut q = PortState::new(3264);
+    let mut r = q.clone();
+    q.try_reserve(Priority::Low, 1, 100).unwrap();
+    r.try_reserve(Priority::Low, 1, 100).unwrap();
+    let x = q.try_reserve(Priority::Low, 1, 300).unwrap();
+    let y = r.reserve_slots_only(Priority::Low, 1, 300).unwrap();
+    assert_eq!(x, y);
+    assert_eq!(y.grants, vec![(14, 155), (15, 145)]);
+    assert_eq!(q, r);
+    // Partly in the table, partly over: 13 free entries × 255 = 3315 of 3400 slots fit.
+    let mut t = PortState::new(3264);
+    for _ in 0..37 {
+        t.try_reserve(Priority::Low, 3, 255).unwrap();
+    }
+    assert_eq!(t.try_reserve(Priority::Low, 2, 3400), Err(Shortfall::Entries { priority: Priority::Low, needed: 14, free: 13 }));
+    let z = t.reserve_slots_only(Priority::Low, 2, 3400).unwrap();
+    assert_eq!((z.grants.len(), z.overflow), (13, 85));
+    assert_eq!(t.low.free_entries(), 0);
+}
+
+#[test]
+fn entry_limit_none_admits_what_the_table_refuses() {
+    // The fabric of the test below: the 51st 255-slot connection a0 → b0 is
+    // refused for entries with the table limit; without it, it and one more
+    // fit, and the 307-slot remainder of the budget is the last thing refused.
+    let f = two_switch_parallel(1, 2);
+    let sn = routed(&f);
+    let cfg = AdmissionConfig { entry_limit: EntryLimit::None, ..Default::default() };
+    let mut adm = Admission::new(&f, &sn, cfg).unwrap();
+    let (a0, b0) = (host(&f, "a", 0), host(&f, "b", 0));
+    let c = Connection { src: a0, dst: b0, class: TrafficClass::Db, bw_bps: bw_for_slots(255) };
+    for _ in 0..51 {
+        assert!(matches!(adm.admit(&c).unwrap(), Decision::Accepted { sl: 2, .. }));
+    }
+    let src = LinkEnd { node: a0, port: 1 };
+    assert_eq!((adm.port(src).unwrap().reserved, adm.port(src).unwrap().overflow), (13005, 255));
+    assert!(adm.usage().iter().filter(|u| u.reserved > 0).all(|u| u.overflow == 255 && u.low_entries == 64));
+    match adm.admit(&c).unwrap() {
+        Decision::Rejected(r) => assert_eq!((r.hop, r.shortfall), (0, Shortfall::Bandwidth { needed: 255, free: 51 })),
+        d => panic!("expected a refusal, got {d:?}"),
+    }
+}
+
+#[test]
+fn unchecked_source_port_reserves_on_switch_ports_only() {
+    // a1 → b0 leaves a1/1, a/1, b/2; with the source CA port unchecked only the last two reserve.
+    let f = two_switch_parallel(1, 2);
+    let sn = routed(&f);
+    let cfg = AdmissionConfig { source_port: SourcePort::Unchecked, ..Default::default() };
+    let mut adm = Admission::new(&f, &sn, cfg).unwrap();
+    let (a1, b0) = (host(&f, "a", 1), host(&f, "b", 0));
+    let c = Connection { src: a1, dst: b0, class: TrafficClass::Db, bw_bps: bw_for_slots(255) };
+    assert!(matches!(adm.admit(&c).unwrap(), Decision::Accepted { .. }));
+    assert_eq!(adm.port(LinkEnd { node: a1, port: 1 }).unwrap().reserved, 0);
+    assert_eq!(adm.port(end(&f, "a", 1)).unwrap().reserved, 255);
+    assert_eq!(adm.port(end(&f, "b", 2)).unwrap().reserved, 255);
+    // A connection bigger than the source port's budget is refused at hop 1, the first switch port.
+    let big = Connection { bw_bps: 2_100_000_000, ..c };
+    assert!(matches!(adm.admit(&big).unwrap(), Decision::Rejected(Rejection { hop: 1, .. })));
+}
+
+#[test]
+fn admit_as_gives_the_sl_and_checks_its_class() {
+    let f = two_switch_parallel(1, 2);
+    let sn = routed(&f);
+    let mut adm = Admission::new(&f, &sn, AdmissionConfig::default()).unwrap();
+    let (a0, b0) = (host(&f, "a", 0), host(&f, "b", 0));
+    // 100 kb/s is band 1, but the caller says SL 2: one slot in a VL 2 entry.
+    let c = Connection { src: a0, dst: b0, class: TrafficClass::Db, bw_bps: 100_000 };
+    assert!(matches!(adm.admit_as(&c, 2).unwrap(), Decision::Accepted { sl: 2, .. }));
+    let low = &adm.port(LinkEnd { node: a0, port: 1 }).unwrap().low;
+    assert_eq!(low.entries()[14], (2, 1));
+    assert!(adm.admit_as(&c, 5).unwrap_err().to_string().contains("SL 5"));
+    let dbts = Connection { class: TrafficClass::Dbts, ..c };
+    assert!(adm.admit_as(&dbts, 2).is_err());
+    assert!(matches!(adm.admit_as(&dbts, 6).unwrap(), Decision::Accepted { sl: 6, .. }));
+}
+
+#[test]
 fn entries_run_out_on_a_fabric_port_with_slots_left() {
     // a0 → b0 over a single cable: 50 connections of exactly 255 slots fill
     // the 50 free low entries of every port on the path; the 51st is refused at
@@ -301,6 +400,47 @@ fn setup_counts_add_up_and_repeat() {
 }
 
 #[test]
+fn setup_orders_and_loose_bands() {
+    let f = two_switch_parallel(1, 4);
+    let sn = routed(&f);
+    let run = |p: &SetupParams, cfg: AdmissionConfig| {
+        let mut adm = Admission::new(&f, &sn, cfg).unwrap();
+        let r = run_setup(&mut adm, p).unwrap();
+        (r, adm)
+    };
+    let table = AdmissionConfig::default();
+    // Cyclic: SLs take one try each in turn, so tries (not established) stay within one.
+    let (r, _) = run(&SetupParams { order: SlOrder::Cyclic, ..SetupParams::paper(400, 20, 7) }, table);
+    assert!(r.tried.iter().max().unwrap() - r.tried.iter().min().unwrap() <= 1, "{:?}", r.tried);
+    assert!(r.refused_bandwidth.iter().sum::<u32>() + r.refused_entries.iter().sum::<u32>() > 0);
+    // Random: every SL is drawn, and every try is counted once.
+    let (r, _) = run(&SetupParams { order: SlOrder::Random, ..SetupParams::paper(40, 20, 7) }, table);
+    assert!(r.tried.iter().all(|&t| t > 0));
+    assert_eq!(r.total_established(), 40);
+    // Without the entry limit nothing is refused for entries, and the same
+    // draws establish at least as many connections before SL 3 runs out.
+    let paper = SetupParams::paper(10_000, 20, 7);
+    let (limited, _) = run(&paper, table);
+    let (free, adm) = run(&paper, AdmissionConfig { entry_limit: EntryLimit::None, ..table });
+    assert_eq!(free.refused_entries, [0; 4]);
+    assert!(free.total_established() >= limited.total_established());
+    assert!(adm.usage().iter().all(|u| u.reserved <= u.budget));
+    // §5.2's SL 2 range leaves its class: refused unless loose; then band 2's
+    // connections are on VL 2 whatever their bandwidth.
+    let mut text = SetupParams { bands: PAPER_TEXT_BANDS_BPS, ..SetupParams::paper(40, 20, 7) };
+    assert!(run_setup(&mut Admission::new(&f, &sn, table).unwrap(), &text).unwrap_err().to_string().contains("band 2"));
+    text.loose_bands = true;
+    text.bands[2] = (64_001, 1_000_000);
+    let (r, adm) = run(&text, table);
+    assert_eq!(r.established, [10; 4]);
+    assert!(r.bandwidth_bps[2] <= 10 * 1_000_000);
+    let vl2: u32 = adm.ports().flat_map(|(_, p)| p.low.entries().to_vec()).filter(|e| e.0 == 2).map(|e| e.1 as u32).sum();
+    let vl1: u32 = adm.ports().flat_map(|(_, p)| p.low.entries().to_vec()).filter(|e| e.0 == 1).map(|e| e.1 as u32).sum();
+    // Each of the 10 band-2 connections takes at least one slot on each of its ≥ 2 ports.
+    assert!(vl2 >= 20 && vl1 >= 20);
+}
+
+#[test]
 fn setup_rejects_bad_parameters() {
     let f = two_switch_parallel(1, 1);
     let sn = routed(&f);
@@ -331,12 +471,13 @@ fn op() -> impl Strategy<Value = Op> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
     #[test]
-    fn admission_invariants_hold(ops in prop::collection::vec(op(), 1..120), be in 0u32..=40) {
+    fn admission_invariants_hold(ops in prop::collection::vec(op(), 1..120), be in 0u32..=40, slots_only in any::<bool>()) {
         // Three hosts on each of two switches; every port checked after every step.
         let f = two_switch_parallel(1, 3);
         let sn = routed(&f);
         let hosts: Vec<_> = f.cas().collect();
-        let cfg = AdmissionConfig { be_share: be as f64 / 100.0, ..Default::default() };
+        let entry_limit = if slots_only { EntryLimit::None } else { EntryLimit::Table };
+        let cfg = AdmissionConfig { be_share: be as f64 / 100.0, entry_limit, ..Default::default() };
         let be_slots = cfg.be_slots().unwrap();
         let mut adm = Admission::new(&f, &sn, cfg).unwrap();
         let mut live = Vec::new();
@@ -360,9 +501,11 @@ proptest! {
             for (e, p) in adm.ports() {
                 prop_assert!(p.reserved <= FRAME_SLOTS - be_slots, "port {:?} reserved {}", e, p.reserved);
                 prop_assert_eq!(p.budget, FRAME_SLOTS - be_slots);
-                // Every reserved slot is a weight unit of a DB/DBTS entry, and the BE/CH entries are untouched.
+                // Every reserved slot is a weight unit of a DB/DBTS entry or, only
+                // without the entry limit, overflow; the BE/CH entries are untouched.
                 let weights: u32 = p.high.total_weight() + p.low.total_weight();
-                prop_assert_eq!(weights, p.reserved + be_slots + 1);
+                prop_assert_eq!(weights + p.overflow, p.reserved + be_slots + 1);
+                prop_assert!(p.overflow == 0 || slots_only);
                 let vlarb = adm.vlarb(e).unwrap();
                 prop_assert!(vlarb.high.len() <= 64 && vlarb.low.len() <= 64);
                 prop_assert!(vlarb.high.iter().all(|&(vl, w)| w == 0 || (4..8).contains(&vl)));
