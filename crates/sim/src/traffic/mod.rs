@@ -107,7 +107,18 @@ impl Default for ClassDoc {
     fn default() -> Self {
         // The documented default leaves the size unset (256 B), unlike a
         // converted class, which always states its size.
-        ClassDoc { payload_bytes: None, ..ClassConfig::default().into() }
+        let c = ClassConfig::default();
+        ClassDoc {
+            name: c.name,
+            sl: c.sl,
+            vl15: c.vl15,
+            load: c.load,
+            process: c.process,
+            payload_bytes: None,
+            payload_size: None,
+            pattern: c.pattern,
+            path_bits: c.path_bits,
+        }
     }
 }
 
