@@ -140,3 +140,45 @@ fn bad_connections_name_the_key() {
         .to_string();
     assert!(e.contains("c.toml") && e.contains("bandwidth"), "{e}");
 }
+
+#[test]
+fn admission_tables_reach_the_arbiters_and_every_mean_is_met() {
+    use ibnetsim_sm::qos::admission::{Admission, AdmissionConfig, Connection, Decision, RateBasis, TrafficClass, DATA_VLS};
+    use ibnetsim_sm::{SmConfig, SubnetManager};
+    use ibnetsim_sim::QosTables;
+
+    let f = star(4);
+    let subnet = SubnetManager::new(SmConfig::default()).configure(&f).unwrap();
+    let cfg = AdmissionConfig { be_share: 0.2, rate_basis: RateBasis::Data, high_limit: 255 };
+    let mut adm = Admission::new(&f, &subnet, cfg).unwrap();
+    // Into h3: 400 + 300 + 20 + 0.05 Mb/s on SLs 3, 3, 2, 0 — 36 % of 2 Gb/s.
+    let asks = [("h0", 400_000_000u64), ("h1", 300_000_000), ("h2", 20_000_000), ("h0", 50_000)];
+    let mut conns = Vec::new();
+    for (src, bw) in asks {
+        let c = Connection { src: f.resolve(src).unwrap(), dst: f.resolve("h3").unwrap(), class: TrafficClass::Db, bw_bps: bw };
+        let Decision::Accepted { sl, .. } = adm.admit(&c).unwrap() else { panic!("{src} refused") };
+        conns.push(conn(src, "h3", sl, bw, 256));
+    }
+    assert_eq!(conns.iter().map(|c| c.sl).collect::<Vec<_>>(), vec![3, 3, 2, 0]);
+    let q = QosTables::from_admission(&adm);
+    // The switch port towards h3 carries all four: its table is the plan's.
+    let sw = f.resolve("sw").unwrap();
+    let out = q.vlarb.per_port.iter().find(|((n, p), _)| *n == sw && *p == 4).unwrap();
+    let planned = adm.vlarb(ibnetsim_fabric::LinkEnd { node: sw, port: 4 }).unwrap();
+    assert_eq!((&out.1.high, &out.1.low), (&planned.high, &planned.low));
+    assert!(out.1.low.iter().any(|&(vl, w)| vl == 3 && w > 0), "{:?}", out.1.low);
+    let mut c = config(vec![]);
+    c.data_vls = DATA_VLS;
+    c.traffic.connections = conns.clone();
+    let mut sim = Simulation::with_qos(&f, &subnet.lids, &subnet.tables, &c, q).unwrap();
+    sim.run(100_000_000).unwrap();
+    sim.begin_measurement().unwrap();
+    sim.run(2_100_000_000).unwrap();
+    sim.check_conservation().unwrap();
+    let r = sim.results();
+    for k in &r.connections {
+        // 2 ms of window: W/IAT packets, ±1 for the window edges.
+        let expect = 2e9 / k.iat_ps;
+        assert!((k.delivered_packets as f64 - expect).abs() <= 1.0, "{k:?}");
+    }
+}
