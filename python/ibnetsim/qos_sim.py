@@ -6,7 +6,8 @@ the data plane, makes every accepted connection a constant-bit-rate source on
 the SL admission gave it, and runs the paper's two phases: a transient until
 ``transient_packets`` packets have been delivered, then the steady state until
 the connection with the lowest bandwidth has received ``k_packets`` packets —
-or until ``max_time_us`` of simulated time, whichever comes first (paper:
+or for at most ``max_time_us`` of simulated time (which also bounds the
+transient), whichever comes first (paper:
 10 000 and 100; at 8 kb/s and 256 B the lowest IAT is 256 ms, so K = 100 is
 25.6 s of simulated time: see docs/qos.md "Simulating the plan").
 
@@ -187,7 +188,8 @@ def simulate_plan(
     gives the switch parameters (paper 001: ``alfaro2001``); the buffers are
     set to 4 packets (:func:`buffer_bytes`) and the MTU to the packet's
     payload unless ``config`` overrides them. Phases as described in the
-    module docs; ``max_time_us`` bounds the whole run.
+    module docs; ``max_time_us`` bounds the steady state, and the transient
+    (a run lasts at most twice that).
     """
     if sm.fabric is not fabric:
         raise ConfigError("the SubnetManager was configured on a different Fabric object")
@@ -233,7 +235,7 @@ def simulate_plan(
     lowest = int(np.argmin(bw))
     iat_low_ps = packet_bytes * 8 / bw[lowest] * 1e12
     t0 = time.perf_counter()
-    bar = _Bar(progress, max_time_us)
+    bar = _Bar(progress, 2 * max_time_us)
     # Transient: slices of a twentieth of the time 10 000 deliveries take.
     step = max(1_000_000, int(transient_packets / rate * 1e12 / 20)) if rate > 0 else end_ps
     while sim.delivered < transient_packets and sim.now_ps < end_ps:
@@ -243,6 +245,7 @@ def simulate_plan(
     sim.begin_measurement()
     # Steady state: slices of a fiftieth of K lowest IATs.
     step = max(1_000_000, int(k_packets * iat_low_ps / 50))
+    end_ps = start_ps + end_ps
     while (sim.connection_delivered(lowest) or 0) < k_packets and sim.now_ps < end_ps:
         sim.run(min(end_ps, sim.now_ps + step))
         bar.tick(sim)

@@ -8,7 +8,7 @@ networks, as :mod:`qos_setup`), routes it, establishes up to
 tables into the data plane and simulates every accepted connection as a CBR
 source (:func:`ibnetsim.qos_sim.simulate_plan`): a transient until
 ``transient_packets`` deliveries, then the steady state until the
-lowest-bandwidth connection has ``k_packets`` packets or the run reaches
+lowest-bandwidth connection has ``k_packets`` packets or it has lasted
 ``max_time_us``.
 
 Columns: delivered traffic per host in bytes per link cycle (Fig. 4; a cycle is
@@ -64,7 +64,7 @@ QOS_RUN = register_section(
             ),
             Key("transient_packets", "int", "Deliveries that end the transient (paper: 10000).", default=10_000, min=0),
             Key("k_packets", "int", "Steady state ends when the lowest-bandwidth connection has received this many packets (paper: 100).", default=100, min=1),
-            Key("max_time_us", "float", "Longest run, transient included, in µs of simulated time (ends the steady state before K when reached).", default=100_000.0, min=1.0),
+            Key("max_time_us", "float", "Longest steady state, in µs of simulated time (ends it before K when reached); also bounds the transient.", default=100_000.0, min=1.0),
             Key("seed", "int", "Seed of the setup draws, of the connections' phases and of the irregular paper network.", default=FROM_SEED, min=0, max=2**63 - 1),
         ),
         checks=(_check_qos_setup,),
