@@ -64,6 +64,7 @@ pub struct Connection {
 
 impl Connection {
     /// A connection with index `index`, phase drawn from `seed`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(seed: u64, index: u32, src: u32, dst: u32, sl: u8, payload: u32, wire_bytes: u32, bandwidth_bps: u64) -> Self {
         let mut c = Connection { src, dst, sl, payload, wire_bits: wire_bytes as u64 * 8, bandwidth_bps, phase: 0, next: 0 };
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
