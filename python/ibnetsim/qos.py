@@ -180,6 +180,8 @@ class Plan:
     high_limit: int
     be_slots: int
     rate_basis: str
+    #: The BE share the plan was made with (to program the same tables again).
+    be_share: float = 0.2
 
     @property
     def accepted(self) -> int:
@@ -286,6 +288,7 @@ def plan(
         high_limit=d["high_limit"],
         be_slots=d["be_slots"],
         rate_basis=rate_basis,
+        be_share=float(be_share),
     )
 
 

@@ -139,6 +139,84 @@ pub fn qos_plan<'py>(
     Ok(d)
 }
 
+/// The SL2VL and VLArbitration tables `qos_plan` programs for `requests`,
+/// as the data plane takes them (refused requests leave nothing behind).
+pub fn plan_tables(
+    subnet: &PySubnet,
+    requests: &[(String, String, String, u64)],
+    be_share: f64,
+    rate_basis: &str,
+    high_limit: u8,
+) -> PyResult<ibnetsim_sim::QosTables> {
+    let f = &subnet.fabric().inner;
+    let mut adm = Admission::new(f, subnet.subnet(), config(be_share, rate_basis, high_limit)?).map_err(sm_err)?;
+    for (i, (s, t, class, bw)) in requests.iter().enumerate() {
+        let at = |e: String| ConfigError::new_err(format!("request {}: {e}", i + 1));
+        let src = f.resolve(s).map_err(|e| at(e.to_string()))?;
+        let dst = f.resolve(t).map_err(|e| at(e.to_string()))?;
+        let class = TrafficClass::parse(class)
+            .ok_or_else(|| at(format!("class '{class}' is not one of DBTS, DB, BE, CH")))?;
+        adm.admit(&Connection { src, dst, class, bw_bps: *bw }).map_err(|e| at(e.to_string()))?;
+    }
+    Ok(ibnetsim_sim::QosTables::from_admission(&adm))
+}
+
+/// Paper 001's connection setup as `qos_setup` runs it (same draws, same
+/// order, same stop rule: `run_setup`'s loop), returning the established
+/// connections themselves as (source, destination, SL, bit/s) so that they
+/// can be simulated. `run_setup` reports only counts; the test
+/// `test_qos_sim.py::test_setup_connections_match_setup` checks the two agree.
+#[pyfunction]
+#[pyo3(signature = (subnet, target, retry_limit, seed, be_share, rate_basis))]
+pub fn qos_setup_connections(
+    subnet: &PySubnet,
+    target: u32,
+    retry_limit: u32,
+    seed: u64,
+    be_share: f64,
+    rate_basis: &str,
+) -> PyResult<Vec<(String, String, u32, u64)>> {
+    use rand::{Rng, SeedableRng};
+    let f = &subnet.fabric().inner;
+    let mut adm = Admission::new(f, subnet.subnet(), config(be_share, rate_basis, 255)?).map_err(sm_err)?;
+    if retry_limit == 0 {
+        return Err(ConfigError::new_err("retry_limit must be at least 1"));
+    }
+    let hosts: Vec<_> = f.cas().collect();
+    if hosts.len() < 2 {
+        return Err(ConfigError::new_err("connection setup needs at least two channel adapters"));
+    }
+    let bands = ibnetsim_sm::qos::admission::PAPER_BANDS_BPS;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut established = [0u32; 4];
+    let mut misses = [0u32; 4];
+    let mut out = Vec::new();
+    while out.len() < target as usize {
+        let b = (0..4).min_by_key(|&b| (established[b], b)).expect("four bands");
+        let src = hosts[rng.random_range(0..hosts.len())];
+        let mut dst = hosts[rng.random_range(0..hosts.len() - 1)];
+        if dst == src {
+            dst = *hosts.last().expect("two hosts");
+        }
+        let (lo, hi) = bands[b];
+        let bw = rng.random_range(lo..=hi);
+        match adm.admit(&Connection { src, dst, class: TrafficClass::Db, bw_bps: bw }).map_err(sm_err)? {
+            Decision::Accepted { sl, .. } => {
+                established[b] += 1;
+                misses[b] = 0;
+                out.push((f.node(src).name.clone(), f.node(dst).name.clone(), sl as u32, bw));
+            }
+            Decision::Rejected(_) => {
+                misses[b] += 1;
+                if misses[b] >= retry_limit {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Paper 001's connection setup: returns per-band counts and per-port use.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
@@ -208,5 +286,6 @@ pub fn qos_setup<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(qos_plan, m)?)?;
     m.add_function(wrap_pyfunction!(qos_setup, m)?)?;
+    m.add_function(wrap_pyfunction!(qos_setup_connections, m)?)?;
     Ok(())
 }

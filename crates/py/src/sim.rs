@@ -12,6 +12,9 @@ use pyo3::types::PyList;
 use crate::errors::{sm_err, ConfigError, DeadlockError, IbnetsimError};
 use crate::subnet::PySubnet;
 
+/// (requests as (source, destination, class, bit/s), be_share, rate_basis, high_limit).
+type PlanArgs = (Vec<(String, String, String, u64)>, f64, String, u8);
+
 /// QoS options from an opensm.conf file, or from a `.toml` file's `[qos]` table.
 fn read_qos(path: &Path) -> Result<QosConfig, SmError> {
     if path.extension().is_some_and(|e| e == "toml") {
@@ -59,15 +62,33 @@ impl PySimulation {
     /// `qos_file` (opensm.conf `qos_*` options, or a TOML `[qos]` table) makes
     /// the subnet manager program per-port SL2VL and VLArbitration tables that
     /// replace the config's; the data VLs are then those the file gives.
+    /// `qos_plan` = (requests, be_share, rate_basis, high_limit) instead
+    /// admits the requests as `ibnetsim.qos.plan` does and programs the tables
+    /// that plan writes (15 data VLs).
     #[new]
-    #[pyo3(signature = (subnet, config_json, qos_file=None))]
-    fn new(py: Python<'_>, subnet: &PySubnet, config_json: &str, qos_file: Option<PathBuf>) -> PyResult<Self> {
+    #[pyo3(signature = (subnet, config_json, qos_file=None, qos_plan=None))]
+    fn new(
+        py: Python<'_>,
+        subnet: &PySubnet,
+        config_json: &str,
+        qos_file: Option<PathBuf>,
+        qos_plan: Option<PlanArgs>,
+    ) -> PyResult<Self> {
         let mut config: SimConfig = serde_json::from_str(config_json)
             .map_err(|e| ConfigError::new_err(format!("simulation config: {e}")))?;
         let fabric = &subnet.fabric().inner;
         let s = subnet.subnet();
+        if qos_file.is_some() && qos_plan.is_some() {
+            return Err(ConfigError::new_err("give qos_file or qos_plan, not both"));
+        }
         let qos = match &qos_file {
-            None => None,
+            None => match qos_plan {
+                None => None,
+                Some((requests, be_share, rate_basis, high_limit)) => {
+                    config.data_vls = ibnetsim_sm::qos::admission::DATA_VLS;
+                    Some(crate::qos::plan_tables(subnet, &requests, be_share, &rate_basis, high_limit)?)
+                }
+            },
             Some(path) => {
                 let qos = read_qos(path).map_err(sm_err)?;
                 let (sl2vl, vlarb) = qos.apply(fabric);
@@ -100,6 +121,22 @@ impl PySimulation {
     #[getter]
     fn events(&self) -> u64 {
         self.sim.events()
+    }
+
+    /// Packets delivered since time 0.
+    #[getter]
+    fn delivered(&self) -> u64 {
+        self.sim.delivered()
+    }
+
+    /// Packets of CBR connection `c` delivered in the measurement window.
+    fn connection_delivered(&self, c: usize) -> Option<u64> {
+        self.sim.connection_delivered(c)
+    }
+
+    /// Ends the warm-up now (fixed warm-up only): the window starts here.
+    fn begin_measurement(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.sim.begin_measurement().map_err(|e| sim_err(py, e))
     }
 
     /// Hosts (CA ports) that send and receive.

@@ -12,13 +12,13 @@ use crate::credits::{blocks_for, buffer_blocks, Credits, CREDIT_BYTES};
 use crate::engine::{Event, EventQueue, Queue, Time};
 use crate::error::SimError;
 use crate::link::{wire_bytes, LinkTiming};
-use crate::metrics::{Metrics, WarmupDetector};
+use crate::metrics::{ConnMetrics, Metrics, WarmupDetector};
 use crate::packet::{PacketArena, PacketQueue};
 use crate::qos::{QosTables, Sl2VlMap, VlArbConfig, VlArbMap};
 use crate::selection::{Selection, MAX_CANDIDATES};
 use crate::sim::{HostModel, HostState, Params, PortModel, Simulation, SwitchModel, SwitchState, TxState, NONE};
 use crate::traffic::pattern::DestMap;
-use crate::traffic::{Class, PathBits, PayloadSize, Pattern, Process, ProcessKind, Source, Trace};
+use crate::traffic::{Class, Connection, PathBits, PayloadSize, Pattern, Process, ProcessKind, Source, Trace};
 use crate::watchdog::Watchdog;
 
 /// Largest payload IBA allows on VL15 (management datagrams are 256 B).
@@ -404,7 +404,7 @@ pub(crate) fn build(
     }
 
     // Traffic.
-    let nclasses = c.traffic.classes.len() + c.traffic.traces.len();
+    let nclasses = c.traffic.classes.len() + c.traffic.traces.len() + usize::from(!c.traffic.connections.is_empty());
     if nclasses > 255 {
         return Err(SimError::config("traffic", format!("at most 255 classes and traces together, got {nclasses}")));
     }
@@ -529,9 +529,59 @@ pub(crate) fn build(
         traces.push(trace);
     }
 
-    // SLs in use: classes' own, and every SL a trace message uses.
+    let mut connections = Vec::with_capacity(c.traffic.connections.len());
+    let conn_class = classes.len() as u8;
+    for (i, k) in c.traffic.connections.iter().enumerate() {
+        let key = format!("traffic.connections[{i}]");
+        let src = resolve_host(&k.source).map_err(|m| SimError::config(format!("{key}.source"), m))?;
+        let dst = resolve_host(&k.destination).map_err(|m| SimError::config(format!("{key}.destination"), m))?;
+        if src == dst {
+            return Err(SimError::config(format!("{key}.destination"), "is the source host; a connection joins two hosts"));
+        }
+        if k.sl > 15 {
+            return Err(SimError::config(format!("{key}.sl"), format!("SL {} is not 0..=15", k.sl)));
+        }
+        if k.bandwidth_bps == 0 {
+            return Err(SimError::config(format!("{key}.bandwidth_bps"), "must be > 0 bit/s"));
+        }
+        let headers = wire_bytes(0, c.extra_header_bytes);
+        if k.packet_bytes <= headers || k.packet_bytes - headers > c.mtu_bytes {
+            return Err(SimError::config(
+                format!("{key}.packet_bytes"),
+                format!(
+                    "is the packet on the wire, headers ({headers} B) included: must be {}..={} with the MTU of {} B, got {}",
+                    headers + 1,
+                    headers + c.mtu_bytes,
+                    c.mtu_bytes,
+                    k.packet_bytes
+                ),
+            ));
+        }
+        connections.push(Connection::new(c.seed, i as u32, src, dst, k.sl, k.packet_bytes - headers, k.packet_bytes, k.bandwidth_bps));
+    }
+    if !connections.is_empty() {
+        let name = "connections";
+        if classes.iter().any(|k| k.name == name) {
+            return Err(SimError::config("traffic.connections", format!("class name '{name}' (the connections' class) is used twice")));
+        }
+        classes.push(Class {
+            name: name.into(),
+            sl: connections.iter().map(|k| k.sl).min().unwrap_or(0),
+            vl15: false,
+            size: PayloadSize::Fixed(connections[0].payload),
+            load: 0.0,
+            process: ProcessKind::Poisson,
+            // Connections pick their own destinations.
+            pattern: Pattern::Map(DestMap::from_vec(Vec::new())),
+            path_bits: PathBits::Base,
+            trace: None,
+        });
+    }
+
+    // SLs in use: classes' own, and every SL a trace message or connection uses.
     let mut used_sls: Vec<u8> = classes.iter().filter(|k| k.trace.is_none()).map(|k| k.sl).collect();
     used_sls.extend(traces.iter().flat_map(|t| t.senders.iter().map(|&(sl, _)| sl)));
+    used_sls.extend(connections.iter().map(|k| k.sl));
     used_sls.sort_unstable();
     used_sls.dedup();
     if !used_sls.is_empty() && qos.sl2vl.max_vl(&used_sls) >= data_vls {
@@ -594,6 +644,8 @@ pub(crate) fn build(
         classes,
         sources,
         traces,
+        connections,
+        conn_class,
         in_network: 0,
         last_progress: 0,
         deadlock: None,
@@ -612,6 +664,11 @@ pub(crate) fn build(
         if let Some(at) = sim.traces[t].due() {
             sim.queue.push(0, at, Event::TraceNext { trace: t as u32 });
         }
+    }
+    sim.metrics.conns = ConnMetrics::new(sim.connections.iter().map(|k| (k.wire_bits, k.bandwidth_bps)));
+    for k in 0..sim.connections.len() {
+        let at = sim.connections[k].due();
+        sim.queue.push(0, at, Event::ConnNext { conn: k as u32 });
     }
     Ok(sim)
 }

@@ -66,6 +66,21 @@ impl Simulation {
         }
     }
 
+    /// Connection `c` generates its packet due now and schedules the next.
+    pub(crate) fn on_connection(&mut self, c: u32) {
+        let (conn, next) = {
+            let k = &mut self.connections[c as usize];
+            k.next += 1;
+            (*k, k.due())
+        };
+        self.schedule(next, Event::ConnNext { conn: c });
+        let dlid = self.hosts[conn.dst as usize].base_lid;
+        let id = self.new_packet(self.now, self.conn_class, conn.sl, conn.src, conn.dst, dlid, conn.payload);
+        self.arena[id].conn = c;
+        self.metrics.conns.on_generate(c, self.now >= self.p.warmup_ps);
+        self.enqueue_generated(id);
+    }
+
     /// A packet made by `inject` reaches its generation time.
     pub(crate) fn on_inject(&mut self, id: PacketId) {
         self.enqueue_generated(id);
@@ -91,6 +106,7 @@ impl Simulation {
             next: NIL,
             src: host,
             dst,
+            conn: u32::MAX,
             dlid,
             wire_bytes: wire as u16,
             blocks: blocks_for(wire),
@@ -189,6 +205,11 @@ impl Simulation {
             return;
         }
         self.metrics.on_deliver(now, p.class, p.sl, p.wire_bytes as u32, p.gen_time, p.inject_time, p.measured());
+        if p.conn != u32::MAX {
+            let measured = p.measured() || p.gen_time >= self.metrics.warmup_ps;
+            let window = now >= self.metrics.warmup_ps;
+            self.metrics.conns.on_deliver(p.conn, now, p.gen_time, p.wire_bytes as u32, window, measured);
+        }
         self.in_network -= 1;
         self.arena.free(id);
     }

@@ -34,6 +34,8 @@ pub struct Packet {
     pub src: u32,
     /// Destination host index.
     pub dst: u32,
+    /// Index of the CBR connection that sent it, or `u32::MAX`.
+    pub conn: u32,
     /// Destination LID (the low LMC bits are path bits).
     pub dlid: u16,
     /// Bytes on the wire (payload and all headers).
@@ -210,6 +212,7 @@ mod tests {
             next: NIL,
             src: 0,
             dst: 0,
+            conn: u32::MAX,
             dlid: 1,
             wire_bytes: blocks * 64,
             blocks,

@@ -35,11 +35,13 @@ pub static PRESETS: &[PresetInfo] = &[
     PresetInfo {
         name: "alfaro2001",
         paper: "001: Alfaro, Sánchez, Duato, A Strategy to Compute the InfiniBand Arbitration Tables, 2001",
-        notes: "§5.1: at least 11 VLs (10 data + VL15 for control), per-VL input and output buffers of \
-                1056 B for 256 B packets (16416 B for 4096 B), 8x8 multiplexed crossbar at twice the link \
-                speed, 20 ns output arbitration. With our 26 B of headers a 256 B payload is 282 B (5 \
-                credits), so 1056 B (16 credits) holds 3 such packets where the paper counts 4. Routing \
-                delay beyond the 20 ns is not given: 0. Cables: 1 m (not given).",
+        notes: "§5.1: 8-port switches, at least 11 VLs — §4.1: as 11 is not an IBA count, 15 data VLs \
+                (+ VL15) —, per-VL input and output buffers of 4 packets: 1056 B for 256 B packets, \
+                16416 B for 4096 B (set input/output_buffer_bytes and mtu_bytes = 4096 for those; \
+                ibnetsim.qos_sim does), 8x8 multiplexed crossbar at twice the link speed, 20 ns output \
+                arbitration. The paper's packet sizes include the headers: a 256 B packet (230 B of \
+                payload) is 4 credits, so 1056 B (16 credits) holds 4; a 256 B payload (282 B) would fit \
+                only 3. Routing delay beyond the 20 ns is not given: 0. Cables: 1 m (not given).",
         build: alfaro2001,
     },
     PresetInfo {
@@ -90,7 +92,7 @@ fn kim2007() -> SimConfig {
 
 fn alfaro2001() -> SimConfig {
     SimConfig {
-        data_vls: 10,
+        data_vls: 15,
         mtu_bytes: 256,
         switch: SwitchConfig {
             routing_delay_ns: 0.0,
@@ -156,6 +158,9 @@ mod tests {
         assert_eq!((k.data_vls, k.mtu_bytes, k.switch.input_buffer_bytes), (15, 1024, 4200));
         let a = preset("alfaro2001").unwrap();
         assert_eq!((a.switch.speedup, a.switch.arbitration_delay_ns, a.switch.input_buffer_bytes), (2.0, 20.0, 1056));
+        assert_eq!((a.data_vls, a.switch.crossbar, a.switch.output_buffer_bytes), (15, CrossbarKind::Multiplexed, 1056));
+        // 1056 B of credits hold four 256 B packets (headers included, as the paper counts).
+        assert_eq!(crate::credits::buffer_blocks(1056) / crate::credits::blocks_for(256) as u32, 4);
         let m = preset("martinez2003").unwrap();
         assert_eq!((m.switch.crossbar, m.switch.routing_delay_ns, m.switch.output_buffer_bytes), (CrossbarKind::PerVl, 100.0, 1024));
         let m5 = preset("martinez2005").unwrap();

@@ -193,6 +193,24 @@ impl QosTables {
         }
         QosTables { sl2vl: map, vlarb: VlArbMap { default: VlArbConfig::default(), per_port } }
     }
+
+    /// The tables paper 001's admission control programs: its SL2VL map on
+    /// every port and, on every cabled output port, the VLArbitration table
+    /// the accepted connections left there. The ports must run
+    /// [`ibnetsim_sm::qos::admission::DATA_VLS`] data VLs.
+    pub fn from_admission(adm: &ibnetsim_sm::qos::admission::Admission<'_>) -> QosTables {
+        let conv = |t: ibnetsim_sm::qos::VlArbConfig| VlArbConfig {
+            high: t.high,
+            low: t.low,
+            limit_of_high_priority: t.limit_of_high_priority,
+        };
+        let per_port =
+            adm.ports().map(|(e, _)| ((e.node, e.port), conv(adm.vlarb(e).expect("a listed port is cabled")))).collect();
+        QosTables {
+            sl2vl: Sl2VlMap::Uniform(adm.sl2vl()),
+            vlarb: VlArbMap { default: conv(adm.idle_vlarb()), per_port },
+        }
+    }
 }
 
 #[cfg(test)]

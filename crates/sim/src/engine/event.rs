@@ -19,6 +19,11 @@ pub enum Event {
         /// Index of the trace.
         trace: u32,
     },
+    /// Connection `conn` generates its next packet.
+    ConnNext {
+        /// Index of the connection.
+        conn: u32,
+    },
     /// The header of the packet at the head of a switch input queue has been
     /// routed (routing and arbitration delays have elapsed).
     Routed {

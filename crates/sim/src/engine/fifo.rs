@@ -132,7 +132,7 @@ impl EventQueue for FifoQueue {
         self.seq += 1;
         self.len += 1;
         // Arrival gaps are random: a FIFO per gap would only churn the cache.
-        let fifo = if matches!(ev, Event::Generate { .. } | Event::TraceNext { .. }) { None } else { self.fifo_for(at - now) };
+        let fifo = if matches!(ev, Event::Generate { .. } | Event::TraceNext { .. } | Event::ConnNext { .. }) { None } else { self.fifo_for(at - now) };
         match fifo {
             // A FIFO stays sorted only if its pushes come in time order; "now"
             // is monotone in the simulator, and this guards the invariant anyway.

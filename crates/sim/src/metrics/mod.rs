@@ -11,11 +11,13 @@
 //! start is "never" (`Time::MAX`) and nothing is counted. Computing the report
 //! is in [`results`].
 
+pub mod connection;
 pub mod histogram;
 pub mod results;
 pub mod warmup;
 
 use crate::engine::Time;
+pub use connection::{ConnMetrics, ConnStats, ConnectionResult};
 pub use histogram::LogHistogram;
 pub use results::{FlowResult, InjectionQueueResult, LatencySummary, PortResult, SimResults, WatchdogResult};
 pub use warmup::{WarmupDetector, WarmupState, WindowAcc, WindowSample};
@@ -95,6 +97,8 @@ pub struct Metrics {
     pub dropped: u64,
     /// Events handled.
     pub events: u64,
+    /// Per CBR connection.
+    pub conns: ConnMetrics,
 }
 
 impl Metrics {
@@ -118,6 +122,7 @@ impl Metrics {
             delivered: 0,
             dropped: 0,
             events: 0,
+            conns: ConnMetrics::default(),
         }
     }
 
@@ -185,6 +190,7 @@ impl Metrics {
             *f = FlowStats::default();
         }
         self.busy_ps.fill(0);
+        self.conns.start_measurement();
     }
 
     #[inline]

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{DropReason, FlowStats, LogHistogram, WarmupState, WindowSample};
+use super::{ConnectionResult, DropReason, FlowStats, LogHistogram, WarmupState, WindowSample};
 use crate::sim::{Simulation, NONE};
 
 /// Latency statistics of one flow, in picoseconds.
@@ -158,6 +158,8 @@ pub struct SimResults {
     pub vl_of_slot: Vec<u8>,
     /// Drops by reason, all reasons listed.
     pub drops: Vec<(String, u64)>,
+    /// Per CBR connection, in config order.
+    pub connections: Vec<ConnectionResult>,
     /// Injection queue sizes.
     pub injection_queue: InjectionQueueResult,
     /// The partial-deadlock scan.
@@ -206,6 +208,49 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             sl_rate[sl as usize] += host_rate(h);
         }
     }
+    let mut pairs: Vec<(u8, u32)> = sim.connections.iter().map(|k| (k.sl, k.src)).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    for &(sl, h) in &pairs {
+        sl_rate[sl as usize & 15] += host_rate(h);
+    }
+    let mut senders: Vec<u32> = pairs.iter().map(|&(_, h)| h).collect();
+    senders.sort_unstable();
+    senders.dedup();
+    for h in senders {
+        class_rate[sim.conn_class as usize] += host_rate(h);
+    }
+    let host_name = |h: u32| {
+        let pm = &sim.ports[sim.hosts[h as usize].gp as usize];
+        let n = &sim.node_names[pm.node as usize];
+        if pm.port == 1 {
+            n.clone()
+        } else {
+            format!("{n}:{}", pm.port)
+        }
+    };
+    let connections = sim
+        .connections
+        .iter()
+        .zip(&m.conns.stats)
+        .map(|(k, s)| ConnectionResult {
+            source: host_name(k.src),
+            destination: host_name(k.dst),
+            sl: k.sl,
+            bandwidth_bps: k.bandwidth_bps,
+            packet_bytes: (k.wire_bits / 8) as u32,
+            iat_ps: s.iat_ps(),
+            generated_packets: s.generated,
+            delivered_packets: s.delivered,
+            delivered_bps: if w > 0.0 { s.delivered_bytes as f64 * 8.0 / (w / 1e12) } else { 0.0 },
+            measured_packets: s.measured,
+            delay_mean_ps: (s.measured > 0).then(|| s.delay_sum_ps as f64 / s.measured as f64),
+            delay_min_ps: (s.measured > 0).then_some(s.delay_min_ps),
+            delay_max_ps: (s.measured > 0).then_some(s.delay_max_ps),
+            delay_bins: s.delay_bins,
+            jitter_bins: s.jitter_bins,
+        })
+        .collect();
     let flow = |name: String, sl: u8, f: &FlowStats, rate: f64| FlowResult {
         name,
         sl,
@@ -290,6 +335,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         sls,
         ports,
         vl_of_slot: (0..nvl as u8).map(|s| sim.vl_of_slot(s)).collect(),
+        connections,
         drops: DropReason::ALL.iter().map(|r| (r.name().to_string(), m.drops[*r as usize])).collect(),
         injection_queue: InjectionQueueResult {
             total_packets: hs.iter().map(|h| h.queued).sum(),

@@ -8,9 +8,11 @@
 //! Each (class, host) source draws from its own ChaCha8 stream derived from
 //! the seed, so adding a source does not change the others' draws (simcore
 //! keeps the generator in the simulation state; we keep one per source).
+//! Constant-bit-rate connections ([`connection`]) are a third kind.
 //! Inter-arrival processes are in [`process`], destination patterns in
 //! [`pattern`]; both are enums with a name registry.
 
+pub mod connection;
 pub mod pattern;
 pub mod process;
 pub mod size;
@@ -21,6 +23,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
+pub use connection::{Connection, ConnectionConfig};
 pub use pattern::{Pattern, PatternConfig};
 pub use process::{Process, ProcessKind};
 pub use size::{PayloadSize, SizeConfig};
@@ -170,6 +173,10 @@ pub struct TrafficConfig {
     /// Traces; in results each is one more class, after `classes`. Classes
     /// and traces together are at most 255.
     pub traces: Vec<TraceConfig>,
+    /// Constant-bit-rate connections ([`connection`]); together they are one
+    /// more class, `connections`, after the traces, and each is also measured
+    /// on its own (`SimResults::connections`).
+    pub connections: Vec<ConnectionConfig>,
 }
 
 /// A validated class.

@@ -3,6 +3,7 @@
 mod common;
 
 mod adaptive;
+mod connections;
 mod conservation;
 mod deadlock;
 mod determinism;

@@ -95,6 +95,7 @@ BUILTIN_MODULES = (
     "ibnetsim.experiment.kinds.tframe",
     "ibnetsim.experiment.kinds.simulate",
     "ibnetsim.experiment.kinds.qos_setup",
+    "ibnetsim.experiment.kinds.qos_run",
 )
 
 
