@@ -149,7 +149,7 @@ fn admission_tables_reach_the_arbiters_and_every_mean_is_met() {
 
     let f = star(4);
     let subnet = SubnetManager::new(SmConfig::default()).configure(&f).unwrap();
-    let cfg = AdmissionConfig { be_share: 0.2, rate_basis: RateBasis::Data, high_limit: 255 };
+    let cfg = AdmissionConfig { be_share: 0.2, rate_basis: RateBasis::Data, high_limit: 255, ..Default::default() };
     let mut adm = Admission::new(&f, &subnet, cfg).unwrap();
     // Into h3: 400 + 300 + 20 + 0.05 Mb/s on SLs 3, 3, 2, 0 — 36 % of 2 Gb/s.
     let asks = [("h0", 400_000_000u64), ("h1", 300_000_000), ("h2", 20_000_000), ("h0", 50_000)];
