@@ -3,7 +3,8 @@
 One point builds a network (``[fabric]`` or one of paper 001's 16-switch
 networks, as :mod:`qos_setup`), routes it, establishes up to
 ``qos_run.connections`` random DB connections with the paper's setup
-(:func:`ibnetsim.qos_sim.setup_connections`), plans them
+(:func:`ibnetsim.qos_sim.setup_connections`, with ``entry_limit`` and
+``sl2_range`` as in :mod:`qos_setup`), plans them
 (:func:`ibnetsim.qos.plan`: the per-port VL arbitration tables), programs those
 tables into the data plane and simulates every accepted connection as a CBR
 source (:func:`ibnetsim.qos_sim.simulate_plan`): a transient until
@@ -54,6 +55,21 @@ QOS_RUN = register_section(
             Key("link_width", "str", "Link width of the paper networks (ignored with network = \"fabric\").", default="1x", choices=("1x", "4x", "12x")),
             Key("packet_bytes", "int", "Packet size on the wire, headers included (paper: 256 or 4096).", default=256, min=27, max=4122),
             Key("retry_limit", "int", "Refusals in a row after which the setup ends.", default=10_000, min=1),
+            Key(
+                "entry_limit",
+                "str",
+                "`table`: a port whose 64 arbitration-table entries cannot hold a connection's slots refuses it (IBA); "
+                "`none`: only the slot budget refuses (paper 001 §4.2); what a port's entries cannot hold is left out of its table.",
+                default="table",
+                choices=("table", "none"),
+            ),
+            Key(
+                "sl2_range",
+                "str",
+                "SL 2's bandwidth range: `class` 1.55–64 Mb/s (§4.1's class limits) or `text` 64 kb/s–64 Mb/s (§5.2 as printed).",
+                default="class",
+                choices=("class", "text"),
+            ),
             Key("be_share", "float", "Share of every port's frame kept for best effort (paper: 0.2).", default=0.2, min=0.0, max=0.98),
             Key(
                 "rate_basis",
@@ -87,8 +103,10 @@ def _run(config: dict) -> dict:
     sm = build_subnet(fabric, config["routing"])
     t0 = time.perf_counter()
     reqs = qos_sim.setup_connections(fabric, sm, c["connections"], retry_limit=c["retry_limit"], seed=c["seed"],
-                                     be_share=c["be_share"], rate_basis=c["rate_basis"])
-    plan = qos.plan(fabric, sm, reqs, be_share=c["be_share"], rate_basis=c["rate_basis"])
+                                     be_share=c["be_share"], rate_basis=c["rate_basis"],
+                                     entry_limit=c.get("entry_limit", "table"), sl2_range=c.get("sl2_range", "class"))
+    plan = qos.plan(fabric, sm, reqs, be_share=c["be_share"], rate_basis=c["rate_basis"],
+                    entry_limit=c.get("entry_limit", "table"))
     r = qos_sim.simulate_plan(
         fabric, sm, plan, packet_bytes=c["packet_bytes"], k_packets=c["k_packets"],
         transient_packets=c["transient_packets"], max_time_us=c["max_time_us"], seed=c["seed"],
@@ -106,7 +124,11 @@ def _run(config: dict) -> dict:
         "hosts": hosts_n,
         "delivered_bytes_per_cycle_per_host": r.delivered_bytes_per_cycle_per_host,
         "reserved_per_host_link": float(conns["bandwidth_bps"].sum()) / float(ca_ports["link_bps"].sum()) if len(ca_ports) else float("nan"),
-        "host_util_mean": float(hosts["utilization"].mean()),
+        "overflow_ports": int((plan.ports["overflow_slots"] > 0).sum()),
+        "overflow_slots_max": int(plan.ports["overflow_slots"].max()),
+        "overflow_ports": "Output ports whose reserved slots their 64 table entries cannot all hold (only with entry_limit = \"none\").",
+    "overflow_slots_max": "Largest number of reserved slots on one port left out of its table.",
+    "host_util_mean": float(hosts["utilization"].mean()),
         "host_util_max": float(hosts["utilization"].max()),
         "switch_util_mean": float(sws["utilization"].mean()),
         "switch_util_max": float(sws["utilization"].max()),

@@ -65,7 +65,7 @@ mod tests;
 pub use control::{
     Admission, AdmissionConfig, ConnId, Connection, Decision, EntryLimit, PortUsage, RateBasis, Rejection, SourcePort,
 };
-pub use setup::{run_setup, SetupParams, SetupReport, SlOrder, StopRule, PAPER_BANDS_BPS, PAPER_TEXT_BANDS_BPS};
+pub use setup::{run_setup, Established, SetupParams, SetupReport, SlOrder, StopRule, PAPER_BANDS_BPS, PAPER_TEXT_BANDS_BPS};
 pub use table::{max_be_slots, slots_for, ArbTable, PortState, Priority, Reservation, Shortfall, FRAME_SLOTS, MAX_WEIGHT};
 
 use super::Sl2VlMap;

@@ -391,6 +391,20 @@ fn setup_counts_add_up_and_repeat() {
     }
     assert!(r.established.iter().max().unwrap() - r.established.iter().min().unwrap() <= 1);
     assert!(usage.iter().all(|u| u.reserved <= u.budget && u.low_entries <= 64));
+    // The recorded connections are the established ones, band by band ...
+    assert_eq!(r.connections.len() as u32, r.total_established());
+    for b in 0..4u8 {
+        let mine = r.connections.iter().filter(|c| c.sl == b);
+        assert_eq!(mine.clone().count() as u32, r.established[b as usize]);
+        assert_eq!(mine.map(|c| c.bw_bps).sum::<u64>(), r.bandwidth_bps[b as usize]);
+    }
+    // ... and admitting them again in order, on their SLs, rebuilds the same ports.
+    let mut again = Admission::new(&f, &sn, AdmissionConfig::default()).unwrap();
+    for c in &r.connections {
+        let conn = Connection { src: c.src, dst: c.dst, class: TrafficClass::Db, bw_bps: c.bw_bps };
+        assert!(matches!(again.admit_as(&conn, c.sl).unwrap(), Decision::Accepted { sl, .. } if sl == c.sl));
+    }
+    assert_eq!(again.usage(), usage);
     // Same seed, same result.
     assert_eq!(run(10_000, StopRule::All).0, r);
     // Stopping only the exhausted SL lets the others go on.
@@ -433,6 +447,8 @@ fn setup_orders_and_loose_bands() {
     text.bands[2] = (64_001, 1_000_000);
     let (r, adm) = run(&text, table);
     assert_eq!(r.established, [10; 4]);
+    // A loose band's connection is recorded on the band's SL, not its bandwidth's.
+    assert!(r.connections.iter().filter(|c| c.sl == 2).any(|c| c.bw_bps <= 1_550_000));
     assert!(r.bandwidth_bps[2] <= 10 * 1_000_000);
     let vl2: u32 = adm.ports().flat_map(|(_, p)| p.low.entries().to_vec()).filter(|e| e.0 == 2).map(|e| e.1 as u32).sum();
     let vl1: u32 = adm.ports().flat_map(|(_, p)| p.low.entries().to_vec()).filter(|e| e.0 == 1).map(|e| e.1 as u32).sum();
