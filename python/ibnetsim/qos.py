@@ -189,7 +189,7 @@ class Plan:
     rate_basis: str
     #: The BE share the plan was made with (to program the same tables again).
     be_share: float = 0.2
-    #: The entry limit it was made with (``table`` or ``none``).
+    #: The entry limit it was made with (``table``, ``none`` or ``vl``).
     entry_limit: str = "table"
 
     @property
@@ -373,8 +373,9 @@ def setup(
     ``klass`` is ``DB`` (SLs 0–3, low table) or ``DBTS`` (SLs 4–7, high table).
     ``entry_limit="none"`` lets only the slot budget refuse (the paper's
     "only the available bandwidth"; what the 64 entries cannot hold is the
-    ports' ``overflow_slots``); ``source_port="unchecked"`` admits on switch
-    output ports only.
+    ports' ``overflow_slots``); ``entry_limit="vl"`` also refuses a connection
+    whose VL would have no entry on a port (never served there, it would
+    starve); ``source_port="unchecked"`` admits on switch output ports only.
     """
     if connections < 0:
         raise ConfigError(f"connections must be at least 0, not {connections}")

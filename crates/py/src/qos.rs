@@ -20,7 +20,7 @@ fn config(be_share: f64, rate_basis: &str, high_limit: u8, entry_limit: &str) ->
     let rate_basis = RateBasis::parse(rate_basis)
         .ok_or_else(|| ConfigError::new_err(format!("rate_basis must be 'signalling' or 'data', not '{rate_basis}'")))?;
     let entry_limit = EntryLimit::parse(entry_limit)
-        .ok_or_else(|| ConfigError::new_err(format!("entry_limit must be 'table' or 'none', not '{entry_limit}'")))?;
+        .ok_or_else(|| ConfigError::new_err(format!("entry_limit must be 'table', 'none' or 'vl', not '{entry_limit}'")))?;
     Ok(AdmissionConfig { be_share, rate_basis, high_limit, entry_limit, ..Default::default() })
 }
 

@@ -59,9 +59,10 @@ QOS_RUN = register_section(
                 "entry_limit",
                 "str",
                 "`table`: a port whose 64 arbitration-table entries cannot hold a connection's slots refuses it (IBA); "
-                "`none`: only the slot budget refuses (paper 001 §4.2); what a port's entries cannot hold is left out of its table.",
+                "`none`: only the slot budget refuses (paper 001 §4.2); what a port's entries cannot hold is left out of its table; "
+                "`vl`: as `none`, but a port where the connection's VL would have no entry (never served: it would starve) refuses it.",
                 default="table",
-                choices=("table", "none"),
+                choices=("table", "none", "vl"),
             ),
             Key(
                 "sl2_range",
