@@ -18,10 +18,11 @@ def small():
     return fab, ib.SubnetManager(fab, routing="updn")
 
 
-@pytest.mark.parametrize("paper_accounting", [False, True])
-def test_setup_connections_match_setup(small, paper_accounting):
+@pytest.mark.parametrize("entry_limit", ["table", "none", "vl"])
+def test_setup_connections_match_setup(small, entry_limit):
     fab, sm = small
-    opts = {"entry_limit": "none"} if paper_accounting else {}
+    paper_accounting = entry_limit != "table"
+    opts = {"entry_limit": entry_limit}
     bands = qos.PAPER_TEXT_BANDS_BPS if paper_accounting else qos.PAPER_BANDS_BPS
     conns = qos_sim.setup_connections(fab, sm, 1500, retry_limit=300, seed=4, rate_basis="data",
                                       sl2_range="text" if paper_accounting else "class", **opts)
