@@ -32,7 +32,9 @@
 //!   [`EntryLimit::None`] lets only the slots refuse, as the paper's "the
 //!   number of table entries is not a limitation [...], but only the
 //!   available bandwidth" reads (what the table cannot hold is counted as
-//!   overflow); [`SourcePort::Unchecked`] admits on switch ports only.
+//!   overflow); [`EntryLimit::Vl`] does too but refuses a connection whose
+//!   VL would have no entry on a port (never served there, it would starve);
+//!   [`SourcePort::Unchecked`] admits on switch ports only.
 //!
 //! Choices the paper leaves open, and ours:
 //! - The link rate is the signalling rate (2.5 Gb/s per SDR lane), as the
