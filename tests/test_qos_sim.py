@@ -18,24 +18,40 @@ def small():
     return fab, ib.SubnetManager(fab, routing="updn")
 
 
-def test_setup_connections_match_setup(small):
+@pytest.mark.parametrize("entry_limit", ["table", "none", "vl"])
+def test_setup_connections_match_setup(small, entry_limit):
     fab, sm = small
-    conns = qos_sim.setup_connections(fab, sm, 1500, retry_limit=300, seed=4, rate_basis="data")
-    r = qos.setup(fab, sm, 1500, retry_limit=300, seed=4, rate_basis="data")
-    # Same draws, same decisions: the same number per SL, the same bandwidth.
+    paper_accounting = entry_limit != "table"
+    opts = {"entry_limit": entry_limit}
+    bands = qos.PAPER_TEXT_BANDS_BPS if paper_accounting else qos.PAPER_BANDS_BPS
+    conns = qos_sim.setup_connections(fab, sm, 1500, retry_limit=300, seed=4, rate_basis="data",
+                                      sl2_range="text" if paper_accounting else "class", **opts)
+    r = qos.setup(fab, sm, 1500, retry_limit=300, seed=4, rate_basis="data", bands=bands,
+                  loose_bands=paper_accounting, **opts)
+    # Same draws, same decisions: the same number per SL, the same bandwidth,
+    # each in its SL's range.
     per_sl = [0] * 4
     bw = [0] * 4
     for c in conns:
-        b = next(i for i, (lo, hi) in enumerate(qos.PAPER_BANDS_BPS) if lo <= c.bandwidth_bps <= hi)
-        per_sl[b] += 1
-        bw[b] += c.bandwidth_bps
+        lo, hi = bands[c.sl]
+        assert lo <= c.bandwidth_bps <= hi and c.klass == "DB"
+        per_sl[c.sl] += 1
+        bw[c.sl] += c.bandwidth_bps
     assert per_sl == list(r.per_sl["established"])
     for b in range(4):
         if per_sl[b]:
             assert bw[b] / per_sl[b] == pytest.approx(r.per_sl["mean_bandwidth_bps"][b], rel=1e-12)
     assert r.established < 1500 and r.exhausted_sl is not None, "the test must cover the stop rule"
-    # Planned in acceptance order, every one is accepted again.
-    assert qos.plan(fab, sm, conns, rate_basis="data").accepted == len(conns)
+    if paper_accounting:
+        # §5.2's SL 2 range: some SL 2 connections lie below SL 2's class and stay on SL 2.
+        assert any(c.sl == 2 and c.bandwidth_bps <= 1_550_000 for c in conns)
+    # Planned in acceptance order on their SLs, every one is accepted again,
+    # into the very tables the setup left.
+    plan = qos.plan(fab, sm, conns, rate_basis="data", **opts)
+    assert plan.accepted == len(conns)
+    assert list(plan.connections["sl"]) == [c.sl for c in conns]
+    for col in ("reserved_slots", "low_entries", "overflow_slots", "vlarb_low"):
+        assert list(plan.ports[col]) == list(r.ports[col]), col
 
 
 def test_plan_simulated_meets_every_mean(small):

@@ -85,7 +85,12 @@ def parse_bandwidth(text: str) -> int:
 
 @dataclass(frozen=True)
 class Request:
-    """A connection request: CAs by name (or GUID), class, mean bandwidth in bit/s."""
+    """A connection request: CAs by name (or GUID), class, mean bandwidth in bit/s.
+
+    ``sl`` admits it on that SL rather than on the one its class and bandwidth
+    give (§4.1): :func:`setup` with ``loose_bands`` establishes SL 2
+    connections below SL 2's class, and replaying them needs their SL.
+    """
 
     source: str
     destination: str
@@ -93,6 +98,8 @@ class Request:
     bandwidth_bps: int
     #: Where it came from (``file:line``), for messages.
     where: str = ""
+    #: The SL to admit it on (None: from class and bandwidth).
+    sl: Optional[int] = None
 
     def __post_init__(self) -> None:
         if self.klass.upper() not in CLASSES:
@@ -182,6 +189,8 @@ class Plan:
     rate_basis: str
     #: The BE share the plan was made with (to program the same tables again).
     be_share: float = 0.2
+    #: The entry limit it was made with (``table``, ``none`` or ``vl``).
+    entry_limit: str = "table"
 
     @property
     def accepted(self) -> int:
@@ -242,6 +251,7 @@ def plan(
     be_share: float = 0.2,
     rate_basis: str = "signalling",
     high_limit: int = 255,
+    entry_limit: str = "table",
 ) -> Plan:
     """Admits ``requests`` in order on ``sm``'s routing and returns the tables.
 
@@ -249,7 +259,9 @@ def plan(
     bandwidth_bps)``. ``be_share`` is the frame share kept for BE (paper: 0.2);
     ``rate_basis`` is ``signalling`` (2.5 Gb/s per SDR lane, as the paper) or
     ``data`` (after encoding); ``high_limit`` is the ``LimitOfHighPriority``
-    programmed on every port. A refused request is a row with ``accepted``
+    programmed on every port; ``entry_limit`` as in :func:`setup` (``none``:
+    only the slot budget refuses, and what a port's 64 entries cannot hold is
+    its ``overflow_slots``). A refused request is a row with ``accepted``
     False; a request that cannot be routed raises :class:`ConfigError`.
     """
     reqs = [
@@ -262,11 +274,12 @@ def plan(
         raise ConfigError(f"high_limit {high_limit} is out of range 0..=255")
     d = _core.qos_plan(
         _subnet(fabric, sm),
-        [(r.source, r.destination, r.klass.upper(), r.bandwidth_bps) for r in reqs],
+        [(r.source, r.destination, r.klass.upper(), r.bandwidth_bps, None if r.sl is None else int(r.sl)) for r in reqs],
         [r.where for r in reqs],
         float(be_share),
         rate_basis,
         int(high_limit),
+        entry_limit,
     )
     conns = pd.DataFrame(
         {
@@ -289,6 +302,7 @@ def plan(
         be_slots=d["be_slots"],
         rate_basis=rate_basis,
         be_share=float(be_share),
+        entry_limit=entry_limit,
     )
 
 
@@ -300,13 +314,26 @@ class SetupResult:
     ``refused_bandwidth``, ``refused_entries`` and ``mean_bandwidth_bps`` of
     the accepted connections. ``ports``: every output port's use at the end.
     ``exhausted_sl`` is the SL that ran out of retries first (None if N were
-    established).
+    established). ``connections``: the established connections in admission
+    order (``source``, ``destination``, ``sl``, ``bandwidth_bps``); :meth:`requests`
+    makes them requests that :func:`plan` (same ``be_share``, ``rate_basis``
+    and ``entry_limit``) admits again into the same tables.
     """
 
     target: int
     per_sl: pd.DataFrame
     ports: pd.DataFrame
     exhausted_sl: Optional[int]
+    connections: pd.DataFrame
+    klass: str = "DB"
+
+    def requests(self) -> list[Request]:
+        """The established connections as requests on their SLs, named ``setup 1``, ``setup 2``, …"""
+        c = self.connections
+        return [
+            Request(s, d, self.klass, int(bw), f"setup {i + 1}", int(sl))
+            for i, (s, d, sl, bw) in enumerate(zip(c["source"], c["destination"], c["sl"], c["bandwidth_bps"]))
+        ]
 
     @property
     def established(self) -> int:
@@ -346,8 +373,9 @@ def setup(
     ``klass`` is ``DB`` (SLs 0–3, low table) or ``DBTS`` (SLs 4–7, high table).
     ``entry_limit="none"`` lets only the slot budget refuse (the paper's
     "only the available bandwidth"; what the 64 entries cannot hold is the
-    ports' ``overflow_slots``); ``source_port="unchecked"`` admits on switch
-    output ports only.
+    ports' ``overflow_slots``); ``entry_limit="vl"`` also refuses a connection
+    whose VL would have no entry on a port (never served there, it would
+    starve); ``source_port="unchecked"`` admits on switch output ports only.
     """
     if connections < 0:
         raise ConfigError(f"connections must be at least 0, not {connections}")
@@ -386,4 +414,6 @@ def setup(
         per_sl=per_sl,
         ports=pd.DataFrame(d["ports"]),
         exhausted_sl=None if ex < 0 else d["first_sl"] + ex,
+        connections=pd.DataFrame(d["connections"]),
+        klass=klass.upper(),
     )

@@ -107,7 +107,7 @@ def register(main: click.Group) -> None:
     @click.option("--class", "klass", type=click.Choice(["DB", "DBTS"], case_sensitive=False), default="DB", show_default=True)
     @click.option("--stop", type=click.Choice(["all", "level"]), default="all", show_default=True, help="An exhausted SL ends the setup (all, the paper) or only itself (level).")
     @click.option("--order", type=click.Choice(["balanced", "cyclic", "random"]), default="balanced", show_default=True, help="Which SL each try is for.")
-    @click.option("--entry-limit", type=click.Choice(["table", "none"]), default="table", show_default=True, help="Whether full arbitration tables refuse (table) or only the slot budget does (none, the paper's accounting).")
+    @click.option("--entry-limit", type=click.Choice(["table", "none", "vl"]), default="table", show_default=True, help="Whether full arbitration tables refuse (table), only the slot budget does (none, the paper's accounting), or the budget and a VL left with no entry (vl).")
     @click.option("--sl2-range", type=click.Choice(["class", "text"]), default="class", show_default=True, help="SL 2 from 1.55 Mb/s (class) or from 64 kb/s as §5.2 prints it (text).")
     @friendly_errors()
     def qos_setup(

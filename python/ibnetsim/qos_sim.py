@@ -12,8 +12,8 @@ transient), whichever comes first (paper:
 25.6 s of simulated time: see docs/qos.md "Simulating the plan").
 
 :func:`setup_connections` runs the paper's connection setup
-(:func:`ibnetsim.qos.setup`, same draws) and returns the established
-connections themselves, to simulate them.
+(:func:`ibnetsim.qos.setup`) and returns the connections it established, in
+order and on their SLs, to plan and simulate them.
 
 A connection's bandwidth is counted on the wire (the paper's 256 and 4096 B
 packets include the headers): a connection of B bit/s sends one packet every
@@ -54,14 +54,20 @@ def buffer_bytes(packet_bytes: int) -> int:
 
 
 def setup_connections(fabric, sm, connections: int, retry_limit: int = _qos.DEFAULT_RETRY_LIMIT, seed: int = 1,
-                      be_share: float = 0.2, rate_basis: str = "data") -> list[_qos.Request]:
-    """Paper 001's setup (as :func:`ibnetsim.qos.setup` with ``stop="all"``):
-    the established DB connections, in the order they were accepted."""
-    if connections < 0:
-        raise ConfigError(f"connections must be at least 0, not {connections}")
-    rows = _core.qos_setup_connections(_qos._subnet(fabric, sm), int(connections), int(retry_limit), int(seed),
-                                       float(be_share), rate_basis)
-    return [_qos.Request(s, d, "DB", bw, f"setup {i + 1}") for i, (s, d, _sl, bw) in enumerate(rows)]
+                      be_share: float = 0.2, rate_basis: str = "data", entry_limit: str = "table",
+                      sl2_range: str = "class", order: str = "balanced", stop: str = "all") -> list[_qos.Request]:
+    """Paper 001's setup (:func:`ibnetsim.qos.setup` with these options): the
+    established DB connections, in the order they were accepted, each on the
+    SL it was admitted on. ``sl2_range="text"`` draws SL 2 from 64 kb/s as
+    §5.2 prints it (:data:`ibnetsim.qos.PAPER_TEXT_BANDS_BPS`); ``class``
+    from 1.55 Mb/s. Plan them with the same ``be_share``, ``rate_basis`` and
+    ``entry_limit`` to program the tables the setup computed."""
+    if sl2_range not in ("class", "text"):
+        raise ConfigError(f"sl2_range must be 'class' or 'text', not '{sl2_range}'")
+    bands = {"bands": _qos.PAPER_TEXT_BANDS_BPS, "loose_bands": True} if sl2_range == "text" else {}
+    r = _qos.setup(fabric, sm, connections, retry_limit=retry_limit, seed=seed, be_share=be_share,
+                   rate_basis=rate_basis, stop=stop, order=order, entry_limit=entry_limit, **bands)
+    return r.requests()
 
 
 @dataclass
@@ -159,11 +165,13 @@ def _frame(raw_conns: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _requests(plan: _qos.Plan | Iterable) -> tuple[list[tuple], float, str, int]:
+def _requests(plan: _qos.Plan | Iterable) -> tuple[list[tuple], float, str, int, str]:
+    # Each request on the SL the plan gave it: the same admissions in the same
+    # order rebuild the plan's tables (a request given no SL got its class's).
     if isinstance(plan, _qos.Plan):
         c = plan.connections
-        reqs = list(zip(c["source"], c["destination"], c["klass"], (int(b) for b in c["bandwidth_bps"])))
-        return reqs, plan.be_share, plan.rate_basis, plan.high_limit
+        reqs = list(zip(c["source"], c["destination"], c["klass"], (int(b) for b in c["bandwidth_bps"]), (int(s) for s in c["sl"])))
+        return reqs, plan.be_share, plan.rate_basis, plan.high_limit, plan.entry_limit
     raise ConfigError(f"simulate_plan needs an ibnetsim.qos.Plan (from qos.plan), got {type(plan).__name__}")
 
 
@@ -200,7 +208,7 @@ def simulate_plan(
             raise ConfigError(f"{name} must be a whole number >= 0, got {v!r}")
     if not max_time_us > 0:
         raise ConfigError(f"max_time_us must be > 0, got {max_time_us}")
-    reqs, be_share, rate_basis, high_limit = _requests(plan)
+    reqs, be_share, rate_basis, high_limit, entry_limit = _requests(plan)
     acc = plan.connections[plan.connections["accepted"] & plan.connections["klass"].isin(["DB", "DBTS"])]
     cfg = default_config(preset)
     buf = buffer_bytes(packet_bytes)
@@ -228,7 +236,7 @@ def simulate_plan(
     }
     if acc.empty:
         raise ConfigError("the plan accepted no DB/DBTS connection: nothing to simulate")
-    sim = _core.Simulation(sm._inner, json.dumps(cfg), None, (reqs, be_share, rate_basis, high_limit))
+    sim = _core.Simulation(sm._inner, json.dumps(cfg), None, (reqs, be_share, rate_basis, high_limit, entry_limit))
     end_ps = int(round(max_time_us * PS_PER_US))
     bw = acc["bandwidth_bps"].to_numpy(dtype=float)
     rate = float((bw / (packet_bytes * 8)).sum())  # packets per second, all connections

@@ -1,6 +1,6 @@
 //! Admission control and arbitration tables of paper 001 (`ibnetsim.qos`):
 //! `qos_plan` admits a list of connection requests, `qos_setup` runs the
-//! paper's random connection setup. Both return plain columns; the Python
+//! paper's random connection setup (and lists what it established). Both return plain columns; the Python
 //! module makes DataFrames of them.
 
 use ibnetsim_fabric::{Fabric, LinkEnd};
@@ -16,10 +16,24 @@ use pyo3::types::PyDict;
 use crate::errors::{sm_err, ConfigError};
 use crate::subnet::PySubnet;
 
-fn config(be_share: f64, rate_basis: &str, high_limit: u8) -> PyResult<AdmissionConfig> {
+fn config(be_share: f64, rate_basis: &str, high_limit: u8, entry_limit: &str) -> PyResult<AdmissionConfig> {
     let rate_basis = RateBasis::parse(rate_basis)
         .ok_or_else(|| ConfigError::new_err(format!("rate_basis must be 'signalling' or 'data', not '{rate_basis}'")))?;
-    Ok(AdmissionConfig { be_share, rate_basis, high_limit, ..Default::default() })
+    let entry_limit = EntryLimit::parse(entry_limit)
+        .ok_or_else(|| ConfigError::new_err(format!("entry_limit must be 'table', 'none' or 'vl', not '{entry_limit}'")))?;
+    Ok(AdmissionConfig { be_share, rate_basis, high_limit, entry_limit, ..Default::default() })
+}
+
+/// A connection request: source, destination, class, mean bit/s, and the SL
+/// to admit it on (None: the SL of its class and bandwidth).
+pub type Request = (String, String, String, u64, Option<u8>);
+
+/// Admits `c` on `sl` if given (`admit_as`), else on its bandwidth's SL.
+fn admit(adm: &mut Admission<'_>, c: &Connection, path: &[LinkEnd], sl: Option<u8>) -> Result<Decision, SmError> {
+    match sl {
+        Some(sl) => adm.admit_as(c, sl),
+        None => adm.admit_on(c, path),
+    }
 }
 
 fn port_name(f: &Fabric, e: LinkEnd) -> String {
@@ -85,25 +99,28 @@ fn common<'py>(py: Python<'py>, adm: &Admission<'_>, d: &Bound<'py, PyDict>) -> 
     Ok(())
 }
 
-/// Admits `requests` = [(source, destination, class, mean bit/s)] in order;
-/// `labels[i]` (e.g. `file:line`) names request i in errors.
+/// Admits `requests` = [(source, destination, class, mean bit/s, SL or None)]
+/// in order; `labels[i]` (e.g. `file:line`) names request i in errors.
 #[pyfunction]
-#[pyo3(signature = (subnet, requests, labels, be_share, rate_basis, high_limit))]
+#[pyo3(signature = (subnet, requests, labels, be_share, rate_basis, high_limit, entry_limit="table"))]
+#[allow(clippy::too_many_arguments)]
 pub fn qos_plan<'py>(
     py: Python<'py>,
     subnet: &PySubnet,
-    requests: Vec<(String, String, String, u64)>,
+    requests: Vec<Request>,
     labels: Vec<String>,
     be_share: f64,
     rate_basis: &str,
     high_limit: u8,
+    entry_limit: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     let f = &subnet.fabric().inner;
-    let mut adm = Admission::new(f, subnet.subnet(), config(be_share, rate_basis, high_limit)?).map_err(sm_err)?;
+    let mut adm =
+        Admission::new(f, subnet.subnet(), config(be_share, rate_basis, high_limit, entry_limit)?).map_err(sm_err)?;
     let label = |i: usize| labels.get(i).cloned().unwrap_or_else(|| format!("request {}", i + 1));
     let (mut sl, mut accepted, mut refused_at, mut reason, mut src_slots) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (i, (s, t, class, bw)) in requests.iter().enumerate() {
+    for (i, (s, t, class, bw, want_sl)) in requests.iter().enumerate() {
         let at = |e: String| ConfigError::new_err(format!("{}: {e}", label(i)));
         let src = f.resolve(s).map_err(|e| at(e.to_string()))?;
         let dst = f.resolve(t).map_err(|e| at(e.to_string()))?;
@@ -112,7 +129,7 @@ pub fn qos_plan<'py>(
         let c = Connection { src, dst, class, bw_bps: *bw };
         let path = adm.path(src, dst).map_err(|e: SmError| at(e.to_string()))?;
         src_slots.push(if class.reserves() { adm.slots_at(path[0], *bw).unwrap_or(0) } else { 0 });
-        match adm.admit_on(&c, &path).map_err(|e| at(e.to_string()))? {
+        match admit(&mut adm, &c, &path, *want_sl).map_err(|e| at(e.to_string()))? {
             Decision::Accepted { sl: l, .. } => {
                 sl.push(l as u32);
                 accepted.push(true);
@@ -120,7 +137,7 @@ pub fn qos_plan<'py>(
                 reason.push(String::new());
             }
             Decision::Rejected(r) => {
-                sl.push(ibnetsim_sm::qos::admission::sl_of(class, *bw) as u32);
+                sl.push(want_sl.unwrap_or_else(|| ibnetsim_sm::qos::admission::sl_of(class, *bw)) as u32);
                 accepted.push(false);
                 refused_at.push(port_name(f, r.at));
                 reason.push(r.shortfall.to_string());
@@ -143,81 +160,32 @@ pub fn qos_plan<'py>(
 /// as the data plane takes them (refused requests leave nothing behind).
 pub fn plan_tables(
     subnet: &PySubnet,
-    requests: &[(String, String, String, u64)],
+    requests: &[Request],
     be_share: f64,
     rate_basis: &str,
     high_limit: u8,
+    entry_limit: &str,
 ) -> PyResult<ibnetsim_sim::QosTables> {
     let f = &subnet.fabric().inner;
-    let mut adm = Admission::new(f, subnet.subnet(), config(be_share, rate_basis, high_limit)?).map_err(sm_err)?;
-    for (i, (s, t, class, bw)) in requests.iter().enumerate() {
+    let mut adm =
+        Admission::new(f, subnet.subnet(), config(be_share, rate_basis, high_limit, entry_limit)?).map_err(sm_err)?;
+    for (i, (s, t, class, bw, sl)) in requests.iter().enumerate() {
         let at = |e: String| ConfigError::new_err(format!("request {}: {e}", i + 1));
         let src = f.resolve(s).map_err(|e| at(e.to_string()))?;
         let dst = f.resolve(t).map_err(|e| at(e.to_string()))?;
         let class = TrafficClass::parse(class)
             .ok_or_else(|| at(format!("class '{class}' is not one of DBTS, DB, BE, CH")))?;
-        adm.admit(&Connection { src, dst, class, bw_bps: *bw }).map_err(|e| at(e.to_string()))?;
+        let c = Connection { src, dst, class, bw_bps: *bw };
+        let path = adm.path(src, dst).map_err(|e| at(e.to_string()))?;
+        admit(&mut adm, &c, &path, *sl).map_err(|e| at(e.to_string()))?;
     }
     Ok(ibnetsim_sim::QosTables::from_admission(&adm))
 }
 
-/// Paper 001's connection setup as `qos_setup` runs it (same draws, same
-/// order, same stop rule: `run_setup`'s loop), returning the established
-/// connections themselves as (source, destination, SL, bit/s) so that they
-/// can be simulated. `run_setup` reports only counts; the test
-/// `test_qos_sim.py::test_setup_connections_match_setup` checks the two agree.
-#[pyfunction]
-#[pyo3(signature = (subnet, target, retry_limit, seed, be_share, rate_basis))]
-pub fn qos_setup_connections(
-    subnet: &PySubnet,
-    target: u32,
-    retry_limit: u32,
-    seed: u64,
-    be_share: f64,
-    rate_basis: &str,
-) -> PyResult<Vec<(String, String, u32, u64)>> {
-    use rand::{Rng, SeedableRng};
-    let f = &subnet.fabric().inner;
-    let mut adm = Admission::new(f, subnet.subnet(), config(be_share, rate_basis, 255)?).map_err(sm_err)?;
-    if retry_limit == 0 {
-        return Err(ConfigError::new_err("retry_limit must be at least 1"));
-    }
-    let hosts: Vec<_> = f.cas().collect();
-    if hosts.len() < 2 {
-        return Err(ConfigError::new_err("connection setup needs at least two channel adapters"));
-    }
-    let bands = ibnetsim_sm::qos::admission::PAPER_BANDS_BPS;
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let mut established = [0u32; 4];
-    let mut misses = [0u32; 4];
-    let mut out = Vec::new();
-    while out.len() < target as usize {
-        let b = (0..4).min_by_key(|&b| (established[b], b)).expect("four bands");
-        let src = hosts[rng.random_range(0..hosts.len())];
-        let mut dst = hosts[rng.random_range(0..hosts.len() - 1)];
-        if dst == src {
-            dst = *hosts.last().expect("two hosts");
-        }
-        let (lo, hi) = bands[b];
-        let bw = rng.random_range(lo..=hi);
-        match adm.admit(&Connection { src, dst, class: TrafficClass::Db, bw_bps: bw }).map_err(sm_err)? {
-            Decision::Accepted { sl, .. } => {
-                established[b] += 1;
-                misses[b] = 0;
-                out.push((f.node(src).name.clone(), f.node(dst).name.clone(), sl as u32, bw));
-            }
-            Decision::Rejected(_) => {
-                misses[b] += 1;
-                if misses[b] >= retry_limit {
-                    break;
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Paper 001's connection setup: returns per-band counts and per-port use.
+/// Paper 001's connection setup: returns per-band counts, per-port use and
+/// the established connections in admission order (`connections`: source,
+/// destination, SL, bit/s), which `qos_plan` with the same options and those
+/// SLs admits again into the same tables.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (subnet, target, retry_limit, seed, be_share, rate_basis, class, stop, bands, order="balanced", entry_limit="table", source_port="checked", loose_bands=false))]
@@ -238,9 +206,7 @@ pub fn qos_setup<'py>(
     loose_bands: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let f = &subnet.fabric().inner;
-    let mut cfg = config(be_share, rate_basis, 255)?;
-    cfg.entry_limit = EntryLimit::parse(entry_limit)
-        .ok_or_else(|| ConfigError::new_err(format!("entry_limit must be 'table' or 'none', not '{entry_limit}'")))?;
+    let mut cfg = config(be_share, rate_basis, 255, entry_limit)?;
     cfg.source_port = match source_port {
         "checked" => SourcePort::Checked,
         "unchecked" => SourcePort::Unchecked,
@@ -279,6 +245,13 @@ pub fn qos_setup<'py>(
     d.set_item("bandwidth_bps", r.bandwidth_bps.to_vec())?;
     d.set_item("exhausted", r.exhausted.map(|b| b as i64).unwrap_or(-1))?;
     d.set_item("first_sl", ibnetsim_sm::qos::admission::sl_of(class, 0))?;
+    let conns = PyDict::new(py);
+    let name = |n| f.node(n).name.as_str();
+    conns.set_item("source", r.connections.iter().map(|c| name(c.src)).collect::<Vec<_>>())?;
+    conns.set_item("destination", r.connections.iter().map(|c| name(c.dst)).collect::<Vec<_>>())?;
+    conns.set_item("sl", r.connections.iter().map(|c| c.sl as u32).collect::<Vec<_>>())?;
+    conns.set_item("bandwidth_bps", r.connections.iter().map(|c| c.bw_bps).collect::<Vec<_>>())?;
+    d.set_item("connections", conns)?;
     common(py, &adm, &d)?;
     Ok(d)
 }
@@ -286,6 +259,5 @@ pub fn qos_setup<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(qos_plan, m)?)?;
     m.add_function(wrap_pyfunction!(qos_setup, m)?)?;
-    m.add_function(wrap_pyfunction!(qos_setup_connections, m)?)?;
     Ok(())
 }

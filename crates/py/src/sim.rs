@@ -13,7 +13,7 @@ use crate::errors::{sm_err, ConfigError, DeadlockError, IbnetsimError};
 use crate::subnet::PySubnet;
 
 /// (requests as (source, destination, class, bit/s), be_share, rate_basis, high_limit).
-type PlanArgs = (Vec<(String, String, String, u64)>, f64, String, u8);
+type PlanArgs = (Vec<crate::qos::Request>, f64, String, u8, String);
 
 /// QoS options from an opensm.conf file, or from a `.toml` file's `[qos]` table.
 fn read_qos(path: &Path) -> Result<QosConfig, SmError> {
@@ -84,9 +84,9 @@ impl PySimulation {
         let qos = match &qos_file {
             None => match qos_plan {
                 None => None,
-                Some((requests, be_share, rate_basis, high_limit)) => {
+                Some((requests, be_share, rate_basis, high_limit, entry_limit)) => {
                     config.data_vls = ibnetsim_sm::qos::admission::DATA_VLS;
-                    Some(crate::qos::plan_tables(subnet, &requests, be_share, &rate_basis, high_limit)?)
+                    Some(crate::qos::plan_tables(subnet, &requests, be_share, &rate_basis, high_limit, &entry_limit)?)
                 }
             },
             Some(path) => {

@@ -3,7 +3,8 @@
 One point builds a network (``[fabric]`` or one of paper 001's 16-switch
 networks, as :mod:`qos_setup`), routes it, establishes up to
 ``qos_run.connections`` random DB connections with the paper's setup
-(:func:`ibnetsim.qos_sim.setup_connections`), plans them
+(:func:`ibnetsim.qos_sim.setup_connections`, with ``entry_limit`` and
+``sl2_range`` as in :mod:`qos_setup`), plans them
 (:func:`ibnetsim.qos.plan`: the per-port VL arbitration tables), programs those
 tables into the data plane and simulates every accepted connection as a CBR
 source (:func:`ibnetsim.qos_sim.simulate_plan`): a transient until
@@ -54,6 +55,22 @@ QOS_RUN = register_section(
             Key("link_width", "str", "Link width of the paper networks (ignored with network = \"fabric\").", default="1x", choices=("1x", "4x", "12x")),
             Key("packet_bytes", "int", "Packet size on the wire, headers included (paper: 256 or 4096).", default=256, min=27, max=4122),
             Key("retry_limit", "int", "Refusals in a row after which the setup ends.", default=10_000, min=1),
+            Key(
+                "entry_limit",
+                "str",
+                "`table`: a port whose 64 arbitration-table entries cannot hold a connection's slots refuses it (IBA); "
+                "`none`: only the slot budget refuses (paper 001 §4.2); what a port's entries cannot hold is left out of its table; "
+                "`vl`: as `none`, but a port where the connection's VL would have no entry (never served: it would starve) refuses it.",
+                default="table",
+                choices=("table", "none", "vl"),
+            ),
+            Key(
+                "sl2_range",
+                "str",
+                "SL 2's bandwidth range: `class` 1.55–64 Mb/s (§4.1's class limits) or `text` 64 kb/s–64 Mb/s (§5.2 as printed).",
+                default="class",
+                choices=("class", "text"),
+            ),
             Key("be_share", "float", "Share of every port's frame kept for best effort (paper: 0.2).", default=0.2, min=0.0, max=0.98),
             Key(
                 "rate_basis",
@@ -87,8 +104,10 @@ def _run(config: dict) -> dict:
     sm = build_subnet(fabric, config["routing"])
     t0 = time.perf_counter()
     reqs = qos_sim.setup_connections(fabric, sm, c["connections"], retry_limit=c["retry_limit"], seed=c["seed"],
-                                     be_share=c["be_share"], rate_basis=c["rate_basis"])
-    plan = qos.plan(fabric, sm, reqs, be_share=c["be_share"], rate_basis=c["rate_basis"])
+                                     be_share=c["be_share"], rate_basis=c["rate_basis"],
+                                     entry_limit=c.get("entry_limit", "table"), sl2_range=c.get("sl2_range", "class"))
+    plan = qos.plan(fabric, sm, reqs, be_share=c["be_share"], rate_basis=c["rate_basis"],
+                    entry_limit=c.get("entry_limit", "table"))
     r = qos_sim.simulate_plan(
         fabric, sm, plan, packet_bytes=c["packet_bytes"], k_packets=c["k_packets"],
         transient_packets=c["transient_packets"], max_time_us=c["max_time_us"], seed=c["seed"],
@@ -106,6 +125,8 @@ def _run(config: dict) -> dict:
         "hosts": hosts_n,
         "delivered_bytes_per_cycle_per_host": r.delivered_bytes_per_cycle_per_host,
         "reserved_per_host_link": float(conns["bandwidth_bps"].sum()) / float(ca_ports["link_bps"].sum()) if len(ca_ports) else float("nan"),
+        "overflow_ports": int((plan.ports["overflow_slots"] > 0).sum()),
+        "overflow_slots_max": int(plan.ports["overflow_slots"].max()),
         "host_util_mean": float(hosts["utilization"].mean()),
         "host_util_max": float(hosts["utilization"].max()),
         "switch_util_mean": float(sws["utilization"].mean()),
@@ -113,6 +134,9 @@ def _run(config: dict) -> dict:
         "util_profile": profile,
         "util_sorted": sorted(profile),
         "bandwidth_ratio_min": float(conns.loc[conns["measured_packets"] >= 10, "bandwidth_ratio"].min()),
+        # A CBR source's deliveries in a window of W differ from W/IAT by less than 2
+        # unless it is starved or queued without bound (tests/test_qos_sim.py).
+        "connections_short": int((conns["delivered_packets"] < r.steady_us / conns["iat_us"] - 2).sum()),
         "transient_us": r.transient_us,
         "steady_us": r.steady_us,
         "k_reached": r.k_reached,
@@ -147,6 +171,8 @@ _COLUMNS = {
     "hosts": "Host interfaces (CA ports).",
     "delivered_bytes_per_cycle_per_host": "Fig. 4: delivered wire bytes per host per link cycle (one byte time of the host link's data rate).",
     "reserved_per_host_link": "Sum of the connections' mean bandwidths per host, fraction of the host link's B_link (rate_basis).",
+    "overflow_ports": "Output ports whose reserved slots their 64 table entries cannot all hold (only with entry_limit = \"none\").",
+    "overflow_slots_max": "Largest number of reserved slots on one port left out of its table.",
     "host_util_mean": "Figs. 5–7: mean busy fraction of the host interfaces (CA transmitters).",
     "host_util_max": "Largest host-interface utilization.",
     "switch_util_mean": "Figs. 5–7: mean busy fraction of the cabled switch ports (transmitters).",
@@ -154,6 +180,7 @@ _COLUMNS = {
     "util_profile": "Utilizations, host interfaces then switch ports, in node and port order (Figs. 5–7 a, c).",
     "util_sorted": "The same, in increasing order (Figs. 5–7 b, d).",
     "bandwidth_ratio_min": "Smallest delivered ÷ asked bandwidth over the connections with at least 10 measured packets.",
+    "connections_short": "Connections that delivered 2 or more packets fewer than steady_us / IAT: starved or queued without bound (detectable only for IAT < steady_us / 2).",
     "transient_us": "End of the transient (first slice boundary after transient_packets deliveries), µs.",
     "steady_us": "Length of the steady state, µs.",
     "k_reached": "True when the lowest-bandwidth connection received k_packets in the steady state (else max_time_us ended it).",

@@ -82,9 +82,10 @@ QOS_SETUP = register_section(
                 "entry_limit",
                 "str",
                 "`table`: a port whose 64 arbitration-table entries cannot hold a connection's slots refuses it (IBA); "
-                "`none`: only the slot budget refuses (paper 001 §4.2: entries are \"not a limitation\").",
+                "`none`: only the slot budget refuses (paper 001 §4.2: entries are \"not a limitation\"); "
+                "`vl`: as `none`, but a port where the connection's VL would have no entry (never served) refuses it.",
                 default="table",
-                choices=("table", "none"),
+                choices=("table", "none", "vl"),
             ),
             Key(
                 "sl2_range",

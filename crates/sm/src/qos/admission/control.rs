@@ -59,14 +59,20 @@ pub enum EntryLimit {
     /// overflow (paper 001 §4.2's claim that entries are no limitation, taken
     /// as the accounting rule).
     None,
+    /// As [`EntryLimit::None`], except that a port where the connection's VL
+    /// would have no entry at all refuses it: the IBA arbiter never serves a
+    /// VL without an entry, so its connections would starve (and block their
+    /// VL upstream). Only the last free entry going to another VL triggers it.
+    Vl,
 }
 
 impl EntryLimit {
-    /// Parses `table` or `none`.
+    /// Parses `table`, `none` or `vl`.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "table" => Some(EntryLimit::Table),
             "none" => Some(EntryLimit::None),
+            "vl" => Some(EntryLimit::Vl),
             _ => None,
         }
     }
@@ -312,6 +318,7 @@ impl<'a> Admission<'a> {
                 let tried = match self.config.entry_limit {
                     EntryLimit::Table => port.try_reserve(prio, sl, slots),
                     EntryLimit::None => port.reserve_slots_only(prio, sl, slots),
+                    EntryLimit::Vl => port.reserve_slots_with_entry(prio, sl, slots),
                 };
                 match tried {
                     Ok(r) => holds.push((i as u32, r)),

@@ -32,7 +32,9 @@
 //!   [`EntryLimit::None`] lets only the slots refuse, as the paper's "the
 //!   number of table entries is not a limitation [...], but only the
 //!   available bandwidth" reads (what the table cannot hold is counted as
-//!   overflow); [`SourcePort::Unchecked`] admits on switch ports only.
+//!   overflow); [`EntryLimit::Vl`] does too but refuses a connection whose
+//!   VL would have no entry on a port (never served there, it would starve);
+//!   [`SourcePort::Unchecked`] admits on switch ports only.
 //!
 //! Choices the paper leaves open, and ours:
 //! - The link rate is the signalling rate (2.5 Gb/s per SDR lane), as the
@@ -65,7 +67,7 @@ mod tests;
 pub use control::{
     Admission, AdmissionConfig, ConnId, Connection, Decision, EntryLimit, PortUsage, RateBasis, Rejection, SourcePort,
 };
-pub use setup::{run_setup, SetupParams, SetupReport, SlOrder, StopRule, PAPER_BANDS_BPS, PAPER_TEXT_BANDS_BPS};
+pub use setup::{run_setup, Established, SetupParams, SetupReport, SlOrder, StopRule, PAPER_BANDS_BPS, PAPER_TEXT_BANDS_BPS};
 pub use table::{max_be_slots, slots_for, ArbTable, PortState, Priority, Reservation, Shortfall, FRAME_SLOTS, MAX_WEIGHT};
 
 use super::Sl2VlMap;

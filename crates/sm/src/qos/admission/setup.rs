@@ -28,6 +28,8 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use ibnetsim_fabric::NodeId;
+
 use super::control::{Admission, Connection, Decision};
 use super::table::Shortfall;
 use super::{sl_of, TrafficClass};
@@ -117,6 +119,20 @@ impl SetupParams {
     }
 }
 
+/// One connection the setup established, as admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Established {
+    /// Source CA.
+    pub src: NodeId,
+    /// Destination CA.
+    pub dst: NodeId,
+    /// The SL it was admitted on (the band's, even when a loose band's
+    /// bandwidth lies outside the SL's class).
+    pub sl: u8,
+    /// Mean bandwidth, bit/s.
+    pub bw_bps: u64,
+}
+
 /// What a setup run did, per band (index 0..4 = band; the SL is band, or 4 + band for DBTS).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SetupReport {
@@ -134,6 +150,10 @@ pub struct SetupReport {
     pub bandwidth_bps: [u64; 4],
     /// The band that ran out of retries first, if any.
     pub exhausted: Option<u8>,
+    /// The established connections in admission order: admitting them again
+    /// in this order, each on its SL, with the same [`super::AdmissionConfig`]
+    /// rebuilds the same port state (refused tries leave nothing behind).
+    pub connections: Vec<Established>,
 }
 
 impl SetupReport {
@@ -200,9 +220,10 @@ pub fn run_setup(adm: &mut Admission<'_>, p: &SetupParams) -> Result<SetupReport
         let bw = rng.random_range(lo..=hi);
         r.tried[b] += 1;
         match adm.admit_as(&Connection { src, dst, class: p.class, bw_bps: bw }, base + b as u8)? {
-            Decision::Accepted { .. } => {
+            Decision::Accepted { sl, .. } => {
                 r.established[b] += 1;
                 r.bandwidth_bps[b] += bw;
+                r.connections.push(Established { src, dst, sl, bw_bps: bw });
                 misses[b] = 0;
             }
             Decision::Rejected(rej) => {

@@ -276,6 +276,23 @@ impl PortState {
         Ok(Reservation { priority, slots, grants, overflow })
     }
 
+    /// Like [`Self::reserve_slots_only`], but refused for entries when `vl`
+    /// has no entry in the table and no entry is free: a VL without an entry
+    /// is never served ([`super::EntryLimit::Vl`]).
+    pub fn reserve_slots_with_entry(&mut self, priority: Priority, vl: u8, slots: u32) -> Result<Reservation, Shortfall> {
+        if slots > self.free_slots() {
+            return Err(Shortfall::Bandwidth { needed: slots, free: self.free_slots() });
+        }
+        let table = match priority {
+            Priority::High => &self.high,
+            Priority::Low => &self.low,
+        };
+        if slots > 0 && table.free_entries() == 0 && !table.entries.iter().any(|&(v, w)| v == vl && w > 0) {
+            return Err(Shortfall::Entries { priority, needed: 1, free: 0 });
+        }
+        self.reserve_slots_only(priority, vl, slots)
+    }
+
     /// Gives back what [`Self::try_reserve`] took.
     pub fn release(&mut self, r: &Reservation) {
         self.table_mut(r.priority).remove(&r.grants);

@@ -150,6 +150,15 @@ fn slots_only_reservation_overflows_a_full_table() {
         p.try_reserve(Priority::Low, 3, 255).unwrap();
     }
     let full = p.clone();
+    // Keeping one entry per VL: SL 2 has none and none is free, so it is
+    // refused for entries; SL 3 has entries and overflows them.
+    assert_eq!(p.reserve_slots_with_entry(Priority::Low, 2, 10), Err(Shortfall::Entries { priority: Priority::Low, needed: 1, free: 0 }));
+    assert_eq!(p.reserve_slots_with_entry(Priority::Low, 2, 307), Err(Shortfall::Bandwidth { needed: 307, free: 306 }));
+    assert_eq!(p, full);
+    let b = p.reserve_slots_with_entry(Priority::Low, 3, 10).unwrap();
+    assert_eq!((b.grants.len(), b.overflow, p.overflow), (0, 10, 10));
+    p.release(&b);
+    assert_eq!(p, full);
     // A table-limited reservation is refused for entries; a slots-only one
     // takes the slots with no entry (overflow), up to the budget.
     let a = p.reserve_slots_only(Priority::Low, 2, 10).unwrap();
@@ -203,6 +212,36 @@ fn entry_limit_none_admits_what_the_table_refuses() {
     match adm.admit(&c).unwrap() {
         Decision::Rejected(r) => assert_eq!((r.hop, r.shortfall), (0, Shortfall::Bandwidth { needed: 255, free: 51 })),
         d => panic!("expected a refusal, got {d:?}"),
+    }
+}
+
+#[test]
+fn entry_limit_vl_refuses_a_vl_left_without_an_entry() {
+    // 51 SL 2 connections of 255 slots fill every entry of a0 → b0's ports
+    // (the test above). A 1 Mb/s SL 1 connection (7 slots) still fits the
+    // budget: `none` admits it with no VL 1 entry anywhere on its path (VL 1
+    // would never be served); `vl` refuses it at the first port, for entries.
+    let f = two_switch_parallel(1, 2);
+    let sn = routed(&f);
+    let (a0, b0) = (host(&f, "a", 0), host(&f, "b", 0));
+    let big = Connection { src: a0, dst: b0, class: TrafficClass::Db, bw_bps: bw_for_slots(255) };
+    let small = Connection { bw_bps: 1_000_000, ..big };
+    for (limit, admitted) in [(EntryLimit::None, true), (EntryLimit::Vl, false)] {
+        let mut adm = Admission::new(&f, &sn, AdmissionConfig { entry_limit: limit, ..Default::default() }).unwrap();
+        for _ in 0..51 {
+            assert!(matches!(adm.admit(&big).unwrap(), Decision::Accepted { sl: 2, .. }));
+        }
+        let d = adm.admit(&small).unwrap();
+        match d {
+            Decision::Accepted { sl: 1, .. } if admitted => {
+                let vl1: u32 = adm.ports().flat_map(|(_, p)| p.low.entries().to_vec()).filter(|e| e.0 == 1).map(|e| e.1 as u32).sum();
+                assert_eq!(vl1, 0);
+            }
+            Decision::Rejected(r) if !admitted => {
+                assert_eq!((r.hop, r.shortfall), (0, Shortfall::Entries { priority: Priority::Low, needed: 1, free: 0 }))
+            }
+            d => panic!("{limit:?}: {d:?}"),
+        }
     }
 }
 
@@ -391,6 +430,20 @@ fn setup_counts_add_up_and_repeat() {
     }
     assert!(r.established.iter().max().unwrap() - r.established.iter().min().unwrap() <= 1);
     assert!(usage.iter().all(|u| u.reserved <= u.budget && u.low_entries <= 64));
+    // The recorded connections are the established ones, band by band ...
+    assert_eq!(r.connections.len() as u32, r.total_established());
+    for b in 0..4u8 {
+        let mine = r.connections.iter().filter(|c| c.sl == b);
+        assert_eq!(mine.clone().count() as u32, r.established[b as usize]);
+        assert_eq!(mine.map(|c| c.bw_bps).sum::<u64>(), r.bandwidth_bps[b as usize]);
+    }
+    // ... and admitting them again in order, on their SLs, rebuilds the same ports.
+    let mut again = Admission::new(&f, &sn, AdmissionConfig::default()).unwrap();
+    for c in &r.connections {
+        let conn = Connection { src: c.src, dst: c.dst, class: TrafficClass::Db, bw_bps: c.bw_bps };
+        assert!(matches!(again.admit_as(&conn, c.sl).unwrap(), Decision::Accepted { sl, .. } if sl == c.sl));
+    }
+    assert_eq!(again.usage(), usage);
     // Same seed, same result.
     assert_eq!(run(10_000, StopRule::All).0, r);
     // Stopping only the exhausted SL lets the others go on.
@@ -433,6 +486,8 @@ fn setup_orders_and_loose_bands() {
     text.bands[2] = (64_001, 1_000_000);
     let (r, adm) = run(&text, table);
     assert_eq!(r.established, [10; 4]);
+    // A loose band's connection is recorded on the band's SL, not its bandwidth's.
+    assert!(r.connections.iter().filter(|c| c.sl == 2).any(|c| c.bw_bps <= 1_550_000));
     assert!(r.bandwidth_bps[2] <= 10 * 1_000_000);
     let vl2: u32 = adm.ports().flat_map(|(_, p)| p.low.entries().to_vec()).filter(|e| e.0 == 2).map(|e| e.1 as u32).sum();
     let vl1: u32 = adm.ports().flat_map(|(_, p)| p.low.entries().to_vec()).filter(|e| e.0 == 1).map(|e| e.1 as u32).sum();
