@@ -130,7 +130,7 @@ pub(crate) fn build(
             format!("unknown event queue '{}' (known: {})", c.event_queue, Queue::NAMES.join(", ")),
         )
     })?;
-    let selection = Selection::from_name(&c.selection, "selection")?;
+    let mut selection = Selection::from_name(&c.selection, "selection")?;
     let arbiter = match c.vl_arbitration {
         VlArbitrationConfig::Iba(_) => VlArbiter::from_name("iba", "vl_arbitration.kind")?,
         VlArbitrationConfig::RoundRobin => VlArbiter::from_name("round-robin", "vl_arbitration.kind")?,
@@ -297,6 +297,7 @@ pub(crate) fn build(
     let ca_in = check_buf("hca.receive_buffer_bytes", c.hca.receive_buffer_bytes, max_blocks, "MTU packet")?;
     let ca_out = check_buf("hca.send_buffer_bytes", c.hca.send_buffer_bytes, max_blocks, "MTU packet")?;
     let npv = nports as usize * nvl;
+    selection.prepare(npv);
     let mut in_cap = vec![0u32; npv];
     let mut out_cap = vec![0u32; npv];
     for (gp, pm) in ports.iter().enumerate() {

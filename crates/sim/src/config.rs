@@ -173,7 +173,8 @@ pub struct SimConfig {
     pub watchdog_ns: f64,
     /// Event queue implementation: `fifo` or `heap` (identical results).
     pub event_queue: String,
-    /// Selection policy among routing options: `deterministic` or `adaptive-by-credits`.
+    /// Selection policy among routing options: `deterministic`, `adaptive-by-credits`
+    /// (both at arbitration time) or `lfu` (at routing time).
     pub selection: String,
     /// Switch parameters.
     pub switch: SwitchConfig,

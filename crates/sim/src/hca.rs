@@ -114,6 +114,7 @@ impl Simulation {
             slot,
             class,
             flags,
+            pinned: 0,
         })
     }
 

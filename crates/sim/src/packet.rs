@@ -50,6 +50,10 @@ pub struct Packet {
     pub class: u8,
     /// Bit flags (see the `FLAG_*` constants).
     pub flags: u8,
+    /// Output port a routing-time selection policy chose at the switch whose
+    /// input buffer holds the packet (0 = not chosen yet); cleared when the
+    /// packet leaves that buffer.
+    pub pinned: u8,
 }
 
 /// The packet was generated after warm-up and counts in the statistics.
@@ -203,6 +207,12 @@ impl PacketQueue {
 mod tests {
     use super::*;
 
+    #[test]
+    fn packet_fits_one_cache_line() {
+        // The arena is walked on every event; the pin must not grow a packet.
+        assert_eq!(std::mem::size_of::<Packet>(), 64);
+    }
+
     fn pkt(blocks: u16) -> Packet {
         Packet {
             gen_time: 0,
@@ -220,6 +230,7 @@ mod tests {
             slot: 0,
             class: 0,
             flags: 0,
+            pinned: 0,
         }
     }
 

@@ -586,6 +586,20 @@ impl Simulation {
         self.arena.live()
     }
 
+    /// Packets a routing-time selection policy (`lfu`) has routed to output
+    /// `port`, VL slot `vl_slot`, of switch `switch`: each packet counts once
+    /// per switch, when it is first routed there. `None` for other policies or
+    /// an unknown switch, port or slot.
+    pub fn selection_count(&self, switch: &str, port: u8, vl_slot: u8) -> Option<u32> {
+        let counts = self.selection.counts()?;
+        let node = self.node_names.iter().position(|n| n == switch)? as u32;
+        let sm = self.switches.iter().find(|s| s.node == node)?;
+        if port == 0 || port as u32 > sm.num_ports || vl_slot as usize >= self.p.nvl {
+            return None;
+        }
+        counts.get((sm.port_base + port as u32 - 1) as usize * self.p.nvl + vl_slot as usize).copied()
+    }
+
     /// Name of the event queue in use.
     pub fn event_queue_name(&self) -> &'static str {
         match self.queue {

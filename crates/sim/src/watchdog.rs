@@ -15,7 +15,8 @@
 //! hops — waits for those buffers; an output (or CA send) buffer whose head
 //! has no credits waits for the input buffer across the link. Every routing
 //! option the switch would consider counts (all of the destination's LIDs under
-//! adaptive selection), since a head with one free option is not deadlocked.
+//! adaptive selection), since a head with one free option is not deadlocked;
+//! a head pinned by a routing-time policy (`lfu`) waits for its pinned option only.
 //! VL15 (not flow controlled) and CA receive buffers (drained at link rate)
 //! never wait.
 //!
@@ -96,6 +97,8 @@ impl Simulation {
             if self.route(pm.switch, pm.port, &p, &mut cands).is_err() {
                 return 0;
             }
+            // A pinned head waits for its pinned option only.
+            Self::pinned_only(&p, &mut cands);
             let mut n = 0;
             for c in cands.as_slice() {
                 let ogp = self.switches[pm.switch as usize].port_base + c.port as u32 - 1;

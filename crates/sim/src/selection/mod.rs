@@ -2,15 +2,28 @@
 //!
 //! The routing stage ([`crate::switch::route`]) turns a packet's DLID into a
 //! fixed-capacity list of [`Candidate`]s `{out port, VL, buffer partition}`;
-//! a selection policy picks one, or none ("wait and retry"), at crossbar
-//! arbitration time from a read-only [`SelectionView`] of credits and buffer
-//! state (paper 002 §4.3 makes the same split; BookSim's `OutputSet` and
-//! CAMINOS' `RoutingNextCandidates` are the same idea). Deterministic routing is
-//! the one-candidate case. Policies are an enum dispatched by `match`, each in
-//! its own file with a `NAME`; [`Selection::from_name`] is the registry.
+//! a selection policy picks one (paper 002 §4.3 makes the same split; BookSim's
+//! `OutputSet` and CAMINOS' `RoutingNextCandidates` are the same idea).
+//! Deterministic routing is the one-candidate case. Policies are an enum
+//! dispatched by `match`, each in its own file with a `NAME`;
+//! [`Selection::from_name`] is the registry.
+//!
+//! A policy decides at one of two moments ([`Selection::decides_at_routing`]):
+//!
+//! * **arbitration time** (`deterministic`, `adaptive-by-credits`): at every
+//!   crossbar arbitration attempt the policy picks an option that can take the
+//!   packet now, or none ("wait and retry"), from a read-only
+//!   [`SelectionView`] of credits and buffer state;
+//! * **routing time** (`lfu`): once per packet and switch, the first time the
+//!   packet's routed header is considered at the head of its input queue, the
+//!   policy picks one option from its own state; the choice is pinned in
+//!   [`crate::packet::Packet::pinned`] until the packet leaves that input
+//!   buffer, and every later arbitration attempt considers only that option
+//!   (the packet waits for it, it never re-chooses).
 
 pub mod adaptive_credits;
 pub mod deterministic;
+pub mod lfu;
 
 use ibnetsim_fabric::PortNum;
 
@@ -18,6 +31,7 @@ use crate::error::SimError;
 
 pub use adaptive_credits::AdaptiveByCredits;
 pub use deterministic::Deterministic;
+pub use lfu::Lfu;
 
 /// Most routing options one lookup can return. With adaptive selection the
 /// options are the distinct LFT ports of the destination's `2^LMC` LIDs;
@@ -64,6 +78,14 @@ impl Candidates {
         true
     }
 
+    /// Keeps only option `k` (a routing-time choice).
+    #[inline]
+    pub fn keep_only(&mut self, k: usize) {
+        debug_assert!(k < self.len());
+        self.items[0] = self.items[k];
+        self.len = 1;
+    }
+
     /// The options.
     #[inline]
     pub fn as_slice(&self) -> &[Candidate] {
@@ -100,11 +122,14 @@ pub enum Selection {
     Deterministic(Deterministic),
     /// Among the LFT ports of the destination's LIDs, the most credits.
     AdaptiveByCredits(AdaptiveByCredits),
+    /// Among the LFT ports of the destination's LIDs, the least used output
+    /// (port, VL); decided at routing time.
+    Lfu(Lfu),
 }
 
 impl Selection {
     /// Registry names.
-    pub const NAMES: &'static [&'static str] = &[Deterministic::NAME, AdaptiveByCredits::NAME];
+    pub const NAMES: &'static [&'static str] = &[Deterministic::NAME, AdaptiveByCredits::NAME, Lfu::NAME];
 
     /// The policy called `name`; the error (for config key `key`) lists the
     /// valid names.
@@ -112,6 +137,7 @@ impl Selection {
         match name {
             Deterministic::NAME => Ok(Selection::Deterministic(Deterministic)),
             AdaptiveByCredits::NAME => Ok(Selection::AdaptiveByCredits(AdaptiveByCredits)),
+            Lfu::NAME => Ok(Selection::Lfu(Lfu::default())),
             _ => Err(SimError::config(
                 key,
                 format!("unknown selection policy '{name}' (known: {})", Self::NAMES.join(", ")),
@@ -124,6 +150,42 @@ impl Selection {
         match self {
             Selection::Deterministic(_) => Deterministic::NAME,
             Selection::AdaptiveByCredits(_) => AdaptiveByCredits::NAME,
+            Selection::Lfu(_) => Lfu::NAME,
+        }
+    }
+
+    /// Sizes the policy's state for `outputs` (port, VL slot) pairs of the
+    /// fabric (once, when the simulation is built).
+    pub fn prepare(&mut self, outputs: usize) {
+        if let Selection::Lfu(s) = self {
+            s.reset(outputs);
+        }
+    }
+
+    /// Whether the policy decides once per packet and switch at routing time
+    /// ([`Selection::choose_at_routing`]) rather than at each arbitration
+    /// attempt ([`Selection::select`]).
+    #[inline]
+    pub fn decides_at_routing(&self) -> bool {
+        matches!(self, Selection::Lfu(_))
+    }
+
+    /// The routing-time choice among the non-empty `cands`; `counter` maps an
+    /// option to its (port, VL slot) index. Arbitration-time policies take
+    /// option 0 (never called for them).
+    #[inline]
+    pub fn choose_at_routing(&mut self, cands: &Candidates, counter: impl Fn(&Candidate) -> usize) -> usize {
+        match self {
+            Selection::Lfu(s) => s.choose(cands, counter),
+            Selection::Deterministic(_) | Selection::AdaptiveByCredits(_) => 0,
+        }
+    }
+
+    /// Routing-time use counters per (port, VL slot), for policies that keep them.
+    pub fn counts(&self) -> Option<&[u32]> {
+        match self {
+            Selection::Lfu(s) => Some(s.counts()),
+            Selection::Deterministic(_) | Selection::AdaptiveByCredits(_) => None,
         }
     }
 
@@ -131,7 +193,7 @@ impl Selection {
     /// (all its paths) rather than only the DLID's entry.
     #[inline]
     pub fn wants_all_paths(&self) -> bool {
-        matches!(self, Selection::AdaptiveByCredits(_))
+        matches!(self, Selection::AdaptiveByCredits(_) | Selection::Lfu(_))
     }
 
     /// Whether a credit update may change this policy's choice (the switch then
@@ -141,12 +203,15 @@ impl Selection {
         matches!(self, Selection::AdaptiveByCredits(_))
     }
 
-    /// Index of the chosen option, or `None` to wait.
+    /// Index of the arbitration-time choice, or `None` to wait. A routing-time
+    /// policy has already pinned its choice (the only option left), so it
+    /// takes it when it can accept the packet.
     #[inline]
     pub fn select(&mut self, cands: &Candidates, view: &impl SelectionView) -> Option<usize> {
         match self {
             Selection::Deterministic(s) => s.select(cands, view),
             Selection::AdaptiveByCredits(s) => s.select(cands, view),
+            Selection::Lfu(_) => Deterministic.select(cands, view),
         }
     }
 }
@@ -168,8 +233,8 @@ mod tests {
 
     #[test]
     fn unknown_name_lists_known() {
-        let e = Selection::from_name("lfu", "selection").unwrap_err().to_string();
-        assert!(e.contains("'selection'") && e.contains("deterministic, adaptive-by-credits"), "{e}");
+        let e = Selection::from_name("lru", "selection").unwrap_err().to_string();
+        assert!(e.contains("'selection'") && e.contains("deterministic, adaptive-by-credits, lfu"), "{e}");
     }
 
     #[test]

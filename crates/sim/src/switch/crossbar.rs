@@ -7,7 +7,9 @@
 //! multiplexed crossbar one input per physical port, shared by all its VLs;
 //! per VL otherwise. The selection policy then picks a routing option that can
 //! take the packet now, or none (the head waits; any change at the switch
-//! re-arbitrates).
+//! re-arbitrates). Under a routing-time policy the head's options are first
+//! narrowed to the one it chose when first routed here (see
+//! [`crate::selection`]), so it waits for that one.
 //!
 //! *With output buffers*, the transfer moves the packet into the output buffer
 //! of (port, VL) at `speedup` times the output link's rate, reserving the whole
@@ -144,6 +146,7 @@ impl Simulation {
             if self.route(swi, self.ports[gp as usize].port, &p, &mut cands).is_err() {
                 continue;
             }
+            Self::pinned_only(&p, &mut cands);
             let movable = if self.p.output_buffers {
                 let view = BufferedView {
                     credits: &self.credits,
@@ -205,7 +208,12 @@ impl Simulation {
             }
             *cands = Candidates::new();
             match self.route(swi, self.ports[gp as usize].port, &p, cands) {
-                Ok(()) => return Some(head),
+                Ok(()) => {
+                    if p.pinned != 0 || self.selection.decides_at_routing() {
+                        self.pin_choice(swi, head, cands);
+                    }
+                    return Some(head);
+                }
                 Err(reason) => {
                     // The packet is discarded once it has fully arrived; its
                     // buffer space is returned then.
@@ -318,6 +326,7 @@ impl Simulation {
             q.ready_at = now.max(xend.saturating_sub(ser_o));
             q.tail_at = xend;
             q.slot = c.slot;
+            q.pinned = 0;
         }
         let o = self.pv(ogp, c.slot);
         self.out_used[o] += p.blocks as u32;
@@ -470,6 +479,7 @@ impl Simulation {
         self.xin_busy[xi] = true;
         let popped = self.pop_input(gp, slot, end);
         debug_assert_eq!(popped, id);
+        self.arena[id].pinned = 0;
         self.return_input_credits(gp, slot, p.blocks, p.flags & FLAG_VL15 != 0, end);
         self.start_transmission(ogp, id, oslot, false);
         let tx = &mut self.tx[ogp as usize];

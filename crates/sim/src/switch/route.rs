@@ -8,12 +8,15 @@
 //! An entry of 255 (no path), 0 (the switch itself), an unconnected port or
 //! the input port itself (IBA switches do not send unicast back where it came
 //! from) is not an option.
+//!
+//! A routing-time selection policy (`lfu`) chooses here, once per packet and
+//! switch ([`Simulation::pin_choice`]), when the head is first routed.
 
 use ibnetsim_fabric::PortNum;
 use ibnetsim_sm::NO_PATH;
 
 use crate::metrics::DropReason;
-use crate::packet::{Packet, FLAG_VL15};
+use crate::packet::{Packet, PacketId, FLAG_VL15};
 use crate::selection::{Candidate, Candidates};
 use crate::sim::{Simulation, NONE};
 
@@ -57,5 +60,36 @@ impl Simulation {
             return Err(if back_to_input { DropReason::InputPortIsOutput } else { DropReason::NoRoute });
         }
         Ok(())
+    }
+
+    /// Routing-time selection: on the first routing of packet `id` at switch
+    /// `swi` the policy chooses among `cands` and the choice is pinned in the
+    /// packet; on later attempts `cands` is narrowed to the pinned option, so
+    /// the packet waits for it rather than re-choosing.
+    #[inline]
+    pub(crate) fn pin_choice(&mut self, swi: u32, id: PacketId, cands: &mut Candidates) {
+        let pinned = self.arena[id].pinned;
+        let k = match cands.as_slice().iter().position(|c| c.port == pinned) {
+            Some(k) if pinned != 0 => k,
+            _ => {
+                debug_assert_eq!(pinned, 0, "the options of a packet at a switch do not change");
+                let base = self.switches[swi as usize].port_base as usize;
+                let nvl = self.p.nvl;
+                let k = self.selection.choose_at_routing(cands, |c| (base + c.port as usize - 1) * nvl + c.slot as usize);
+                self.arena[id].pinned = cands.as_slice()[k].port;
+                k
+            }
+        };
+        cands.keep_only(k);
+    }
+
+    /// Narrows `cands` to the option `p` is pinned to, if any (for checks that
+    /// must see what arbitration sees).
+    pub(crate) fn pinned_only(p: &Packet, cands: &mut Candidates) {
+        if p.pinned != 0 {
+            if let Some(k) = cands.as_slice().iter().position(|c| c.port == p.pinned) {
+                cands.keep_only(k);
+            }
+        }
     }
 }

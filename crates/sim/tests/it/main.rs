@@ -7,6 +7,7 @@ mod connections;
 mod conservation;
 mod deadlock;
 mod determinism;
+mod lfu;
 mod md1;
 mod sizes;
 mod traces;

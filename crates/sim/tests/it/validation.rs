@@ -68,7 +68,7 @@ fn each_bad_value_names_its_key() {
             "'auto_warmup.max_ns'",
             "100000 ns",
         ),
-        (Box::new(|c| c.selection = "lfu".into()), "'selection'", "deterministic, adaptive-by-credits"),
+        (Box::new(|c| c.selection = "lru".into()), "'selection'", "deterministic, adaptive-by-credits, lfu"),
         (Box::new(|c| c.event_queue = "calendar".into()), "'event_queue'", "fifo, heap"),
         (Box::new(|c| c.traffic.classes[0].payload_bytes = 257), "'traffic.classes[0].payload_bytes'", "1..=256"),
         (Box::new(|c| c.traffic.classes[0].payload_bytes = 0), "'traffic.classes[0].payload_bytes'", "1..=256"),
