@@ -170,6 +170,33 @@ def test_value_out_of_range_and_unknown_choice(tmp_path):
     assert "unknown value \"spf\"" in str(e) and "minhop" in str(e)
 
 
+SIMULATE = """\
+kind = "simulate"
+[fabric]
+kind = "irregular"
+switches = 4
+switch_ports = 6
+links_per_switch = 2
+hosts_per_switch = 2
+[routing]
+engine = "updn"
+lmc = 1
+[simulation]
+time_us = 100.0
+selection = ["deterministic", "adaptive-by-credits", "lfu"]
+[traffic]
+load = 0.1
+"""
+
+
+def test_every_selection_policy_is_a_choice(tmp_path):
+    sc = scn.load(write(tmp_path, SIMULATE))
+    assert [p.config["simulation"]["selection"] for p in sc.points] == ["deterministic", "adaptive-by-credits", "lfu"]
+    e = err(tmp_path, SIMULATE.replace('"lfu"]', '"lru"]'))
+    assert (e.line, e.key) == (13, "simulation.selection")
+    assert 'unknown value "lru"' in str(e) and "lfu" in str(e)
+
+
 def test_impossible_combination_names_key_line_and_point(tmp_path):
     e = err(tmp_path, IRREGULAR.replace("links_per_switch = 4", "links_per_switch = [4, 6]"))
     assert (e.line, e.key) == (8, "fabric.links_per_switch")

@@ -272,7 +272,7 @@ def simulate(
     per-class and per-SL statistics.
     ``preset`` starts from a paper's switch/HCA parameters (see :func:`presets`);
     other keyword arguments override config keys (``data_vls=2``,
-    ``switch={"routing_delay_ns": 100}``, ``selection="adaptive-by-credits"``);
+    ``switch={"routing_delay_ns": 100}``, ``selection="adaptive-by-credits"`` or ``"lfu"``);
     :func:`default_config` shows them all. Raises :class:`ibnetsim.DeadlockError`
     (with ``.cycle`` and ``.partial``) if the deadlock watchdog fires — also for
     a deadlock confined to part of the fabric while other traffic moves.

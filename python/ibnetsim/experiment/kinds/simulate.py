@@ -31,7 +31,7 @@ __all__ = ["class_names", "traffic_class", "sim_overrides", "class_columns", "ut
 
 _PRESETS = ("kim2007", "alfaro2001", "martinez2003", "martinez2005")
 _MTUS = (256, 512, 1024, 2048, 4096)
-_SELECTIONS = ("deterministic", "adaptive-by-credits")
+_SELECTIONS = ("deterministic", "adaptive-by-credits", "lfu")
 _PROCESSES = ("poisson", "bernoulli")
 
 
@@ -98,7 +98,9 @@ SIMULATION = register_section(
             Key(
                 "selection",
                 "str",
-                "How a switch picks among the routing options of a lookup; unset = the preset's (`deterministic`).",
+                "How a switch picks among the routing options of a lookup: `deterministic` and `adaptive-by-credits` "
+                "decide at crossbar arbitration time, `lfu` (least used output among the destination's LMC paths) "
+                "once per packet and switch at routing time; unset = the preset's (`deterministic`).",
                 default=None,
                 choices=_SELECTIONS,
             ),
