@@ -1,29 +1,18 @@
 //! `Simulation`: the packet-level data plane, run in slices of simulated time so
 //! that Python can draw a progress bar and honour Ctrl-C between slices.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use ibnetsim_sim::{preset, QosTables, SimConfig, SimError, Simulation, PRESETS};
-use ibnetsim_sm::qos::QosConfig;
-use ibnetsim_sm::SmError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use crate::errors::{sm_err, ConfigError, DeadlockError, IbnetsimError};
-use crate::subnet::PySubnet;
+use crate::subnet::{read_qos, PySubnet};
 
 /// (requests as (source, destination, class, bit/s), be_share, rate_basis, high_limit).
 type PlanArgs = (Vec<crate::qos::Request>, f64, String, u8, String);
 
-/// QoS options from an opensm.conf file, or from a `.toml` file's `[qos]` table.
-fn read_qos(path: &Path) -> Result<QosConfig, SmError> {
-    if path.extension().is_some_and(|e| e == "toml") {
-        let text = std::fs::read_to_string(path).map_err(|source| SmError::Io { path: path.to_path_buf(), source })?;
-        QosConfig::from_toml_str(&text, Some(path))
-    } else {
-        QosConfig::read_opensm_conf(path)
-    }
-}
 
 /// Converts a simulation error; a deadlock carries its cycle as `.cycle`
 /// (a list of (from_node, from_port, to_node, to_port, vl)), `.time_ps`,

@@ -1,10 +1,12 @@
 //! `Subnet`: a configured subnet (LIDs + forwarding tables) and its checks.
 
+use std::path::Path;
+
 use ibnetsim_fabric::{LinkEnd, NodeId};
 use ibnetsim_sm::analysis::{analyze, uniform_loads, AnalysisOptions, DirLink, LoadLids, PathSl, SlView};
 use ibnetsim_sm::dump::opensm_lfts;
 use ibnetsim_sm::qos::{QosConfig, Sl2VlTables};
-use ibnetsim_sm::{RoutingOptions, SmConfig, Subnet, SubnetManager, ENGINES};
+use ibnetsim_sm::{RoutingOptions, SmConfig, SmError, Subnet, SubnetManager, ENGINES};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2};
 use pyo3::prelude::*;
@@ -12,6 +14,16 @@ use pyo3::types::PyDict;
 
 use crate::errors::{sm_err, ConfigError};
 use crate::fabric::PyFabric;
+
+/// QoS options from an opensm.conf file, or from a `.toml` file's `[qos]` table.
+pub(crate) fn read_qos(path: &Path) -> Result<QosConfig, SmError> {
+    if path.extension().is_some_and(|e| e == "toml") {
+        let text = std::fs::read_to_string(path).map_err(|source| SmError::Io { path: path.to_path_buf(), source })?;
+        QosConfig::from_toml_str(&text, Some(path))
+    } else {
+        QosConfig::read_opensm_conf(path)
+    }
+}
 
 #[pyclass(name = "Subnet", module = "ibnetsim._core", frozen)]
 pub struct PySubnet {
@@ -142,7 +154,7 @@ impl PySubnet {
         };
         py.detach(|| {
             let tables = match &qos_file {
-                Some(path) => Some(QosConfig::read_opensm_conf(path)?.apply(f).0),
+                Some(path) => Some(read_qos(path)?.apply(f).0),
                 None => None,
             };
             let view = match &tables {
@@ -186,7 +198,7 @@ impl PySubnet {
     ) -> PyResult<Bound<'py, PyDict>> {
         let f = &self.fabric.get().inner;
         let tables: Sl2VlTables = match &qos_file {
-            Some(path) => QosConfig::read_opensm_conf(path).map(|q| q.apply(f).0),
+            Some(path) => read_qos(path).map(|q| q.apply(f).0),
             None => Sl2VlTables::uniform(f, data_vls),
         }
         .map_err(sm_err)?;

@@ -604,7 +604,6 @@ pub(crate) fn build(
         speedup: sc.speedup,
         output_buffers,
         crossbar: sc.crossbar,
-        warmup_ps,
         watchdog_ps,
         sl_order,
         mtu_bytes: c.mtu_bytes,

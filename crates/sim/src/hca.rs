@@ -17,7 +17,7 @@ use crate::credits::blocks_for;
 use crate::engine::{Event, Time};
 use crate::link::wire_bytes;
 use crate::metrics::DropReason;
-use crate::packet::{Packet, PacketId, FLAG_MEASURED, FLAG_VL15, NIL};
+use crate::packet::{Packet, PacketId, FLAG_VL15, NIL};
 use crate::sim::{Simulation, MGMT_QUEUE};
 use crate::traffic::PathBits;
 
@@ -77,7 +77,7 @@ impl Simulation {
         let dlid = self.hosts[conn.dst as usize].base_lid;
         let id = self.new_packet(self.now, self.conn_class, conn.sl, conn.src, conn.dst, dlid, conn.payload);
         self.arena[id].conn = c;
-        self.metrics.conns.on_generate(c, self.now >= self.p.warmup_ps);
+        self.metrics.conns.on_generate(c, self.now >= self.metrics.warmup_ps);
         self.enqueue_generated(id);
     }
 
@@ -93,10 +93,7 @@ impl Simulation {
         let vl15 = self.classes[class as usize].vl15;
         let hm = self.hosts[host as usize];
         let slot = if vl15 { self.p.vl15_slot } else { self.sl2vl.vl(hm.node, 0, self.ports[hm.gp as usize].port, sl) };
-        let mut flags = if vl15 { FLAG_VL15 } else { 0 };
-        if at >= self.p.warmup_ps {
-            flags |= FLAG_MEASURED;
-        }
+        let flags = if vl15 { FLAG_VL15 } else { 0 };
         let wire = wire_bytes(payload, self.p.extra_header_bytes);
         self.arena.alloc(Packet {
             gen_time: at,
@@ -205,12 +202,7 @@ impl Simulation {
             self.drop_packet(id, DropReason::Misrouted);
             return;
         }
-        self.metrics.on_deliver(now, p.class, p.sl, p.wire_bytes as u32, p.gen_time, p.inject_time, p.measured());
-        if p.conn != u32::MAX {
-            let measured = p.measured() || p.gen_time >= self.metrics.warmup_ps;
-            let window = now >= self.metrics.warmup_ps;
-            self.metrics.conns.on_deliver(p.conn, now, p.gen_time, p.wire_bytes as u32, window, measured);
-        }
+        self.metrics.on_deliver(now, &p);
         self.in_network -= 1;
         self.arena.free(id);
     }

@@ -56,18 +56,8 @@ pub struct Packet {
     pub pinned: u8,
 }
 
-/// The packet was generated after warm-up and counts in the statistics.
-pub const FLAG_MEASURED: u8 = 1;
 /// The packet travels on VL15 (management, not flow controlled).
 pub const FLAG_VL15: u8 = 2;
-
-impl Packet {
-    /// True when the packet counts in the statistics.
-    #[inline]
-    pub fn measured(&self) -> bool {
-        self.flags & FLAG_MEASURED != 0
-    }
-}
 
 /// Slab of packets with free-list reuse.
 #[derive(Debug, Clone, Default)]

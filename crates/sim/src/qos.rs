@@ -184,11 +184,7 @@ impl QosTables {
         let mut per_port = Vec::new();
         for n in fabric.ids() {
             for (p, _) in fabric.node(n).connected_ports() {
-                let t = vlarb.get(n, p);
-                per_port.push((
-                    (n, p),
-                    VlArbConfig { high: t.high.clone(), low: t.low.clone(), limit_of_high_priority: t.limit_of_high_priority },
-                ));
+                per_port.push(((n, p), vlarb.get(n, p).clone().into()));
             }
         }
         QosTables { sl2vl: map, vlarb: VlArbMap { default: VlArbConfig::default(), per_port } }
@@ -199,17 +195,16 @@ impl QosTables {
     /// the accepted connections left there. The ports must run
     /// [`ibnetsim_sm::qos::admission::DATA_VLS`] data VLs.
     pub fn from_admission(adm: &ibnetsim_sm::qos::admission::Admission<'_>) -> QosTables {
-        let conv = |t: ibnetsim_sm::qos::VlArbConfig| VlArbConfig {
-            high: t.high,
-            low: t.low,
-            limit_of_high_priority: t.limit_of_high_priority,
-        };
         let per_port =
-            adm.ports().map(|(e, _)| ((e.node, e.port), conv(adm.vlarb(e).expect("a listed port is cabled")))).collect();
-        QosTables {
-            sl2vl: Sl2VlMap::Uniform(adm.sl2vl()),
-            vlarb: VlArbMap { default: conv(adm.idle_vlarb()), per_port },
-        }
+            adm.ports().map(|(e, _)| ((e.node, e.port), adm.vlarb(e).expect("a listed port is cabled").into())).collect();
+        QosTables { sl2vl: Sl2VlMap::Uniform(adm.sl2vl()), vlarb: VlArbMap { default: adm.idle_vlarb().into(), per_port } }
+    }
+}
+
+/// The subnet manager's table for one port is the same IBA structure.
+impl From<ibnetsim_sm::qos::VlArbConfig> for VlArbConfig {
+    fn from(t: ibnetsim_sm::qos::VlArbConfig) -> Self {
+        VlArbConfig { high: t.high, low: t.low, limit_of_high_priority: t.limit_of_high_priority }
     }
 }
 

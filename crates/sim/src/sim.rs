@@ -154,8 +154,6 @@ pub(crate) struct Params {
     pub output_buffers: bool,
     /// Crossbar organisation.
     pub crossbar: CrossbarKind,
-    /// Warm-up end; `Time::MAX` while automatic warm-up is undecided.
-    pub warmup_ps: Time,
     /// Watchdog period.
     pub watchdog_ps: Time,
     /// SLs in HCA service order.
@@ -337,7 +335,6 @@ impl Simulation {
     }
 
     fn start_window(&mut self, at: Time) {
-        self.p.warmup_ps = at;
         self.metrics.start_measurement(at);
         // Transmissions in progress at `at` count from `at` on.
         for gp in 0..self.tx.len() {

@@ -17,6 +17,7 @@ pub mod results;
 pub mod warmup;
 
 use crate::engine::Time;
+use crate::packet::Packet;
 pub use connection::{ConnMetrics, ConnStats, ConnectionResult};
 pub use histogram::LogHistogram;
 pub use results::{FlowResult, InjectionQueueResult, LatencySummary, PortResult, SimResults, WatchdogResult};
@@ -130,30 +131,38 @@ impl Metrics {
     #[inline]
     pub fn on_generate(&mut self, now: Time, class: u8, sl: u8, wire: u32) {
         self.generated += 1;
-        self.win.gen_packets += 1;
-        self.win.gen_bytes += wire as u64;
         if now >= self.warmup_ps {
             for f in self.flows(class, sl) {
                 f.generated_packets += 1;
                 f.generated_bytes += wire as u64;
             }
+        } else {
+            // Only the warm-up detector reads the window sums, and it runs
+            // while the start is undecided (`warmup_ps` = never).
+            self.win.gen_packets += 1;
+            self.win.gen_bytes += wire as u64;
         }
     }
 
-    /// A packet was delivered at `now`. `measured` is the packet's flag
-    /// (generated after a warm-up known when it was made); with automatic
-    /// warm-up the start is only known later, so the generation time decides too.
+    /// Packet `p` was delivered at `now`. Deliveries count from the start of
+    /// the window; latencies only of packets generated in it (`warmup_ps` is
+    /// always the current start, fixed or detected, so the generation time
+    /// alone decides).
     #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub fn on_deliver(&mut self, now: Time, class: u8, sl: u8, wire: u32, gen: Time, inject: Time, measured: bool) {
+    pub fn on_deliver(&mut self, now: Time, p: &Packet) {
         self.delivered += 1;
-        self.win.del_packets += 1;
-        self.win.del_bytes += wire as u64;
-        self.win.lat_sum += now - gen;
-        if now < self.warmup_ps {
+        let (class, sl, wire, gen, inject) = (p.class, p.sl, p.wire_bytes as u32, p.gen_time, p.inject_time);
+        let window = now >= self.warmup_ps;
+        let measured = gen >= self.warmup_ps;
+        if p.conn != u32::MAX {
+            self.conns.on_deliver(p.conn, now, gen, wire, window, measured);
+        }
+        if !window {
+            self.win.del_packets += 1;
+            self.win.del_bytes += wire as u64;
+            self.win.lat_sum += now - gen;
             return;
         }
-        let measured = measured || gen >= self.warmup_ps;
         for f in self.flows(class, sl) {
             f.delivered_packets += 1;
             f.delivered_bytes += wire as u64;

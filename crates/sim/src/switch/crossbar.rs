@@ -209,7 +209,7 @@ impl Simulation {
             *cands = Candidates::new();
             match self.route(swi, self.ports[gp as usize].port, &p, cands) {
                 Ok(()) => {
-                    if p.pinned != 0 || self.selection.decides_at_routing() {
+                    if self.selection.decides_at_routing() {
                         self.pin_choice(swi, head, cands);
                     }
                     return Some(head);

@@ -68,18 +68,16 @@ impl Simulation {
     /// the packet waits for it rather than re-choosing.
     #[inline]
     pub(crate) fn pin_choice(&mut self, swi: u32, id: PacketId, cands: &mut Candidates) {
-        let pinned = self.arena[id].pinned;
-        let k = match cands.as_slice().iter().position(|c| c.port == pinned) {
-            Some(k) if pinned != 0 => k,
-            _ => {
-                debug_assert_eq!(pinned, 0, "the options of a packet at a switch do not change");
-                let base = self.switches[swi as usize].port_base as usize;
-                let nvl = self.p.nvl;
-                let k = self.selection.choose_at_routing(cands, |c| (base + c.port as usize - 1) * nvl + c.slot as usize);
-                self.arena[id].pinned = cands.as_slice()[k].port;
-                k
-            }
-        };
+        let p = self.arena[id];
+        if p.pinned != 0 {
+            debug_assert!(cands.as_slice().iter().any(|c| c.port == p.pinned), "the options of a packet at a switch do not change");
+            Self::pinned_only(&p, cands);
+            return;
+        }
+        let base = self.switches[swi as usize].port_base as usize;
+        let nvl = self.p.nvl;
+        let k = self.selection.choose_at_routing(cands, |c| (base + c.port as usize - 1) * nvl + c.slot as usize);
+        self.arena[id].pinned = cands.as_slice()[k].port;
         cands.keep_only(k);
     }
 

@@ -86,17 +86,6 @@ impl Connection {
     pub fn due(&self) -> Time {
         self.phase + self.offset(self.next)
     }
-
-    /// The IAT as the exact fraction `numerator / bandwidth_bps` picoseconds.
-    #[inline]
-    pub fn iat_numerator(&self) -> u128 {
-        self.wire_bits as u128 * PS_PER_S
-    }
-
-    /// The IAT in picoseconds (rounded, for reports).
-    pub fn iat_ps(&self) -> f64 {
-        self.iat_numerator() as f64 / self.bandwidth_bps as f64
-    }
 }
 
 #[cfg(test)]

@@ -48,11 +48,13 @@ fn a_lone_connection_has_zero_load_delay_and_no_jitter() {
     assert_eq!((k.source.as_str(), k.destination.as_str(), k.sl, k.packet_bytes), ("h0", "h1", 2, 282));
     assert_eq!(k.iat_ps, 10_000_000.0);
     // 1 ms holds exactly 100 IATs: 100 generations and 100 deliveries (each
-    // delivery 1.318 µs after its generation, whatever the phase).
-    assert_eq!((k.generated_packets, k.delivered_packets, k.measured_packets), (100, 100, 100));
+    // delivery 1.318 µs after its generation). With this seed's phase a packet
+    // is on its way at 100 µs and another at 1100 µs: the first is delivered in
+    // the window but generated before it, so 99 deliveries carry a delay.
+    assert_eq!((k.generated_packets, k.delivered_packets, k.measured_packets), (100, 100, 99));
     assert_eq!((k.delay_min_ps, k.delay_max_ps, k.delay_mean_ps), (Some(ZERO_LOAD_282), Some(ZERO_LOAD_282), Some(ZERO_LOAD_282 as f64)));
     // 1.318 µs is in (IAT/8, IAT/4] = (1.25, 2.5] µs.
-    assert_eq!(k.delay_bins, [0, 0, 0, 100, 0, 0, 0, 0]);
+    assert_eq!(k.delay_bins, [0, 0, 0, 99, 0, 0, 0, 0]);
     assert_eq!(k.jitter_bins, [0, 0, 0, 100, 0, 0, 0, 0]);
     assert!((k.delivered_bps - 225_600_000.0).abs() < 1e-3, "{}", k.delivered_bps);
     // The connections' class and SL carry the same packets.
@@ -61,6 +63,30 @@ fn a_lone_connection_has_zero_load_delay_and_no_jitter() {
     assert_eq!(r.sls.iter().map(|f| f.sl).collect::<Vec<_>>(), vec![2]);
     // Utilization of h0's link: 100 × 1.128 µs in 1 ms.
     assert!((port(&r, "h0", 1).utilization - 0.1128).abs() < 1e-12);
+}
+
+#[test]
+fn a_packet_in_flight_when_measurement_begins_is_delivered_but_not_measured() {
+    // Same connection: step in 100 ns until a packet is on its way, start the
+    // window there, and run 1 ms more. That packet's delivery falls in the
+    // window but its generation does not, so it counts as delivered and not in
+    // the delay figures — neither the connection's nor its class's.
+    let net = routed(star(2));
+    let c = with(vec![conn("h0", "h1", 2, 225_600_000, 282)]);
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    let mut t = 0;
+    while sim.packets_alive() == 0 {
+        t += 100_000;
+        sim.run(t).unwrap();
+    }
+    sim.begin_measurement().unwrap();
+    sim.run(t + 1_000_000_000).unwrap();
+    let r = sim.results();
+    let k = &r.connections[0];
+    assert_eq!(k.measured_packets + 1, k.delivered_packets, "{k:?}");
+    assert_eq!((k.delay_min_ps, k.delay_max_ps), (Some(ZERO_LOAD_282), Some(ZERO_LOAD_282)));
+    let cls = r.classes.iter().find(|f| f.name == "connections").unwrap();
+    assert_eq!((cls.delivered_packets, cls.latency.count), (k.delivered_packets, k.measured_packets));
 }
 
 #[test]

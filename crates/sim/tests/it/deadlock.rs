@@ -60,22 +60,7 @@ fn clockwise_ring_with_one_vl_is_reported_deadlocked() {
         assert!(report.time_ps < 10_000_000_000, "{}", report.time_ps);
         assert!(report.time_ps - report.last_progress_ps > 20_000_000);
         assert!(report.waiting_packets >= N as u64);
-        // The cycle is the four clockwise inter-switch channels, in wait-for order.
-        let links: Vec<(String, u8, String, u8, u8)> = report
-            .cycle
-            .iter()
-            .map(|c| (c.from_node.clone(), c.from_port, c.to_node.clone(), c.to_port, c.vl))
-            .collect();
-        assert_eq!(links.len(), N as usize, "{err}");
-        let start = links.iter().position(|l| l.0 == "s0").unwrap();
-        for k in 0..N as usize {
-            let (from, fp, to, tp, vl) = &links[(start + k) % N as usize];
-            assert_eq!(
-                (from.as_str(), *fp, to.as_str(), *tp, *vl),
-                (format!("s{k}").as_str(), 1, format!("s{}", (k + 1) % N as usize).as_str(), 2, 0),
-                "{err}"
-            );
-        }
+        assert_clockwise_cycle(report);
         let msg = err.to_string();
         assert!(msg.starts_with("deadlock at t = ") && msg.contains("s0:1 -> s1:2 VL0"), "{msg}");
         // Once deadlocked, further runs report the same deadlock.
