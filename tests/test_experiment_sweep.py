@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -239,7 +240,9 @@ def test_progress_bar_shows_done_failed_and_eta(tmp_path):
     sc = synthetic(tmp_path, seeds=(1, 2, 3), xs=(1.0,), fail_seed=2)
     run_sweep(sc, tmp_path / "out", make_executor("serial"), progress=True, console=Console(file=buf, width=160, force_terminal=False))
     text = buf.getvalue()
-    assert "3/3" in text and "1 failed" in text and "ETA" in text, text
+    assert "3/3" in text and "1 failed" in text, text
+    # Elapsed and remaining time are rendered as clocks after their labels.
+    assert re.search(r"elapsed\s+\d+:\d\d:\d\d", text) and re.search(r"ETA\s+(\d+:\d\d:\d\d|-:--:--)", text), text
     assert "point 1 (seed=2" in text  # the failure is reported as it happens
 
 

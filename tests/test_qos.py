@@ -11,7 +11,7 @@ import ibnetsim as ib
 from ibnetsim import qos
 from ibnetsim.cli import main
 from ibnetsim.errors import ConfigError
-from ibnetsim.experiment import registry, scenario
+from ibnetsim.experiment import loads_scenario, registry, scenario
 from ibnetsim.experiment.executors import make_executor
 from ibnetsim.experiment.kinds import run_point
 from ibnetsim.experiment.scenario import ScenarioError
@@ -213,14 +213,25 @@ def test_setup_entry_limit_order_and_sl2_range(hypercube):
 def test_qos_setup_kind_paper_accounting():
     # The Table 2 configuration on the mesh, one seed: no entry refusals, and the
     # reserved load per host at saturation is the paper's Figure 4 value (0.769) within 2 %.
-    c = {"connections": 3072, "network": "mesh", "link_width": "1x", "retry_limit": 10000, "stop": "all", "traffic_class": "DB",
-         "be_share": 0.2, "rate_basis": "signalling", "seed": 1, "entry_limit": "none", "sl2_range": "text"}
-    cfg = {"routing": {"engine": "updn", "lmc": 0, "root": [], "lfts_file": None, "fdbs_key": None, "seed": 1}, "qos_setup": c}
-    row = run_point("qos_setup", [], cfg)
+    text = """
+kind = "qos_setup"
+[routing]
+engine = "updn"
+[qos_setup]
+connections = 3072
+network = "mesh"
+link_width = "1x"
+rate_basis = "signalling"
+entry_limit = "none"
+sl2_range = "text"
+"""
+    (point,) = loads_scenario(text).points
+    row = run_point("qos_setup", [], point.config)
     assert row["status"] == "ok", row["error"]
     assert row["refused_entries"] == 0 and row["overflow_slots_max"] > 0
     assert abs(row["accepted_per_host_link"] - 0.769) < 0.02 * 0.769
-    limited = run_point("qos_setup", [], {**cfg, "qos_setup": {**c, "entry_limit": "table"}})
+    cfg = point.config
+    limited = run_point("qos_setup", [], {**cfg, "qos_setup": {**cfg["qos_setup"], "entry_limit": "table"}})
     assert limited["overflow_slots_max"] == 0 and limited["established"] < row["established"]
 
 
@@ -247,20 +258,18 @@ def test_cli_plan_and_setup(tmp_path):
 
 
 def test_qos_setup_point_kind():
-    cfg = {
-        "routing": {"engine": "updn", "lmc": 0, "root": [], "lfts_file": None, "fdbs_key": None, "seed": 1},
-        "qos_setup": {
-            "connections": 1024,
-            "network": "mesh",
-            "link_width": "1x",
-            "retry_limit": 10000,
-            "stop": "all",
-            "traffic_class": "DB",
-            "be_share": 0.2,
-            "rate_basis": "signalling",
-            "seed": 1,
-        },
-    }
+    text = """
+kind = "qos_setup"
+[routing]
+engine = "updn"
+[qos_setup]
+connections = 1024
+network = "mesh"
+link_width = "1x"
+rate_basis = "signalling"
+"""
+    (point,) = loads_scenario(text).points
+    cfg = point.config
     row = run_point("qos_setup", [], cfg)
     assert row["status"] == "ok", row["error"]
     assert row["established"] == 1024 and row["all_established"]

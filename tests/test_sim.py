@@ -191,9 +191,10 @@ def test_qos_file_errors_name_file_and_line(tmp_path):
 
 
 def test_a_run_releases_the_gil(small):
-    # The worker enters the Rust run right after signalling; the main thread wakes
-    # on the signal and needs the GIL to read `done`. If the run held the GIL, the
-    # main thread could only read `done` after the run returned and the worker set it.
+    # While the worker is inside the Rust run, the simulation is mutably borrowed:
+    # touching it from another thread raises "Already mutably borrowed". The main
+    # thread can only try while the run is in progress if the run released the
+    # GIL; if it held it, the main thread would run only after the borrow ended.
     import json
     import threading
 
@@ -201,19 +202,21 @@ def test_a_run_releases_the_gil(small):
     cfg = ib.sim.default_config()
     cfg["traffic"] = {"classes": [ib.traffic.uniform(0.5)]}
     sim = ib._core.Simulation(sm._inner, json.dumps(cfg))
-    entered, state = threading.Event(), {"done": False}
 
     def worker():
-        entered.set()
-        sim.run(3_000_000_000)  # 3 ms of simulated time: well over 10^5 events
-        state["done"] = True
+        sim.run(20_000_000_000)  # 20 ms of simulated time: about 10^6 events
 
     t = threading.Thread(target=worker)
     t.start()
-    entered.wait()
-    seen_running = not state["done"]
+    seen_borrowed = False
+    while t.is_alive() and not seen_borrowed:
+        try:
+            sim.now_ps
+        except RuntimeError as e:
+            assert "borrowed" in str(e)
+            seen_borrowed = True
     t.join()
-    assert seen_running, "the main thread ran only after the simulation finished: the GIL was held"
+    assert seen_borrowed, "the main thread never ran during the simulation: the GIL was held"
     assert sim.events > 100_000
 
 

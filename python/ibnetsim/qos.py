@@ -32,7 +32,7 @@ import dataclasses
 import os
 import re
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 import pandas as pd
 
@@ -40,6 +40,7 @@ from ibnetsim import _core
 from ibnetsim.errors import ConfigError
 
 __all__ = [
+    "sl2_bands",
     "Request",
     "Plan",
     "SetupResult",
@@ -65,6 +66,16 @@ FRAME_SLOTS = 64 * 255
 PAPER_BANDS_BPS = ((8_000, 64_000), (64_001, 1_550_000), (1_550_001, 64_000_000), (64_000_001, 300_000_000))
 #: §5.2's ranges as printed: SL 2 from 64 kb/s (below its §4.1 class); use with ``loose_bands=True``.
 PAPER_TEXT_BANDS_BPS = ((8_000, 64_000), (64_001, 1_550_000), (64_001, 64_000_000), (64_000_001, 300_000_000))
+
+
+def sl2_bands(sl2_range: str) -> dict[str, Any]:
+    """:func:`setup` keywords for SL 2's bandwidth range: ``"class"`` (§4.1's
+    band, from 1.55 Mb/s) or ``"text"`` (§5.2 as printed, from 64 kb/s)."""
+    if sl2_range == "class":
+        return {}
+    if sl2_range == "text":
+        return {"bands": PAPER_TEXT_BANDS_BPS, "loose_bands": True}
+    raise ConfigError(f"sl2_range must be 'class' or 'text', not '{sl2_range}'")
 
 #: Refusals in a row after which an SL is exhausted in :func:`setup` (the paper does not give its value).
 DEFAULT_RETRY_LIMIT = 10_000

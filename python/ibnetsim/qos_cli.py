@@ -131,10 +131,9 @@ def register(main: click.Group) -> None:
         Prints tried and established connections per SL, and why tries were refused.
         """
         fab, sm = _configure(topology_file, engine, root, ibnl_dir)
-        bands = {"bands": qos.PAPER_TEXT_BANDS_BPS, "loose_bands": True} if sl2_range == "text" else {}
         r = qos.setup(
             fab, sm, connections, retry_limit=retry_limit, seed=seed, be_share=be_share, rate_basis=rate_basis, klass=klass, stop=stop,
-            order=order, entry_limit=entry_limit, **bands,
+            order=order, entry_limit=entry_limit, **qos.sl2_bands(sl2_range),
         )
         click.echo(f"{'SL':>3} {'tried':>9} {'established':>12} {'refused:bw':>11} {'refused:entries':>16} {'mean Mb/s':>10}")
         for row in r.per_sl.itertuples(index=False):

@@ -62,11 +62,8 @@ def setup_connections(fabric, sm, connections: int, retry_limit: int = _qos.DEFA
     §5.2 prints it (:data:`ibnetsim.qos.PAPER_TEXT_BANDS_BPS`); ``class``
     from 1.55 Mb/s. Plan them with the same ``be_share``, ``rate_basis`` and
     ``entry_limit`` to program the tables the setup computed."""
-    if sl2_range not in ("class", "text"):
-        raise ConfigError(f"sl2_range must be 'class' or 'text', not '{sl2_range}'")
-    bands = {"bands": _qos.PAPER_TEXT_BANDS_BPS, "loose_bands": True} if sl2_range == "text" else {}
     r = _qos.setup(fabric, sm, connections, retry_limit=retry_limit, seed=seed, be_share=be_share,
-                   rate_basis=rate_basis, stop=stop, order=order, entry_limit=entry_limit, **bands)
+                   rate_basis=rate_basis, stop=stop, order=order, entry_limit=entry_limit, **_qos.sl2_bands(sl2_range))
     return r.requests()
 
 

@@ -13,7 +13,6 @@ input (file, line and key named), 130 when interrupted.
 from __future__ import annotations
 
 import math
-import re
 import sys
 import time
 from dataclasses import dataclass
@@ -27,9 +26,6 @@ from rich.table import Table
 from ibnetsim.experiment.cli import _executor_options, _friendly, _make_executor
 
 __all__ = ["register", "saturation", "SATURATION_TOLERANCE", "BENCHES"]
-
-#: Result columns holding a traffic class's load: traffic.load, or traffic[i].load with several classes.
-_LOAD_COLUMN = re.compile(r"traffic(\[\d+\])?\.load")
 
 #: A load is below saturation while accepted ≥ (1 − this) × offered.
 SATURATION_TOLERANCE = 0.02
@@ -114,9 +110,10 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
     df = load_results(out)
     df = df[df["key"].isin(keys)].reset_index(drop=True)
     # The load of a point: its class's traffic.load, or the sum over several [[traffic]] classes.
-    load_cols = [c for c in df.columns if _LOAD_COLUMN.fullmatch(c)]
-    df["load"] = df[load_cols].sum(axis=1)
-    series_axes = [a.name for a in sc.axes if not _LOAD_COLUMN.fullmatch(a.name)]
+    df["load"] = df["key"].map({p.key: sum(t["load"] for t in p.config["traffic"]) for p in sc.points})
+    n = len(sc.points[0].config["traffic"])
+    load_axes = {"traffic.load"} if n == 1 else {f"traffic[{i}].load" for i in range(n)}
+    series_axes = [a.name for a in sc.axes if a.name not in load_axes]
     table = Table(title=(sc.name or Path(file).stem) + f" — {len(df)} point{'s' * (len(df) != 1)}")
     cols = series_axes + ["load", "offered", "accepted", "latency mean (ns)", "latency p99 (ns)", "status"]
     for c in cols:

@@ -26,8 +26,7 @@ import math
 import time
 
 from ibnetsim.experiment.kinds import Figure, PointKind, register
-from ibnetsim.experiment.kinds.qos_setup import PAPER_NETWORKS, _check_qos_setup, paper_network
-from ibnetsim.experiment.kinds.routing_stats import build_fabric, build_subnet
+from ibnetsim.experiment.kinds.qos_setup import PAPER_NETWORKS, _check_qos_setup, network_of
 from ibnetsim.experiment.schema import FROM_SEED, Key, Section, register_section
 
 #: Column suffixes of the delay thresholds (cumulative share ≤ threshold).
@@ -97,17 +96,13 @@ def _run(config: dict) -> dict:
     from ibnetsim import qos, qos_sim
 
     c = config["qos_run"]
-    if c["network"] == "fabric":
-        fabric = build_fabric(config["fabric"])
-    else:
-        fabric = paper_network(c["network"], c["link_width"], c["seed"])
-    sm = build_subnet(fabric, config["routing"])
+    fabric, sm = network_of(config, c)
     t0 = time.perf_counter()
     reqs = qos_sim.setup_connections(fabric, sm, c["connections"], retry_limit=c["retry_limit"], seed=c["seed"],
                                      be_share=c["be_share"], rate_basis=c["rate_basis"],
-                                     entry_limit=c.get("entry_limit", "table"), sl2_range=c.get("sl2_range", "class"))
+                                     entry_limit=c["entry_limit"], sl2_range=c["sl2_range"])
     plan = qos.plan(fabric, sm, reqs, be_share=c["be_share"], rate_basis=c["rate_basis"],
-                    entry_limit=c.get("entry_limit", "table"))
+                    entry_limit=c["entry_limit"])
     r = qos_sim.simulate_plan(
         fabric, sm, plan, packet_bytes=c["packet_bytes"], k_packets=c["k_packets"],
         transient_packets=c["transient_packets"], max_time_us=c["max_time_us"], seed=c["seed"],

@@ -117,24 +117,18 @@ QOS_SETUP = register_section(
 )
 
 
-def _sl2_bands(sl2_range: str) -> dict:
-    """``qos.setup`` keywords for SL 2's range: §4.1's class, or §5.2's text (which starts below the class)."""
-    from ibnetsim import qos
-
-    if sl2_range == "class":
-        return {}
-    return {"bands": qos.PAPER_TEXT_BANDS_BPS, "loose_bands": True}
+def network_of(config: dict, c: dict):
+    """The fabric and subnet manager of a point: ``[fabric]``, or the paper
+    network ``c["network"]`` with ``c["link_width"]`` links, routed by ``[routing]``."""
+    fabric = build_fabric(config["fabric"]) if c["network"] == "fabric" else paper_network(c["network"], c["link_width"], c["seed"])
+    return fabric, build_subnet(fabric, config["routing"])
 
 
 def _run(config: dict) -> dict:
     from ibnetsim import qos
 
     c = config["qos_setup"]
-    if c["network"] == "fabric":
-        fabric = build_fabric(config["fabric"])
-    else:
-        fabric = paper_network(c["network"], c["link_width"], c["seed"])
-    sm = build_subnet(fabric, config["routing"])
+    fabric, sm = network_of(config, c)
     r = qos.setup(
         fabric,
         sm,
@@ -145,10 +139,10 @@ def _run(config: dict) -> dict:
         rate_basis=c["rate_basis"],
         klass=c["traffic_class"],
         stop=c["stop"],
-        order=c.get("sl_order", "balanced"),
-        entry_limit=c.get("entry_limit", "table"),
-        source_port=c.get("source_port", "checked"),
-        **_sl2_bands(c.get("sl2_range", "class")),
+        order=c["sl_order"],
+        entry_limit=c["entry_limit"],
+        source_port=c["source_port"],
+        **qos.sl2_bands(c["sl2_range"]),
     )
     ps = r.ports
     hosts = ps[~ps["is_switch"]]

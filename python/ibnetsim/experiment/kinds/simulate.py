@@ -200,8 +200,6 @@ _PATTERN_KEYS = {
 
 
 def _check_traffic(s: dict, cfg: dict) -> Optional[tuple[str, str]]:
-    if s["load"] is None:
-        return ("load", "missing key `load`: the offered load per source, as a fraction of its link's data rate")
     if s["process"] == "bernoulli" and s["load"] > 1.0:
         return ("load", f"a Bernoulli process sends at most one packet per packet time: load {s['load']} > 1 (use process = \"poisson\")")
     for key, owner in _PATTERN_KEYS.items():
@@ -260,7 +258,6 @@ TRAFFIC = register_section(
                 "float",
                 "Offered load per source, as a fraction of its link's data rate counted in wire bytes "
                 "(payload + 26 B of headers); above 1 overloads.",
-                default=None,
                 min=0.0,
             ),
             Key("packet_bytes", "int", "Payload bytes of every packet (at most the MTU); unset = 256, or the sizes below.", default=None, min=1, max=4096),
@@ -454,7 +451,7 @@ def _run(config: dict) -> dict:
     fabric, res = run_config(config)
     out = dict(res.row())
     out["nominal_load"] = float(sum(t["load"] for t in config["traffic"]))
-    metrics = config.get("metrics") or {"per_class": True, "port_utilization": True, "latency_histogram": True}
+    metrics = config["metrics"]
     if metrics["per_class"] and len(config["traffic"]) + len(config.get("trace", [])) > 1:
         out.update(class_columns(res.summary))
     if metrics["port_utilization"]:
