@@ -411,3 +411,12 @@ def test_auto_warmup_from_a_scenario():
     assert 0 < row["warmup_us"] <= 300.0  # at the latest half the run
     with pytest.raises(ScenarioError, match=r"simulation\.auto_warmup: give warmup_us = 50 or auto_warmup = true, not both"):
         loads_scenario(tiny().replace("warmup_us = 50.0", "warmup_us = 50.0\nauto_warmup = true"))
+
+
+def test_a_trace_named_like_a_class_is_refused_at_its_line():
+    trace = Path(__file__).resolve().parent.parent / "examples" / "traces" / "three.trace"
+    text = TRACE_ONLY.format(trace=trace).replace("[simulation]", '[traffic]\nname = "three"\nload = 0.1\n[simulation]') + 'name = "three"\n'
+    line = text.splitlines().index('name = "three"', text.splitlines().index("[[trace]]")) + 1
+    with pytest.raises(ScenarioError) as e:
+        loads_scenario(text)
+    assert (e.value.key, e.value.line) == ("trace.name", line), e.value

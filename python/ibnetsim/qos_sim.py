@@ -34,7 +34,7 @@ import pandas as pd
 from ibnetsim import _core
 from ibnetsim import qos as _qos
 from ibnetsim.errors import ConfigError
-from ibnetsim.sim import PS_PER_US, SimResult, _merge, default_config
+from ibnetsim.sim import PS_PER_US, SimResult, _merge, default_config, result_of
 
 __all__ = ["simulate_plan", "setup_connections", "CbrResult", "DELAY_BINS", "JITTER_BINS", "buffer_bytes"]
 
@@ -257,9 +257,8 @@ def simulate_plan(
     bar.close()
     wall = time.perf_counter() - t0
     sim.check_conservation()
-    raw = json.loads(sim.results_json())
-    hist = {c["name"]: sim.latency_histogram(i, False) or [] for i, c in enumerate(raw["classes"])}
-    res = SimResult(raw, wall, hist)
+    res = result_of(sim, wall)
+    raw = res.raw
     got = sim.connection_delivered(lowest) or 0
     return CbrResult(
         sim=res,

@@ -318,11 +318,15 @@ def simulate(
             _run_slices(sim, end_ps, slices, lambda: bar.update(task, completed=sim.now_ps / PS_PER_US, t=sim.now_ps / PS_PER_US, ev=sim.events))
     else:
         _run_slices(sim, end_ps, slices, None)
-    wall = time.perf_counter() - t0
+    return result_of(sim, time.perf_counter() - t0)
+
+
+def result_of(sim, wall_s: float) -> SimResult:
+    """The :class:`SimResult` of a finished core ``Simulation``, with both histograms per class."""
     raw = json.loads(sim.results_json())
     hist = {c["name"]: sim.latency_histogram(i, False) or [] for i, c in enumerate(raw["classes"])}
     net_hist = {c["name"]: sim.latency_histogram(i, True) or [] for i, c in enumerate(raw["classes"])}
-    return SimResult(raw, wall, hist, net_hist)
+    return SimResult(raw, wall_s, hist, net_hist)
 
 
 def _set_warmup(cfg: dict, warmup_us: float | str, max_fraction: float, time_us: float) -> None:

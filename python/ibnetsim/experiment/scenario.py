@@ -356,7 +356,7 @@ def _build(raw: dict, text: str, file: Optional[str], base_dir: Path) -> Scenari
 
     fixed: dict[str, Any] = {}  # dotted name -> value (unswept)
     axes: list[Axis] = []
-    layout: dict[str, tuple[Optional[str], dict[str, Key]]] = {}  # section -> (variant, keys)
+    layout: dict[str, _Entry] = {}  # table name (traffic, traffic[1], …) -> its entry
 
     def take(path: tuple[str, ...], key: Key, v: Any, dotted: Optional[str] = None) -> None:
         dotted = dotted or ".".join(path)
@@ -398,7 +398,8 @@ def _build(raw: dict, text: str, file: Optional[str], base_dir: Path) -> Scenari
         if sec.repeated and isinstance(value, list):
             if not value or not all(isinstance(t, dict) for t in value):
                 raise loc.error((name,), f"expected one or more tables ([[{name}]]), got {_type_name(value)}")
-            tables = [(f"{name}[{i}]", (name, f"#{i + 1}"), t) for i, t in enumerate(value)]
+            # One table is named like a single [name] (as the results store does).
+            tables = [(name if len(value) == 1 else f"{name}[{i}]", (name, f"#{i + 1}"), t) for i, t in enumerate(value)]
         elif not isinstance(value, dict):
             raise loc.error((name,), f"expected a table ([{name}]), got {_type_name(value)}")
         else:
@@ -413,7 +414,7 @@ def _build(raw: dict, text: str, file: Optional[str], base_dir: Path) -> Scenari
                     raise _error_at(loc, where_path + ("kind",), f"{inst}.kind", "cannot be a list: the kind decides which keys are allowed; write one scenario per kind")
                 variant = res.value(where_path + ("kind",), sec.keys_for(None)["kind"], kv)
             keys = sec.keys_for(variant)
-            layout[inst] = (variant, keys)
+            layout[inst] = _Entry(variant, keys, name, where_path)
             for k, v in table.items():
                 if k not in keys:
                     where = f"[{name}]" + (f" with kind = \"{variant}\"" if variant else "")
@@ -427,7 +428,7 @@ def _build(raw: dict, text: str, file: Optional[str], base_dir: Path) -> Scenari
                     raise _error_at(loc, where_path + (k,), f"{inst}.{k}", e.message) from None
 
     for sname in pk.sections:
-        if sname not in layout and not any(_section_of(inst) == sname for inst in layout):
+        if not any(e.section == sname for e in layout.values()):
             sec = schema.section(sname)
             if sec.repeated:
                 continue  # zero tables: the point gets an empty list
@@ -437,13 +438,14 @@ def _build(raw: dict, text: str, file: Optional[str], base_dir: Path) -> Scenari
                         f"point kind '{pk.name}' needs a [{sname}] section (with kind = one of {', '.join(sec.kinds)})", file, None, sname
                     )
                 continue
-            layout[sname] = (None, sec.keys_for(None))
-    for sname, (variant, keys) in layout.items():
-        for kname, key in keys.items():
+            layout[sname] = _Entry(None, sec.keys_for(None), sname, (sname,))
+    for sname, entry in layout.items():
+        variant = entry.variant
+        for kname, key in entry.keys.items():
             if key.default is REQUIRED and f"{sname}.{kname}" not in fixed and not any(a.name == f"{sname}.{kname}" for a in axes):
                 raise _error_at(
                     loc,
-                    _loc_path(sname),
+                    entry.where,
                     sname,
                     f"missing key `{kname}`" + (f" (required when kind = \"{variant}\")" if variant else "") + f": {key.doc}",
                 )
@@ -464,19 +466,16 @@ def _build(raw: dict, text: str, file: Optional[str], base_dir: Path) -> Scenari
     )
 
 
-_INSTANCE = re.compile(r"^(\w+)\[(\d+)\]$")
+@dataclass(frozen=True)
+class _Entry:
+    """One table of a point: its variant and keys, the section it belongs to
+    (``traffic`` for ``traffic[1]``) and where the locator finds it
+    (``("traffic", "#2")`` for the second ``[[traffic]]``)."""
 
-
-def _section_of(inst: str) -> str:
-    """The section of a layout entry: ``traffic[1]`` → ``traffic``."""
-    m = _INSTANCE.match(inst)
-    return m.group(1) if m else inst
-
-
-def _loc_path(inst: str) -> tuple[str, ...]:
-    """Where the locator finds a layout entry: ``traffic[1]`` is the 2nd ``[[traffic]]``."""
-    m = _INSTANCE.match(inst)
-    return (m.group(1), f"#{int(m.group(2)) + 1}") if m else (inst,)
+    variant: Optional[str]
+    keys: dict
+    section: str
+    where: tuple[str, ...]
 
 
 def _error_at(loc: _Locator, path: tuple[str, ...], key: str, message: str) -> ScenarioError:
@@ -501,7 +500,9 @@ def _expand(pk: Any, fixed: dict, axes: list[Axis], layout: dict, loc: _Locator)
         seed = values.get("seed", 1)
         config: dict[str, Any] = {"kind": pk.name, "seed": seed}
         identity: dict[str, Any] = {"kind": pk.name, "seed": seed}
-        for sname, (_variant, keys) in layout.items():
+        position: dict[str, int] = {}  # a repeated section's table -> its index in the config list
+        for sname, entry in layout.items():
+            keys = entry.keys
             sec_cfg: dict[str, Any] = {}
             sec_id: dict[str, Any] = {}
             for kname, key in keys.items():
@@ -516,9 +517,10 @@ def _expand(pk: Any, fixed: dict, axes: list[Axis], layout: dict, loc: _Locator)
                     sec_id[kname] = [_file_digest(x, digests) for x in v] if key.is_list else {"sha256": _file_digest(v, digests)}
                 else:
                     sec_id[kname] = v
-            base = _section_of(sname)
+            base = entry.section
             if schema.section(base).repeated:
-                config.setdefault(base, []).append(sec_cfg)
+                position[sname] = len(config.setdefault(base, []))
+                config[base].append(sec_cfg)
                 identity.setdefault(base, []).append(sec_id)
             else:
                 config[sname] = sec_cfg
@@ -527,26 +529,22 @@ def _expand(pk: Any, fixed: dict, axes: list[Axis], layout: dict, loc: _Locator)
             if schema.section(sname).repeated:
                 config.setdefault(sname, [])
                 identity.setdefault(sname, [])
-        counters: dict[str, int] = {}
-        for sname in layout:
-            base = _section_of(sname)
-            sec_cfg = config[base]
-            if schema.section(base).repeated:
-                i = counters[base] = counters.get(base, -1) + 1
-                sec_cfg = sec_cfg[i]
-            for check in schema.section(base).checks:
+        for sname, entry in layout.items():
+            sec_cfg = config[entry.section][position[sname]] if sname in position else config[sname]
+            for check in schema.section(entry.section).checks:
                 problem = check(sec_cfg, config)
                 if problem:
                     kname, msg = problem
                     ctx = ", ".join(f"{k} = {_short(v)}" for k, v in swept.items())
-                    raise _error_at(loc, _loc_path(sname) + (kname,), f"{sname}.{kname}", msg + (f" (in the point with {ctx})" if ctx else ""))
+                    raise _error_at(loc, entry.where + (kname,), f"{sname}.{kname}", msg + (f" (in the point with {ctx})" if ctx else ""))
         if pk.check is not None:
             problem = pk.check(config)
             if problem:
                 dotted, msg = problem
                 ctx = ", ".join(f"{k} = {_short(v)}" for k, v in swept.items())
                 head, *rest = dotted.split(".")
-                raise _error_at(loc, _loc_path(head) + tuple(rest), dotted, msg + (f" (in the point with {ctx})" if ctx else ""))
+                where = layout[head].where if head in layout else (head,)
+                raise _error_at(loc, where + tuple(rest), dotted, msg + (f" (in the point with {ctx})" if ctx else ""))
         key = point_key(identity)
         if key in seen:
             raise loc.error((), f"points {seen[key]} and {index} have the same configuration")

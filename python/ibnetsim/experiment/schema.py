@@ -540,7 +540,7 @@ def render_reference() -> str:
             lines += [
                 f"Write `[[{sec.name}]]` once per entry to give several; the keys of entry `i` "
                 f"(from 0) are then named `{sec.name}[i].key` in sweeps, results and errors. "
-                f"A single `[{sec.name}]` table is one entry, with keys named `{sec.name}.key`.",
+                f"A single `[{sec.name}]` (or one `[[{sec.name}]]`) is one entry, with keys named `{sec.name}.key`.",
                 "",
             ]
         lines += _key_table(sec.keys, f"{sec.name}.")

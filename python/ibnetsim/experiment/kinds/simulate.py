@@ -409,7 +409,7 @@ def run_config(config: dict, progress: bool = False):
     sm = build_subnet(fabric, config["routing"])
     sim = config["simulation"]
     specs = config["traffic"]
-    traces = [ibnetsim.traffic.trace(t["file"], time_scale=t["time_scale"], name=t["name"]) for t in config.get("trace", [])]
+    traces = [ibnetsim.traffic.trace(t["file"], time_scale=t["time_scale"], name=t["name"]) for t in config["trace"]]
     return fabric, ibnetsim.simulate(
         fabric,
         sm,
@@ -452,7 +452,7 @@ def _run(config: dict) -> dict:
     out = dict(res.row())
     out["nominal_load"] = float(sum(t["load"] for t in config["traffic"]))
     metrics = config["metrics"]
-    if metrics["per_class"] and len(config["traffic"]) + len(config.get("trace", [])) > 1:
+    if metrics["per_class"] and len(config["traffic"]) + len(config["trace"]) > 1:
         out.update(class_columns(res.summary))
     if metrics["port_utilization"]:
         nodes = fabric.nodes
@@ -466,16 +466,19 @@ def _run(config: dict) -> dict:
 def _check(config: dict) -> Optional[tuple[str, str]]:
     r = config["routing"]
     f = config["fabric"]
-    if not config["traffic"] and not config.get("trace"):
+    traces = config["trace"]
+    if not config["traffic"] and not traces:
         return ("traffic", "no workload: give a [traffic] table (or several [[traffic]]) with a load, or a [[trace]]")
     names = class_names(config["traffic"]) if config["traffic"] else []
     for i, n in enumerate(names):
         if n in names[:i]:
             return (f"traffic[{i}].name", f"two traffic classes are named '{n}'; give each [[traffic]] its own name")
-    for i, t in enumerate(config.get("trace", [])):
+    for i, t in enumerate(traces):
         n = t["name"] or Path(t["file"]).stem
         if n in names:
-            return (f"trace[{i}].name", f"the name '{n}' is already used by another class or trace; give the [[trace]] a name")
+            # Keys are named as the sweep names them: trace.name for a single table.
+            key = "trace.name" if len(traces) == 1 else f"trace[{i}].name"
+            return (key, f"the name '{n}' is already used by another class or trace; give this trace another `name`")
         names.append(n)
     if r["engine"] == "dor" and f["kind"] not in ("mesh", "hypercube", "file"):
         return ("routing.engine", f"engine 'dor' routes meshes, tori and hypercubes, not a fabric of kind '{f['kind']}'")
