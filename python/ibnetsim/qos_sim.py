@@ -121,6 +121,8 @@ class CbrResult:
                     best_bandwidth_bps=int(best["bandwidth_bps"]),
                     worst_within_iat2=float(worst["within_iat2"]),
                     worst_bandwidth_bps=int(worst["bandwidth_bps"]),
+                    # Bins up to and including "iat" hold the packets within one IAT.
+                    worst_within_iat=float(sum(worst["delay_bins"][: DELAY_BINS.index("iat") + 1]) / sum(worst["delay_bins"])),
                 )
             rows.append(row)
         return pd.DataFrame(rows)

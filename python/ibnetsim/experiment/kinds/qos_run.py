@@ -151,13 +151,7 @@ def _run(config: dict) -> dict:
         out[f"jitter_within_iat_sl{sl}"] = 1.0 - get("jitter_>iat")
         out[f"best_within_iat2_sl{sl}"] = get("best_within_iat2")
         out[f"worst_within_iat2_sl{sl}"] = get("worst_within_iat2")
-        g = conns[(conns["sl"] == sl) & (conns["measured_packets"] > 0)]
-        if len(g):
-            worst = g.loc[g["within_iat2"].idxmin()]
-            d = worst["delay_bins"]
-            out[f"worst_within_iat_sl{sl}"] = sum(d[:7]) / sum(d)
-        else:
-            out[f"worst_within_iat_sl{sl}"] = float("nan")
+        out[f"worst_within_iat_sl{sl}"] = get("worst_within_iat")
     return out
 
 
