@@ -16,9 +16,14 @@ use crate::metrics::{ConnMetrics, Metrics, WarmupDetector};
 use crate::packet::{PacketArena, PacketQueue};
 use crate::qos::{QosTables, Sl2VlMap, VlArbConfig, VlArbMap};
 use crate::selection::{Selection, MAX_CANDIDATES};
-use crate::sim::{HostModel, HostState, Params, PortModel, Simulation, SwitchModel, SwitchState, TxState, NONE};
+use crate::hca::{Hcas, HostModel, HostState};
+use crate::layout::Layout;
+use crate::mechanism::Mechanisms;
+use crate::port::{PortModel, Ports, TxState};
+use crate::sim::{Params, Simulation, NONE};
+use crate::switch::{SwitchModel, SwitchState, Switches};
 use crate::traffic::pattern::DestMap;
-use crate::traffic::{Class, Connection, PathBits, PayloadSize, Pattern, Process, ProcessKind, Source, Trace};
+use crate::traffic::{Class, Connection, PathBits, PayloadSize, Pattern, Process, ProcessKind, Source, Trace, Workload};
 use crate::watchdog::Watchdog;
 
 /// Largest payload IBA allows on VL15 (management datagrams are 256 B).
@@ -597,9 +602,6 @@ pub(crate) fn build(
     }
 
     let p = Params {
-        data_vls,
-        nvl,
-        vl15_slot,
         switch_delay_ps: routing_ps + arbitration_ps,
         speedup: sc.speedup,
         output_buffers,
@@ -610,64 +612,64 @@ pub(crate) fn build(
         extra_header_bytes: c.extra_header_bytes,
     };
     let max_ports = switches.iter().map(|s| s.num_ports).max().unwrap_or(0) as usize;
+    let nswitches = switches.len();
+    let nhosts = hosts.len();
     let mut sim = Simulation {
         node_names: fabric.nodes().iter().map(|n| n.name.clone()).collect(),
-        ports,
-        lft,
-        lft_stride,
-        lid_host,
-        sl2vl: qos.sl2vl,
-        arb_tables,
-        port_arb,
-        arbiter,
-        selection,
+        layout: Layout::new(data_vls),
+        ports: Ports {
+            model: ports,
+            tx: vec![TxState { feeding_input: NONE, ..TxState::default() }; nports as usize],
+            credits: Credits::new(credit_init, nvl),
+            inq: vec![PacketQueue::default(); npv],
+            in_cap,
+            outq: vec![PacketQueue::default(); npv],
+            out_used: vec![0; npv],
+            out_cap,
+            sl2vl: qos.sl2vl,
+            arb_tables,
+            port_arb,
+            arbiter,
+        },
+        switches: Switches {
+            model: switches,
+            state: vec![SwitchState::default(); nswitches],
+            lft,
+            lft_stride,
+            xin_busy: vec![false; npv],
+            xout_busy: vec![false; npv],
+            in_bits: vec![0; bits_words_total as usize],
+            pend_bits: vec![0; bits_words_total as usize],
+            wait_bits: vec![0; wait_words_total as usize],
+            scratch_req: vec![NONE; max_ports * nvl],
+        },
+        hcas: Hcas { model: hosts, state: vec![HostState::default(); nhosts], lid_host },
+        mech: Mechanisms { selection },
         now: 0,
         queue,
         arena: PacketArena::new(),
-        inq: vec![PacketQueue::default(); npv],
-        in_cap,
-        outq: vec![PacketQueue::default(); npv],
-        out_used: vec![0; npv],
-        out_cap,
-        credits: Credits::new(credit_init, nvl),
-        tx: vec![TxState { feeding_input: NONE, ..TxState::default() }; nports as usize],
-        xin_busy: vec![false; npv],
-        xout_busy: vec![false; npv],
-        in_bits: vec![0; bits_words_total as usize],
-        pend_bits: vec![0; bits_words_total as usize],
-        wait_bits: vec![0; wait_words_total as usize],
-        sw: vec![SwitchState::default(); switches.len()],
-        host_state: vec![HostState::default(); hosts.len()],
-        switches,
-        hosts,
         metrics: Metrics::new(warmup_ps, classes.len(), &used_sls, npv, detector),
-        classes,
-        sources,
-        traces,
-        connections,
-        conn_class,
+        traffic: Workload { classes, sources, traces, connections, conn_class, injections_pending: 0 },
         in_network: 0,
         last_progress: 0,
         deadlock: None,
         watchdog: Watchdog::new(2 * npv, (watchdog_ps / 2).max(1)),
         next_housekeeping: 0,
-        scratch_req: vec![NONE; max_ports * nvl],
-        injections_pending: 0,
         p,
     };
     sim.update_housekeeping();
-    for s in 0..sim.sources.len() {
-        let at = sim.sources[s].due();
+    for s in 0..sim.traffic.sources.len() {
+        let at = sim.traffic.sources[s].due();
         sim.queue.push(0, at, Event::Generate { source: s as u32 });
     }
-    for t in 0..sim.traces.len() {
-        if let Some(at) = sim.traces[t].due() {
+    for t in 0..sim.traffic.traces.len() {
+        if let Some(at) = sim.traffic.traces[t].due() {
             sim.queue.push(0, at, Event::TraceNext { trace: t as u32 });
         }
     }
-    sim.metrics.conns = ConnMetrics::new(sim.connections.iter().map(|k| (k.wire_bits, k.bandwidth_bps)));
-    for k in 0..sim.connections.len() {
-        let at = sim.connections[k].due();
+    sim.metrics.conns = ConnMetrics::new(sim.traffic.connections.iter().map(|k| (k.wire_bits, k.bandwidth_bps)));
+    for k in 0..sim.traffic.connections.len() {
+        let at = sim.traffic.connections[k].due();
         sim.queue.push(0, at, Event::ConnNext { conn: k as u32 });
     }
     Ok(sim)

@@ -20,7 +20,7 @@ impl Simulation {
     /// byte has left.
     pub(crate) fn start_transmission(&mut self, gp: u32, id: PacketId, slot: u8, from_outq: bool) {
         let now = self.now;
-        let pm = self.ports[gp as usize];
+        let pm = self.ports.model[gp as usize];
         let (wire, blocks, vl15) = {
             let p = &mut self.arena[id];
             p.slot = slot;
@@ -30,16 +30,16 @@ impl Simulation {
             (p.wire_bytes as u32, p.blocks, p.flags & FLAG_VL15 != 0)
         };
         let ser = pm.timing.ser_ps(wire);
-        let tx = &mut self.tx[gp as usize];
+        let tx = &mut self.ports.tx[gp as usize];
         debug_assert!(!tx.busy && tx.busy_until <= now);
         tx.busy = true;
         tx.busy_until = now + ser;
         tx.sending_slot = slot;
         tx.sending_blocks = if from_outq { blocks } else { 0 };
         if !vl15 {
-            self.credits.consume(gp, slot, blocks);
+            self.ports.credits.consume(gp, slot, blocks);
         }
-        let i = self.pv(gp, slot);
+        let i = self.layout.pv(gp, slot);
         self.metrics.on_transmit(now, i, ser);
         self.last_progress = now;
         self.schedule(now + ser, Event::LinkFree { port: gp });
@@ -49,13 +49,13 @@ impl Simulation {
     /// The packet that started now on the link into `gp` enters `gp`'s input buffer.
     fn arrive(&mut self, gp: u32, id: PacketId, slot: u8, ser: Time, prop: Time) {
         let now = self.now;
-        let i = self.pv(gp, slot);
-        let pm = self.ports[gp as usize];
+        let i = self.layout.pv(gp, slot);
+        let pm = self.ports.model[gp as usize];
         let (blocks, vl15) = {
             let p = &self.arena[id];
             (p.blocks, p.flags & FLAG_VL15 != 0)
         };
-        if vl15 && self.inq[i].blocks + blocks as u32 > self.in_cap[i] {
+        if vl15 && self.ports.inq[i].blocks + blocks as u32 > self.ports.in_cap[i] {
             // VL15 is not flow controlled: a receiver without room discards it.
             self.drop_packet(id, DropReason::Vl15Overflow);
             return;
@@ -72,7 +72,7 @@ impl Simulation {
             self.push_input(gp, slot, id);
         } else {
             self.arena[id].tail_at = tail;
-            self.inq[i].push(&mut self.arena, id);
+            self.ports.inq[i].push(&mut self.arena, id);
             self.schedule(tail, Event::Deliver { port: gp, slot, packet: id });
         }
     }

@@ -18,17 +18,60 @@ use crate::engine::{Event, Time};
 use crate::link::wire_bytes;
 use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, FLAG_VL15, NIL};
-use crate::sim::{Simulation, MGMT_QUEUE};
+use crate::packet::PacketQueue;
+use crate::sim::Simulation;
 use crate::traffic::PathBits;
+
+/// Index of the management (VL15) send queue of a host: QP0 traffic does not
+/// wait behind the data SL queues and is served first.
+pub(crate) const MGMT_QUEUE: usize = 16;
+
+/// Static description of one host (a CA port with LIDs).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostModel {
+    /// Global port index.
+    pub gp: u32,
+    /// Node index.
+    pub node: u32,
+    /// Base LID.
+    pub base_lid: u16,
+    /// LIDs: `2^LMC`.
+    pub lid_count: u16,
+}
+
+/// Dynamic state of one host.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HostState {
+    /// Unbounded send queue per SL (the injection queue), then the management
+    /// (VL15) queue at index [`MGMT_QUEUE`].
+    pub slq: [PacketQueue; 17],
+    /// Queues that are non-empty, bit per index.
+    pub sl_mask: u32,
+    /// Packets in the send queues.
+    pub queued: u64,
+    /// Most packets ever in the send queues.
+    pub peak: u64,
+}
+
+/// The hosts (traffic endpoints): CA ports with LIDs, in LID order.
+#[derive(Debug, Clone)]
+pub(crate) struct Hcas {
+    /// Static description, by host index.
+    pub model: Vec<HostModel>,
+    /// Send queues, by host index.
+    pub state: Vec<HostState>,
+    /// Host owning each LID, or `NONE`.
+    pub lid_host: Vec<u32>,
+}
 
 impl Simulation {
     /// Source `s` generates a packet now.
     pub(crate) fn on_generate(&mut self, s: u32) {
         let (host, class, sl, dst, dlid, payload, next) = {
-            let src = &mut self.sources[s as usize];
-            let class = &self.classes[src.class as usize];
+            let src = &mut self.traffic.sources[s as usize];
+            let class = &self.traffic.classes[src.class as usize];
             let dst = class.pattern.dest(src);
-            let dm = self.hosts[dst as usize];
+            let dm = self.hcas.model[dst as usize];
             let dlid = match class.path_bits {
                 PathBits::Base => dm.base_lid,
                 PathBits::Random => dm.base_lid + src.pick(dm.lid_count as u32) as u16,
@@ -47,7 +90,7 @@ impl Simulation {
     /// trace's following message is scheduled.
     pub(crate) fn on_trace(&mut self, t: u32) {
         let (m, class, next) = {
-            let tr = &mut self.traces[t as usize];
+            let tr = &mut self.traffic.traces[t as usize];
             let m = tr.messages[tr.next];
             tr.next += 1;
             (m, tr.class, tr.due())
@@ -55,7 +98,7 @@ impl Simulation {
         if let Some(at) = next {
             self.schedule(at, Event::TraceNext { trace: t });
         }
-        let dlid = self.hosts[m.dst as usize].base_lid;
+        let dlid = self.hcas.model[m.dst as usize].base_lid;
         let mtu = self.p.mtu_bytes;
         let mut left = m.bytes;
         while left > 0 {
@@ -69,13 +112,13 @@ impl Simulation {
     /// Connection `c` generates its packet due now and schedules the next.
     pub(crate) fn on_connection(&mut self, c: u32) {
         let (conn, next) = {
-            let k = &mut self.connections[c as usize];
+            let k = &mut self.traffic.connections[c as usize];
             k.next += 1;
             (*k, k.due())
         };
         self.schedule(next, Event::ConnNext { conn: c });
-        let dlid = self.hosts[conn.dst as usize].base_lid;
-        let id = self.new_packet(self.now, self.conn_class, conn.sl, conn.src, conn.dst, dlid, conn.payload);
+        let dlid = self.hcas.model[conn.dst as usize].base_lid;
+        let id = self.new_packet(self.now, self.traffic.conn_class, conn.sl, conn.src, conn.dst, dlid, conn.payload);
         self.arena[id].conn = c;
         self.metrics.conns.on_generate(c, self.now >= self.metrics.warmup_ps);
         self.enqueue_generated(id);
@@ -90,9 +133,9 @@ impl Simulation {
     /// generated at `at`, in the arena but in no queue yet.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new_packet(&mut self, at: Time, class: u8, sl: u8, host: u32, dst: u32, dlid: u16, payload: u32) -> PacketId {
-        let vl15 = self.classes[class as usize].vl15;
-        let hm = self.hosts[host as usize];
-        let slot = if vl15 { self.p.vl15_slot } else { self.sl2vl.vl(hm.node, 0, self.ports[hm.gp as usize].port, sl) };
+        let vl15 = self.traffic.classes[class as usize].vl15;
+        let hm = self.hcas.model[host as usize];
+        let slot = if vl15 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(hm.node, 0, self.ports.model[hm.gp as usize].port, sl) };
         let flags = if vl15 { FLAG_VL15 } else { 0 };
         let wire = wire_bytes(payload, self.p.extra_header_bytes);
         self.arena.alloc(Packet {
@@ -120,7 +163,7 @@ impl Simulation {
         let p = self.arena[id];
         self.metrics.on_generate(self.now, p.class, p.sl, p.wire_bytes as u32);
         let q = if p.flags & FLAG_VL15 != 0 { MGMT_QUEUE } else { p.sl as usize };
-        let hs = &mut self.host_state[p.src as usize];
+        let hs = &mut self.hcas.state[p.src as usize];
         let was_empty = hs.slq[q].is_empty();
         hs.slq[q].push(&mut self.arena, id);
         hs.sl_mask |= 1 << q;
@@ -129,7 +172,7 @@ impl Simulation {
         // Behind other packets of its SL it cannot move before them, and the
         // other SLs have not changed: only a packet at the head may move now.
         if was_empty && self.hca_fill(p.src) > 0 {
-            self.try_transmit(self.hosts[p.src as usize].gp);
+            self.try_transmit(self.hcas.model[p.src as usize].gp);
         }
     }
 
@@ -137,16 +180,16 @@ impl Simulation {
     /// priority order, each SL in FIFO order while its head fits; returns how
     /// many moved.
     pub(crate) fn hca_fill(&mut self, h: u32) -> u32 {
-        if self.host_state[h as usize].sl_mask == 0 {
+        if self.hcas.state[h as usize].sl_mask == 0 {
             return 0;
         }
         let mut moved = 0;
-        let gp = self.hosts[h as usize].gp;
-        let base = gp as usize * self.p.nvl;
+        let gp = self.hcas.model[h as usize].gp;
+        let base = gp as usize * self.layout.nvl;
         let now = self.now;
         for k in 0..17 {
             let sl = if k == 0 { MGMT_QUEUE as u8 } else { self.p.sl_order[k - 1] };
-            let hs = &mut self.host_state[h as usize];
+            let hs = &mut self.hcas.state[h as usize];
             if hs.sl_mask & (1 << sl) == 0 {
                 continue;
             }
@@ -161,7 +204,7 @@ impl Simulation {
                     (p.slot, p.blocks as u32)
                 };
                 let i = base + slot as usize;
-                if self.out_used[i] + blocks > self.out_cap[i] {
+                if self.ports.out_used[i] + blocks > self.ports.out_cap[i] {
                     break;
                 }
                 hs.slq[sl as usize].pop(&mut self.arena);
@@ -171,9 +214,9 @@ impl Simulation {
                     p.ready_at = now;
                     p.tail_at = now;
                 }
-                self.out_used[i] += blocks;
-                self.outq[i].push(&mut self.arena, head);
-                self.tx[gp as usize].outq_mask |= 1 << slot;
+                self.ports.out_used[i] += blocks;
+                self.ports.outq[i].push(&mut self.arena, head);
+                self.ports.tx[gp as usize].outq_mask |= 1 << slot;
                 self.in_network += 1;
                 self.last_progress = now;
                 moved += 1;
@@ -188,17 +231,17 @@ impl Simulation {
     /// The sink of CA port `gp` has consumed `id`'s last byte.
     pub(crate) fn on_deliver(&mut self, gp: u32, slot: u8, id: PacketId) {
         let now = self.now;
-        let i = self.pv(gp, slot);
-        let popped = self.inq[i].pop(&mut self.arena);
+        let i = self.layout.pv(gp, slot);
+        let popped = self.ports.inq[i].pop(&mut self.arena);
         debug_assert_eq!(popped, Some(id), "sink consumes in arrival order");
         let p = self.arena[id];
-        let pm = self.ports[gp as usize];
+        let pm = self.ports.model[gp as usize];
         if p.flags & FLAG_VL15 == 0 {
             let at = now + pm.timing.propagation_ps;
             self.schedule(at, Event::Credit { port: pm.peer, slot, blocks: p.blocks });
         }
         self.last_progress = now;
-        if self.lid_host[p.dlid as usize] != pm.host {
+        if self.hcas.lid_host[p.dlid as usize] != pm.host {
             self.drop_packet(id, DropReason::Misrouted);
             return;
         }

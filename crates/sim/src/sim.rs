@@ -9,143 +9,29 @@
 //! a link), `switch/` (input, routing, crossbar, output), `hca.rs`, `traffic/`,
 //! `metrics/` and `watchdog.rs`.
 
-use ibnetsim_fabric::{Fabric, PortNum};
+use ibnetsim_fabric::Fabric;
 use ibnetsim_sm::{ForwardingTables, LidMap};
 
-use crate::arbitration::{VlArbState, VlArbTable, VlArbiter};
 use crate::config::{CrossbarKind, SimConfig};
-use crate::credits::Credits;
 use crate::engine::{Event, EventQueue, Queue, Time};
 use crate::error::{DeadlockReport, SimError};
-use crate::watchdog::Watchdog;
-use crate::link::LinkTiming;
+use crate::hca::Hcas;
+use crate::layout::Layout;
+use crate::mechanism::Mechanisms;
 use crate::metrics::{Metrics, SimResults};
-use crate::packet::{PacketArena, PacketQueue};
-use crate::qos::{QosTables, Sl2VlMap};
-use crate::selection::Selection;
-use crate::traffic::{Class, Connection, Source, Trace};
+use crate::packet::PacketArena;
+use crate::port::Ports;
+use crate::qos::QosTables;
+use crate::switch::Switches;
+use crate::traffic::Workload;
+use crate::watchdog::Watchdog;
 
 /// "No port" / "no host" marker in index arrays.
 pub(crate) const NONE: u32 = u32::MAX;
 
-/// Index of the management (VL15) send queue of a host: QP0 traffic does not
-/// wait behind the data SL queues and is served first.
-pub(crate) const MGMT_QUEUE: usize = 16;
-
-/// Static description of one `(node, port)`.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct PortModel {
-    /// Node index.
-    pub node: u32,
-    /// Port number on the node.
-    pub port: PortNum,
-    /// Global index of the port at the other end of the cable, or [`NONE`].
-    pub peer: u32,
-    /// The node is a switch.
-    pub is_switch: bool,
-    /// Dense switch index when `is_switch`.
-    pub switch: u32,
-    /// Host index of a CA port, else [`NONE`].
-    pub host: u32,
-    /// Timing of the cable at this port (both directions are the same).
-    pub timing: LinkTiming,
-}
-
-/// Static description of one switch.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct SwitchModel {
-    /// Node index.
-    pub node: u32,
-    /// Global index of port 1.
-    pub port_base: u32,
-    /// Number of ports.
-    pub num_ports: u32,
-    /// First word of its bitsets over input (port, slot) queues in
-    /// `in_bits` and `pend_bits`.
-    pub bits_base: u32,
-    /// Words of one such bitset.
-    pub bits_words: u32,
-    /// First word of its per-output-port waiter bitsets in `wait_bits`.
-    pub wait_base: u32,
-}
-
-/// Dynamic state of one switch.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct SwitchState {
-    /// Round-robin pointer over input (port, slot) queues.
-    pub rr: u32,
-    /// Round-robin pointer over output ports (bufferless mode).
-    pub out_rr: u32,
-    /// Time of the pending `SwitchWake`, or 0.
-    pub wake_at: Time,
-    /// Non-empty VL15 input queues.
-    pub vl15_inputs: u32,
-}
-
-/// Static description of one host (a CA port with LIDs).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct HostModel {
-    /// Global port index.
-    pub gp: u32,
-    /// Node index.
-    pub node: u32,
-    /// Base LID.
-    pub base_lid: u16,
-    /// LIDs: `2^LMC`.
-    pub lid_count: u16,
-}
-
-/// Dynamic state of one host.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct HostState {
-    /// Unbounded send queue per SL (the injection queue), then the management
-    /// (VL15) queue at index [`MGMT_QUEUE`].
-    pub slq: [PacketQueue; 17],
-    /// Queues that are non-empty, bit per index.
-    pub sl_mask: u32,
-    /// Packets in the send queues.
-    pub queued: u64,
-    /// Most packets ever in the send queues.
-    pub peak: u64,
-}
-
-/// Dynamic state of a transmitter.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct TxState {
-    /// The link is serializing a packet; cleared by its `LinkFree` event (not
-    /// by the clock, so that a transmission never starts before the previous
-    /// one's end has been handled).
-    pub busy: bool,
-    /// End of the current or last transmission.
-    pub busy_until: Time,
-    /// Slot and blocks of the packet on the wire, released from the output
-    /// buffer when its last byte has left.
-    pub sending_slot: u8,
-    /// Blocks held in the output buffer by the packet on the wire (0: none, or
-    /// the packet came straight from an input buffer).
-    pub sending_blocks: u16,
-    /// Time of a pending `OutputReady`, or 0.
-    pub ready_wake_at: Time,
-    /// Without output buffers: the switch input port feeding the packet on
-    /// the wire (its crossbar input frees with the link), or `NONE`.
-    pub feeding_input: u32,
-    /// Its VL slot.
-    pub feeding_slot: u8,
-    /// Non-empty output (send) queues, bit per slot.
-    pub outq_mask: u16,
-    /// VL arbitration state.
-    pub arb: VlArbState,
-}
-
 /// Numbers derived from the config, in the units the hot path uses.
 #[derive(Debug, Clone)]
 pub(crate) struct Params {
-    /// Data VLs.
-    pub data_vls: u8,
-    /// Slots per port: data VLs + VL15.
-    pub nvl: usize,
-    /// Slot of VL15.
-    pub vl15_slot: u8,
     /// Routing + arbitration delay at a switch.
     pub switch_delay_ps: Time,
     /// Crossbar speedup.
@@ -165,54 +51,28 @@ pub(crate) struct Params {
 }
 
 /// A packet-level simulation of one fabric with one configuration.
+///
+/// The simulation keeps the clock, the event queue, the packet arena and the
+/// metrics, and dispatches each event to the component that owns the state it
+/// changes: [`Ports`] (VL buffers, credits and transmitters of every port),
+/// [`Switches`] (forwarding tables and crossbars), [`Hcas`] (send queues and
+/// sinks), the [`Workload`] (sources) and the [`Mechanisms`] (selection and
+/// the paper mechanisms' hooks).
 #[derive(Debug, Clone)]
 pub struct Simulation {
     pub(crate) p: Params,
-    pub(crate) ports: Vec<PortModel>,
+    /// Index arithmetic of per-(port, VL) arrays.
+    pub(crate) layout: Layout,
     pub(crate) node_names: Vec<String>,
-    pub(crate) switches: Vec<SwitchModel>,
-    pub(crate) hosts: Vec<HostModel>,
-    /// `lft[switch * lft_stride + lid]`, 255 = no path.
-    pub(crate) lft: Vec<u8>,
-    pub(crate) lft_stride: usize,
-    /// Host owning each LID, or [`NONE`].
-    pub(crate) lid_host: Vec<u32>,
-    pub(crate) sl2vl: Sl2VlMap,
-    pub(crate) arb_tables: Vec<VlArbTable>,
-    pub(crate) port_arb: Vec<u16>,
-    pub(crate) arbiter: VlArbiter,
-    pub(crate) selection: Selection,
-    pub(crate) classes: Vec<Class>,
+    pub(crate) ports: Ports,
+    pub(crate) switches: Switches,
+    pub(crate) hcas: Hcas,
+    pub(crate) traffic: Workload,
+    pub(crate) mech: Mechanisms,
 
     pub(crate) now: Time,
     pub(crate) queue: Queue,
     pub(crate) arena: PacketArena,
-    pub(crate) inq: Vec<PacketQueue>,
-    pub(crate) in_cap: Vec<u32>,
-    pub(crate) outq: Vec<PacketQueue>,
-    pub(crate) out_used: Vec<u32>,
-    pub(crate) out_cap: Vec<u32>,
-    pub(crate) credits: Credits,
-    pub(crate) tx: Vec<TxState>,
-    /// Crossbar inputs in use (per port, or per port × slot), cleared by the
-    /// event that ends the transfer.
-    pub(crate) xin_busy: Vec<bool>,
-    /// Crossbar outputs in use, likewise.
-    pub(crate) xout_busy: Vec<bool>,
-    /// Non-empty input queues, per switch.
-    pub(crate) in_bits: Vec<u64>,
-    /// Input queues whose head must be (re)considered by crossbar arbitration.
-    pub(crate) pend_bits: Vec<u64>,
-    /// Per output port, the input queues whose head waits for it.
-    pub(crate) wait_bits: Vec<u64>,
-    pub(crate) sw: Vec<SwitchState>,
-    pub(crate) host_state: Vec<HostState>,
-    pub(crate) sources: Vec<Source>,
-    pub(crate) traces: Vec<Trace>,
-    /// CBR connections, each with its cursor.
-    pub(crate) connections: Vec<Connection>,
-    /// The class their packets count in (unused without connections).
-    pub(crate) conn_class: u8,
     pub(crate) metrics: Metrics,
     /// Packets that left their SL send queue and are not yet delivered or dropped.
     pub(crate) in_network: u64,
@@ -223,10 +83,6 @@ pub struct Simulation {
     /// Earliest of the next scan and the end of the warm-up window being
     /// filled: the run loop's only per-event check for periodic work.
     pub(crate) next_housekeeping: Time,
-    /// Scratch for bufferless arbitration: request per (output port, slot).
-    pub(crate) scratch_req: Vec<u32>,
-    /// Packets created by [`Simulation::inject`] whose generation time is to come.
-    pub(crate) injections_pending: u64,
 }
 
 impl Simulation {
@@ -337,10 +193,10 @@ impl Simulation {
     fn start_window(&mut self, at: Time) {
         self.metrics.start_measurement(at);
         // Transmissions in progress at `at` count from `at` on.
-        for gp in 0..self.tx.len() {
-            let tx = self.tx[gp];
+        for gp in 0..self.ports.tx.len() {
+            let tx = self.ports.tx[gp];
             if tx.busy && tx.busy_until > at {
-                let i = self.pv(gp as u32, tx.sending_slot);
+                let i = self.layout.pv(gp as u32, tx.sending_slot);
                 self.metrics.busy_ps[i] += tx.busy_until - at;
             }
         }
@@ -376,29 +232,29 @@ impl Simulation {
             Event::ConnNext { conn } => self.on_connection(conn),
             Event::Routed { port, slot } => {
                 self.mark_pending(port, slot);
-                self.arbitrate_switch(self.ports[port as usize].switch);
+                self.arbitrate_switch(self.ports.model[port as usize].switch);
             }
             Event::XbarDone { input, output, in_slot, out_slot } => {
                 let (xi, xo) = (self.xidx(input, in_slot), self.xidx(output, out_slot));
-                self.xin_busy[xi] = false;
-                self.xout_busy[xo] = false;
+                self.switches.xin_busy[xi] = false;
+                self.switches.xout_busy[xo] = false;
                 self.mark_port_pending(input);
                 self.wake_waiters(output);
-                self.arbitrate_switch(self.ports[input as usize].switch);
+                self.arbitrate_switch(self.ports.model[input as usize].switch);
             }
             Event::LinkFree { port } => self.on_link_free(port),
             Event::OutputReady { port } => {
-                self.tx[port as usize].ready_wake_at = 0;
+                self.ports.tx[port as usize].ready_wake_at = 0;
                 self.try_transmit(port);
             }
             Event::Credit { port, slot, blocks } => self.on_credit(port, slot, blocks),
             Event::Deliver { port, slot, packet } => self.on_deliver(port, slot, packet),
             Event::Inject { packet } => {
-                self.injections_pending -= 1;
+                self.traffic.injections_pending -= 1;
                 self.on_inject(packet);
             }
             Event::SwitchWake { switch } => {
-                self.sw[switch as usize].wake_at = 0;
+                self.switches.state[switch as usize].wake_at = 0;
                 self.mark_all_pending(switch);
                 self.arbitrate_switch(switch);
             }
@@ -411,39 +267,23 @@ impl Simulation {
         self.queue.push(self.now, at, ev);
     }
 
-    /// Index of `(gp, slot)` in per-port-slot arrays.
-    #[inline]
-    pub(crate) fn pv(&self, gp: u32, slot: u8) -> usize {
-        gp as usize * self.p.nvl + slot as usize
-    }
-
-    /// The VL number of a slot.
-    #[inline]
-    pub(crate) fn vl_of_slot(&self, slot: u8) -> u8 {
-        if slot == self.p.vl15_slot {
-            15
-        } else {
-            slot
-        }
-    }
-
     fn on_link_free(&mut self, gp: u32) {
-        let tx = &mut self.tx[gp as usize];
+        let tx = &mut self.ports.tx[gp as usize];
         let (slot, blocks, feeding, fslot) = (tx.sending_slot, tx.sending_blocks, tx.feeding_input, tx.feeding_slot);
         tx.sending_blocks = 0;
         tx.feeding_input = NONE;
         tx.busy = false;
         if blocks > 0 {
-            let i = self.pv(gp, slot);
-            self.out_used[i] -= blocks as u32;
+            let i = self.layout.pv(gp, slot);
+            self.ports.out_used[i] -= blocks as u32;
         }
-        let pm = self.ports[gp as usize];
+        let pm = self.ports.model[gp as usize];
         if pm.is_switch {
             // Room in the output buffer (or the link itself) is free again.
             self.wake_waiters(gp);
             if feeding != NONE {
                 let xi = self.xidx(feeding, fslot);
-                self.xin_busy[xi] = false;
+                self.switches.xin_busy[xi] = false;
                 self.mark_port_pending(feeding);
             }
             self.arbitrate_switch(pm.switch);
@@ -457,8 +297,8 @@ impl Simulation {
     }
 
     fn on_credit(&mut self, gp: u32, slot: u8, blocks: u16) {
-        self.credits.give_back(gp, slot, blocks);
-        let pm = self.ports[gp as usize];
+        self.ports.credits.give_back(gp, slot, blocks);
+        let pm = self.ports.model[gp as usize];
         if pm.is_switch && !self.p.output_buffers {
             // Credits only decide which heads may cross when the crossbar feeds
             // the link directly; with output buffers they concern the link alone.
@@ -497,16 +337,16 @@ impl Simulation {
     /// `Err` when they do not add up.
     pub fn check_conservation(&self) -> Result<(), SimError> {
         let mut queued = 0u64;
-        for q in self.inq.iter().chain(self.outq.iter()) {
+        for q in self.ports.inq.iter().chain(self.ports.outq.iter()) {
             queued += q.count_linked(&self.arena) as u64;
         }
-        for h in &self.host_state {
+        for h in &self.hcas.state {
             for q in &h.slq {
                 queued += q.count_linked(&self.arena) as u64;
             }
         }
         let m = &self.metrics;
-        if m.generated != m.delivered + m.dropped + queued || queued + self.injections_pending != self.arena.live() as u64 {
+        if m.generated != m.delivered + m.dropped + queued || queued + self.traffic.injections_pending != self.arena.live() as u64 {
             return Err(SimError::Conservation {
                 generated: m.generated,
                 delivered: m.delivered,
@@ -522,7 +362,7 @@ impl Simulation {
     /// now), with the class's fixed payload. Its DLID is the destination's
     /// base LID. For tests that need exact single packets.
     pub fn inject(&mut self, at_ps: Time, class: usize, src: usize, dst: usize) -> Result<(), SimError> {
-        let payload = match self.classes.get(class) {
+        let payload = match self.traffic.classes.get(class) {
             Some(c) => c.size.fixed().ok_or_else(|| {
                 SimError::config(
                     "inject.class",
@@ -537,14 +377,14 @@ impl Simulation {
     /// As [`Simulation::inject`], with `payload_bytes` of payload (1..=MTU,
     /// at most 256 on VL15).
     pub fn inject_payload(&mut self, at_ps: Time, class: usize, src: usize, dst: usize, payload_bytes: u32) -> Result<(), SimError> {
-        if class >= self.classes.len() {
-            return Err(SimError::config("inject.class", format!("class {class} does not exist ({} classes)", self.classes.len())));
+        if class >= self.traffic.classes.len() {
+            return Err(SimError::config("inject.class", format!("class {class} does not exist ({} classes)", self.traffic.classes.len())));
         }
-        let max = if self.classes[class].vl15 { crate::build::VL15_MAX_PAYLOAD } else { self.p.mtu_bytes };
+        let max = if self.traffic.classes[class].vl15 { crate::build::VL15_MAX_PAYLOAD } else { self.p.mtu_bytes };
         if payload_bytes == 0 || payload_bytes > max {
             return Err(SimError::config("inject.payload_bytes", format!("must be 1..={max}, got {payload_bytes}")));
         }
-        let n = self.hosts.len();
+        let n = self.hcas.model.len();
         for (key, h) in [("inject.src", src), ("inject.dst", dst)] {
             if h >= n {
                 return Err(SimError::config(key, format!("host {h} does not exist ({n} hosts)")));
@@ -556,16 +396,16 @@ impl Simulation {
         if at_ps < self.now {
             return Err(SimError::config("inject.at_ps", format!("{at_ps} ps is in the past (now is {} ps)", self.now)));
         }
-        let sl = self.classes[class].sl;
-        let id = self.new_packet(at_ps, class as u8, sl, src as u32, dst as u32, self.hosts[dst].base_lid, payload_bytes);
-        self.injections_pending += 1;
+        let sl = self.traffic.classes[class].sl;
+        let id = self.new_packet(at_ps, class as u8, sl, src as u32, dst as u32, self.hcas.model[dst].base_lid, payload_bytes);
+        self.traffic.injections_pending += 1;
         self.schedule(at_ps, Event::Inject { packet: id });
         Ok(())
     }
 
     /// Number of hosts (CA ports with LIDs), the traffic endpoints, in LID order.
     pub fn num_hosts(&self) -> usize {
-        self.hosts.len()
+        self.hcas.model.len()
     }
 
     /// Events handled so far.
@@ -588,13 +428,13 @@ impl Simulation {
     /// per switch, when it is first routed there. `None` for other policies or
     /// an unknown switch, port or slot.
     pub fn selection_count(&self, switch: &str, port: u8, vl_slot: u8) -> Option<u32> {
-        let counts = self.selection.counts()?;
+        let counts = self.mech.selection.counts()?;
         let node = self.node_names.iter().position(|n| n == switch)? as u32;
-        let sm = self.switches.iter().find(|s| s.node == node)?;
-        if port == 0 || port as u32 > sm.num_ports || vl_slot as usize >= self.p.nvl {
+        let sm = self.switches.model.iter().find(|s| s.node == node)?;
+        if port == 0 || port as u32 > sm.num_ports || vl_slot as usize >= self.layout.nvl {
             return None;
         }
-        counts.get((sm.port_base + port as u32 - 1) as usize * self.p.nvl + vl_slot as usize).copied()
+        counts.get((sm.port_base + port as u32 - 1) as usize * self.layout.nvl + vl_slot as usize).copied()
     }
 
     /// Name of the event queue in use.

@@ -80,12 +80,12 @@ impl Simulation {
     /// not blocked). Buffers `0..npv` are input buffers, `npv..2·npv` output
     /// buffers, both by port × slot.
     fn blocked_targets(&self, node: usize, out: &mut [usize; MAX_CANDIDATES]) -> usize {
-        let npv = self.inq.len();
-        let nvl = self.p.nvl;
+        let npv = self.ports.inq.len();
+        let nvl = self.layout.nvl;
         if node < npv {
-            let head = self.inq[node].head;
+            let head = self.ports.inq[node].head;
             let gp = (node / nvl) as u32;
-            let pm = self.ports[gp as usize];
+            let pm = self.ports.model[gp as usize];
             if head == NIL || !pm.is_switch {
                 return 0;
             }
@@ -101,13 +101,13 @@ impl Simulation {
             Self::pinned_only(&p, &mut cands);
             let mut n = 0;
             for c in cands.as_slice() {
-                let ogp = self.switches[pm.switch as usize].port_base + c.port as u32 - 1;
+                let ogp = self.switches.model[pm.switch as usize].port_base + c.port as u32 - 1;
                 let o = ogp as usize * nvl + c.slot as usize;
                 let target = if self.p.output_buffers {
-                    (self.out_used[o] + p.blocks as u32 > self.out_cap[o]).then_some(npv + o)
+                    (self.ports.out_used[o] + p.blocks as u32 > self.ports.out_cap[o]).then_some(npv + o)
                 } else {
-                    let peer = self.ports[ogp as usize].peer;
-                    (self.credits.available(ogp, c.slot) < p.blocks as u32 && peer != NONE)
+                    let peer = self.ports.model[ogp as usize].peer;
+                    (self.ports.credits.available(ogp, c.slot) < p.blocks as u32 && peer != NONE)
                         .then(|| peer as usize * nvl + c.slot as usize)
                 };
                 match target {
@@ -121,15 +121,15 @@ impl Simulation {
             n
         } else {
             let o = node - npv;
-            let head = self.outq[o].head;
+            let head = self.ports.outq[o].head;
             if head == NIL {
                 return 0;
             }
             let gp = (o / nvl) as u32;
             let slot = (o % nvl) as u8;
             let p = self.arena[head];
-            let peer = self.ports[gp as usize].peer;
-            if p.flags & FLAG_VL15 == 0 && self.credits.available(gp, slot) < p.blocks as u32 && peer != NONE {
+            let peer = self.ports.model[gp as usize].peer;
+            if p.flags & FLAG_VL15 == 0 && self.ports.credits.available(gp, slot) < p.blocks as u32 && peer != NONE {
                 out[0] = peer as usize * nvl + slot as usize;
                 1
             } else {
@@ -139,11 +139,11 @@ impl Simulation {
     }
 
     fn head_of(&self, node: usize) -> PacketId {
-        let npv = self.inq.len();
+        let npv = self.ports.inq.len();
         if node < npv {
-            self.inq[node].head
+            self.ports.inq[node].head
         } else {
-            self.outq[node - npv].head
+            self.ports.outq[node - npv].head
         }
     }
 
@@ -220,7 +220,7 @@ impl Simulation {
 
     /// Stops the run on a total stall: nothing moved for the watchdog period.
     pub(crate) fn declare_stall(&mut self) -> SimError {
-        let mut member: Vec<bool> = vec![false; 2 * self.inq.len()];
+        let mut member: Vec<bool> = vec![false; 2 * self.ports.inq.len()];
         let mut targets = [0usize; MAX_CANDIDATES];
         for (node, m) in member.iter_mut().enumerate() {
             *m = self.blocked_targets(node, &mut targets) > 0;
@@ -262,21 +262,21 @@ impl Simulation {
 
     /// The channel a buffer belongs to.
     fn channel_of(&self, node: usize) -> BlockedChannel {
-        let npv = self.inq.len();
-        let nvl = self.p.nvl;
+        let npv = self.ports.inq.len();
+        let nvl = self.layout.nvl;
         let (tx, rx, slot) = if node < npv {
             let gp = (node / nvl) as u32;
-            (self.ports[gp as usize].peer, gp, (node % nvl) as u8)
+            (self.ports.model[gp as usize].peer, gp, (node % nvl) as u8)
         } else {
             let gp = ((node - npv) / nvl) as u32;
-            (gp, self.ports[gp as usize].peer, ((node - npv) % nvl) as u8)
+            (gp, self.ports.model[gp as usize].peer, ((node - npv) % nvl) as u8)
         };
         let name = |gp: u32| {
-            let pm = &self.ports[gp as usize];
+            let pm = &self.ports.model[gp as usize];
             (self.node_names[pm.node as usize].clone(), pm.port)
         };
         let (from_node, from_port) = name(tx);
         let (to_node, to_port) = name(rx);
-        BlockedChannel { from_node, from_port, to_node, to_port, vl: self.vl_of_slot(slot) }
+        BlockedChannel { from_node, from_port, to_node, to_port, vl: self.layout.vl_of_slot(slot) }
     }
 }

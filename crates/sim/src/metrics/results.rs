@@ -173,28 +173,28 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
     let window = sim.now.saturating_sub(start);
     let w = window as f64;
     let per_switch = |bytes: u64| {
-        if w > 0.0 && !sim.switches.is_empty() {
-            bytes as f64 / (w / 1e3) / sim.switches.len() as f64
+        if w > 0.0 && !sim.switches.model.is_empty() {
+            bytes as f64 / (w / 1e3) / sim.switches.model.len() as f64
         } else {
             0.0
         }
     };
     let bits_per_us = |bytes: u64| if w > 0.0 { bytes as f64 * 8.0 / (w / 1e6) } else { 0.0 };
-    let host_rate = |h: u32| sim.ports[sim.hosts[h as usize].gp as usize].timing.bytes_per_ps();
-    let total_rate: f64 = (0..sim.hosts.len() as u32).map(host_rate).sum();
+    let host_rate = |h: u32| sim.ports.model[sim.hcas.model[h as usize].gp as usize].timing.bytes_per_ps();
+    let total_rate: f64 = (0..sim.hcas.model.len() as u32).map(host_rate).sum();
     let frac = |bytes: u64, rate: f64| if w > 0.0 && rate > 0.0 { bytes as f64 / (w * rate) } else { 0.0 };
 
     // The capacity a class's offered fraction is relative to: the links of
     // its sending hosts (each host of a trace once per class and once per SL
     // it sends on).
-    let mut class_rate = vec![0.0f64; sim.classes.len()];
+    let mut class_rate = vec![0.0f64; sim.traffic.classes.len()];
     let mut sl_rate = [0.0f64; 16];
-    for s in &sim.sources {
+    for s in &sim.traffic.sources {
         let r = host_rate(s.host);
         class_rate[s.class as usize] += r;
-        sl_rate[sim.classes[s.class as usize].sl as usize & 15] += r;
+        sl_rate[sim.traffic.classes[s.class as usize].sl as usize & 15] += r;
     }
-    for t in &sim.traces {
+    for t in &sim.traffic.traces {
         let mut prev = NONE;
         let mut hosts: Vec<u32> = t.senders.iter().map(|&(_, h)| h).collect();
         hosts.sort_unstable();
@@ -208,7 +208,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             sl_rate[sl as usize] += host_rate(h);
         }
     }
-    let mut pairs: Vec<(u8, u32)> = sim.connections.iter().map(|k| (k.sl, k.src)).collect();
+    let mut pairs: Vec<(u8, u32)> = sim.traffic.connections.iter().map(|k| (k.sl, k.src)).collect();
     pairs.sort_unstable();
     pairs.dedup();
     for &(sl, h) in &pairs {
@@ -218,10 +218,10 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
     senders.sort_unstable();
     senders.dedup();
     for h in senders {
-        class_rate[sim.conn_class as usize] += host_rate(h);
+        class_rate[sim.traffic.conn_class as usize] += host_rate(h);
     }
     let host_name = |h: u32| {
-        let pm = &sim.ports[sim.hosts[h as usize].gp as usize];
+        let pm = &sim.ports.model[sim.hcas.model[h as usize].gp as usize];
         let n = &sim.node_names[pm.node as usize];
         if pm.port == 1 {
             n.clone()
@@ -230,6 +230,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         }
     };
     let connections = sim
+        .traffic
         .connections
         .iter()
         .zip(&m.conns.stats)
@@ -266,6 +267,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         network_latency: LatencySummary::of(&f.network_latency),
     };
     let classes: Vec<FlowResult> = sim
+        .traffic
         .classes
         .iter()
         .zip(&m.classes)
@@ -281,17 +283,17 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
     let offered = m.all.generated_bytes;
     let accepted = m.all.delivered_bytes;
 
-    let nvl = sim.p.nvl;
+    let nvl = sim.layout.nvl;
     let mut ports = Vec::new();
-    for (gp, pm) in sim.ports.iter().enumerate() {
+    for (gp, pm) in sim.ports.model.iter().enumerate() {
         if pm.peer == NONE {
             continue;
         }
-        let peer = &sim.ports[pm.peer as usize];
+        let peer = &sim.ports.model[pm.peer as usize];
         let mut busy = m.busy_ps[gp * nvl..(gp + 1) * nvl].to_vec();
         // A packet still on the wire counted its whole transmission; keep only
         // the part up to now.
-        let tx = &sim.tx[gp];
+        let tx = &sim.ports.tx[gp];
         if tx.busy && tx.busy_until > sim.now {
             let s = tx.sending_slot as usize;
             busy[s] = busy[s].saturating_sub(tx.busy_until - sim.now.max(m.warmup_ps).min(tx.busy_until));
@@ -306,7 +308,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             vl_utilization: busy.iter().map(|&b| u(b)).collect(),
         });
     }
-    let hs = &sim.host_state;
+    let hs = &sim.hcas.state;
     let state = m.detector.as_ref().map_or(WarmupState::Fixed, |d| d.state);
     SimResults {
         time_ps: sim.now,
@@ -334,7 +336,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         classes,
         sls,
         ports,
-        vl_of_slot: (0..nvl as u8).map(|s| sim.vl_of_slot(s)).collect(),
+        vl_of_slot: (0..nvl as u8).map(|s| sim.layout.vl_of_slot(s)).collect(),
         connections,
         drops: DropReason::ALL.iter().map(|r| (r.name().to_string(), m.drops[*r as usize])).collect(),
         injection_queue: InjectionQueueResult {

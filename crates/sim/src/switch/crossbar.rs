@@ -30,7 +30,9 @@ use crate::credits::Credits;
 use crate::engine::{Event, Time};
 use crate::packet::{PacketId, FLAG_VL15, NIL};
 use crate::selection::{Candidate, Candidates, SelectionView};
-use crate::sim::{PortModel, Simulation, TxState, NONE};
+use crate::port::{PortModel, TxState};
+use crate::sim::{Simulation, NONE};
+use crate::switch::SwitchModel;
 
 use super::input::next_bit;
 
@@ -129,30 +131,30 @@ impl Simulation {
     /// this time is handled, so it is not checked here.)
     #[cfg(debug_assertions)]
     fn check_no_head_left_behind(&mut self, swi: u32) {
-        let sm = self.switches[swi as usize];
-        let nvl = self.p.nvl;
+        let sm = self.switches.model[swi as usize];
+        let nvl = self.layout.nvl;
         for idx in 0..sm.num_ports as usize * nvl {
             let gp = sm.port_base + (idx / nvl) as u32;
             let slot = (idx % nvl) as u8;
-            let head = self.inq[self.pv(gp, slot)].head;
+            let head = self.ports.inq[self.layout.pv(gp, slot)].head;
             if head == NIL {
                 continue;
             }
             let p = self.arena[head];
-            if p.ready_at >= self.now || self.xin_busy[self.xidx(gp, slot)] {
+            if p.ready_at >= self.now || self.switches.xin_busy[self.xidx(gp, slot)] {
                 continue;
             }
             let mut cands = Candidates::new();
-            if self.route(swi, self.ports[gp as usize].port, &p, &mut cands).is_err() {
+            if self.route(swi, self.ports.model[gp as usize].port, &p, &mut cands).is_err() {
                 continue;
             }
             Self::pinned_only(&p, &mut cands);
             let movable = if self.p.output_buffers {
                 let view = BufferedView {
-                    credits: &self.credits,
-                    out_used: &self.out_used,
-                    out_cap: &self.out_cap,
-                    xout_busy: &self.xout_busy,
+                    credits: &self.ports.credits,
+                    out_used: &self.ports.out_used,
+                    out_cap: &self.ports.out_cap,
+                    xout_busy: &self.switches.xout_busy,
                     port_base: sm.port_base,
                     nvl,
                     mux: self.p.crossbar == CrossbarKind::Multiplexed,
@@ -161,9 +163,9 @@ impl Simulation {
                 cands.as_slice().iter().any(|c| view.can_accept(c))
             } else {
                 let view = LinkView {
-                    credits: &self.credits,
-                    tx: &self.tx,
-                    ports: &self.ports,
+                    credits: &self.ports.credits,
+                    tx: &self.ports.tx,
+                    ports: &self.ports.model,
                     now: self.now,
                     port_base: sm.port_base,
                     blocks: p.blocks as u32,
@@ -177,9 +179,9 @@ impl Simulation {
                 cands.as_slice().iter().any(|c| {
                     view.can_accept(c) && {
                         let ogp = sm.port_base + c.port as u32 - 1;
-                        let t = &self.arb_tables[self.port_arb[ogp as usize] as usize];
-                        c.slot == self.p.vl15_slot
-                            || matches!(self.arbiter, crate::arbitration::VlArbiter::RoundRobin(_))
+                        let t = self.ports.arb_table(ogp);
+                        c.slot == self.layout.vl15_slot
+                            || matches!(self.ports.arbiter, crate::arbitration::VlArbiter::RoundRobin(_))
                             || t.high.iter().chain(&t.low).any(|&(v, w)| v == c.slot && w > 0)
                     }
                 })
@@ -187,7 +189,7 @@ impl Simulation {
             assert!(
                 !movable,
                 "t={} switch {} input port {} slot {}: a head that can move was left waiting",
-                self.now, self.node_names[sm.node as usize], self.ports[gp as usize].port, slot
+                self.now, self.node_names[sm.node as usize], self.ports.model[gp as usize].port, slot
             );
         }
     }
@@ -197,19 +199,19 @@ impl Simulation {
     #[inline]
     fn eligible_head(&mut self, swi: u32, gp: u32, slot: u8, cands: &mut Candidates) -> Option<PacketId> {
         loop {
-            let i = self.pv(gp, slot);
-            let head = self.inq[i].head;
+            let i = self.layout.pv(gp, slot);
+            let head = self.ports.inq[i].head;
             if head == NIL {
                 return None;
             }
             let p = self.arena[head];
-            if p.ready_at > self.now || self.xin_busy[self.xidx(gp, slot)] {
+            if p.ready_at > self.now || self.switches.xin_busy[self.xidx(gp, slot)] {
                 return None;
             }
             *cands = Candidates::new();
-            match self.route(swi, self.ports[gp as usize].port, &p, cands) {
+            match self.route(swi, self.ports.model[gp as usize].port, &p, cands) {
                 Ok(()) => {
-                    if self.selection.decides_at_routing() {
+                    if self.mech.selection.decides_at_routing() {
                         self.pin_choice(swi, head, cands);
                     }
                     return Some(head);
@@ -234,45 +236,45 @@ impl Simulation {
         if vl15 {
             return;
         }
-        let pm = self.ports[gp as usize];
+        let pm = self.ports.model[gp as usize];
         self.schedule(left_at + pm.timing.propagation_ps, Event::Credit { port: pm.peer, slot, blocks });
     }
 
     /// The next pending input of switch `swi` in round-robin order from `cur`
     /// below `hi`.
     #[inline]
-    fn next_pending(&self, sm: &crate::sim::SwitchModel, cur: usize, hi: usize) -> Option<usize> {
+    fn next_pending(&self, sm: &SwitchModel, cur: usize, hi: usize) -> Option<usize> {
         let words = sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize;
-        next_bit(&self.pend_bits[words], cur, hi)
+        next_bit(&self.switches.pend_bits[words], cur, hi)
     }
 
     #[inline]
-    fn clear_pending(&mut self, sm: &crate::sim::SwitchModel, idx: usize) {
-        self.pend_bits[sm.bits_base as usize + idx / 64] &= !(1u64 << (idx % 64));
+    fn clear_pending(&mut self, sm: &SwitchModel, idx: usize) {
+        self.switches.pend_bits[sm.bits_base as usize + idx / 64] &= !(1u64 << (idx % 64));
     }
 
     #[inline]
-    fn nothing_pending(&self, sm: &crate::sim::SwitchModel) -> bool {
-        self.pend_bits[sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize].iter().all(|&w| w == 0)
+    fn nothing_pending(&self, sm: &SwitchModel) -> bool {
+        self.switches.pend_bits[sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize].iter().all(|&w| w == 0)
     }
 
     fn arbitrate_buffered(&mut self, swi: u32) {
-        let sm = self.switches[swi as usize];
+        let sm = self.switches.model[swi as usize];
         if self.nothing_pending(&sm) {
             return;
         }
-        let nvl = self.p.nvl;
+        let nvl = self.layout.nvl;
         let nbits = sm.num_ports as usize * nvl;
-        let passes: &[bool] = if self.sw[swi as usize].vl15_inputs > 0 { &[true, false] } else { &[false] };
+        let passes: &[bool] = if self.switches.state[swi as usize].vl15_inputs > 0 { &[true, false] } else { &[false] };
         let mut cands = Candidates::new();
         for &vl15_only in passes {
-            let start = self.sw[swi as usize].rr as usize % nbits;
+            let start = self.switches.state[swi as usize].rr as usize % nbits;
             for (lo, hi) in [(start, nbits), (0, start)] {
                 let mut cur = lo;
                 while let Some(idx) = self.next_pending(&sm, cur, hi) {
                     cur = idx + 1;
                     let slot = (idx % nvl) as u8;
-                    if vl15_only && slot != self.p.vl15_slot {
+                    if vl15_only && slot != self.layout.vl15_slot {
                         continue;
                     }
                     self.clear_pending(&sm, idx);
@@ -282,20 +284,20 @@ impl Simulation {
                     let Some(id) = self.eligible_head(swi, gp, slot, &mut cands) else { continue };
                     let blocks = self.arena[id].blocks as u32;
                     let view = BufferedView {
-                        credits: &self.credits,
-                        out_used: &self.out_used,
-                        out_cap: &self.out_cap,
-                        xout_busy: &self.xout_busy,
+                        credits: &self.ports.credits,
+                        out_used: &self.ports.out_used,
+                        out_cap: &self.ports.out_cap,
+                        xout_busy: &self.switches.xout_busy,
                         port_base: sm.port_base,
                         nvl,
                         mux: self.p.crossbar == CrossbarKind::Multiplexed,
                         blocks,
                     };
-                    match self.selection.select(&cands, &view) {
+                    match self.mech.selection.select(&cands, &view) {
                         Some(k) => {
                             let c = cands.as_slice()[k];
                             self.grant_buffered(swi, gp, slot, id, c);
-                            self.sw[swi as usize].rr = ((idx + 1) % nbits) as u32;
+                            self.switches.state[swi as usize].rr = ((idx + 1) % nbits) as u32;
                         }
                         None => {
                             for c in cands.as_slice() {
@@ -310,15 +312,15 @@ impl Simulation {
 
     fn grant_buffered(&mut self, swi: u32, gp: u32, slot: u8, id: PacketId, c: Candidate) {
         let now = self.now;
-        let ogp = self.switches[swi as usize].port_base + c.port as u32 - 1;
+        let ogp = self.switches.model[swi as usize].port_base + c.port as u32 - 1;
         let p = self.arena[id];
-        let ser_o = self.ports[ogp as usize].timing.ser_ps(p.wire_bytes as u32);
+        let ser_o = self.ports.model[ogp as usize].timing.ser_ps(p.wire_bytes as u32);
         let xser = if self.p.speedup == 1.0 { ser_o } else { (ser_o as f64 / self.p.speedup).ceil() as Time };
         let xend = (now + xser).max(p.tail_at);
         let xi = self.xidx(gp, slot);
-        self.xin_busy[xi] = true;
+        self.switches.xin_busy[xi] = true;
         let xo = self.xidx(ogp, c.slot);
-        self.xout_busy[xo] = true;
+        self.switches.xout_busy[xo] = true;
         let popped = self.pop_input(gp, slot, xend);
         debug_assert_eq!(popped, id);
         {
@@ -328,10 +330,10 @@ impl Simulation {
             q.slot = c.slot;
             q.pinned = 0;
         }
-        let o = self.pv(ogp, c.slot);
-        self.out_used[o] += p.blocks as u32;
-        self.outq[o].push(&mut self.arena, id);
-        self.tx[ogp as usize].outq_mask |= 1 << c.slot;
+        let o = self.layout.pv(ogp, c.slot);
+        self.ports.out_used[o] += p.blocks as u32;
+        self.ports.outq[o].push(&mut self.arena, id);
+        self.ports.tx[ogp as usize].outq_mask |= 1 << c.slot;
         self.return_input_credits(gp, slot, p.blocks, p.flags & FLAG_VL15 != 0, xend);
         self.schedule(xend, Event::XbarDone { input: gp, output: ogp, in_slot: slot, out_slot: c.slot });
         self.last_progress = now;
@@ -339,8 +341,8 @@ impl Simulation {
     }
 
     fn arbitrate_bufferless(&mut self, swi: u32) {
-        let sm = self.switches[swi as usize];
-        let nvl = self.p.nvl;
+        let sm = self.switches.model[swi as usize];
+        let nvl = self.layout.nvl;
         let nbits = sm.num_ports as usize * nvl;
         let mut cands = Candidates::new();
         loop {
@@ -350,10 +352,10 @@ impl Simulation {
             // Gather each pending head's selected option: the first head (in
             // round-robin order) per (output port, VL slot). Heads that select
             // one stay pending for the next round; the others are parked.
-            self.scratch_req[..nbits].fill(NONE);
+            self.switches.scratch_req[..nbits].fill(NONE);
             let mut any = false;
             let mut wake = Time::MAX;
-            let start = self.sw[swi as usize].rr as usize % nbits;
+            let start = self.switches.state[swi as usize].rr as usize % nbits;
             for (lo, hi) in [(start, nbits), (0, start)] {
                 let mut cur = lo;
                 while let Some(idx) = self.next_pending(&sm, cur, hi) {
@@ -366,9 +368,9 @@ impl Simulation {
                     };
                     let p = self.arena[id];
                     let view = LinkView {
-                        credits: &self.credits,
-                        tx: &self.tx,
-                        ports: &self.ports,
+                        credits: &self.ports.credits,
+                        tx: &self.ports.tx,
+                        ports: &self.ports.model,
                         now: self.now,
                         port_base: sm.port_base,
                         blocks: p.blocks as u32,
@@ -377,15 +379,15 @@ impl Simulation {
                         vl15: p.flags & FLAG_VL15 != 0,
                         wake: Cell::new(Time::MAX),
                     };
-                    let sel = self.selection.select(&cands, &view);
+                    let sel = self.mech.selection.select(&cands, &view);
                     let underrun = view.wake.get();
                     wake = wake.min(underrun);
                     match sel {
                         Some(k) => {
                             let c = cands.as_slice()[k];
                             let r = (c.port as usize - 1) * nvl + c.slot as usize;
-                            if self.scratch_req[r] == NONE {
-                                self.scratch_req[r] = idx as u32;
+                            if self.switches.scratch_req[r] == NONE {
+                                self.switches.scratch_req[r] = idx as u32;
                             }
                             any = true;
                         }
@@ -403,7 +405,7 @@ impl Simulation {
             }
             if wake != Time::MAX {
                 // Some head could go once its tail can no longer be overtaken.
-                let st = &mut self.sw[swi as usize];
+                let st = &mut self.switches.state[swi as usize];
                 if st.wake_at == 0 || st.wake_at > wake {
                     st.wake_at = wake;
                     self.schedule(wake, Event::SwitchWake { switch: swi });
@@ -415,13 +417,13 @@ impl Simulation {
             // One grant: the next output port (round robin) with requests, its
             // VL by VL arbitration (VL15 first), then that VL's head.
             let np = sm.num_ports as usize;
-            let ostart = self.sw[swi as usize].out_rr as usize % np;
+            let ostart = self.switches.state[swi as usize].out_rr as usize % np;
             let mut granted = false;
             for k in 0..np {
                 let o = (ostart + k) % np;
                 let mut ready: u16 = 0;
                 for s in 0..nvl {
-                    if self.scratch_req[o * nvl + s] != NONE {
+                    if self.switches.scratch_req[o * nvl + s] != NONE {
                         ready |= 1 << s;
                     }
                 }
@@ -429,27 +431,27 @@ impl Simulation {
                     continue;
                 }
                 let ogp = sm.port_base + o as u32;
-                let vl15 = self.p.vl15_slot;
+                let vl15 = self.layout.vl15_slot;
                 let slot = if ready & (1 << vl15) != 0 {
                     vl15
                 } else {
-                    let table = &self.arb_tables[self.port_arb[ogp as usize] as usize];
-                    let req = &self.scratch_req;
-                    let inq = &self.inq;
+                    let table = &self.ports.arb_tables[self.ports.port_arb[ogp as usize] as usize];
+                    let req = &self.switches.scratch_req;
+                    let inq = &self.ports.inq;
                     let arena = &self.arena;
                     let base = sm.port_base as usize * nvl;
                     let blocks_of = |s: u8| arena[inq[base + req[o * nvl + s as usize] as usize].head].blocks;
-                    match self.arbiter.pick(table, &mut self.tx[ogp as usize].arb, ready, self.p.data_vls, blocks_of) {
+                    match self.ports.arbiter.pick(table, &mut self.ports.tx[ogp as usize].arb, ready, self.layout.data_vls, blocks_of) {
                         Some(s) => s,
                         None => continue,
                     }
                 };
-                let idx = self.scratch_req[o * nvl + slot as usize] as usize;
+                let idx = self.switches.scratch_req[o * nvl + slot as usize] as usize;
                 let in_slot = (idx % nvl) as u8;
                 let gp = sm.port_base + (idx / nvl) as u32;
                 self.clear_pending(&sm, idx);
                 self.grant_bufferless(gp, in_slot, ogp, slot);
-                let st = &mut self.sw[swi as usize];
+                let st = &mut self.switches.state[swi as usize];
                 st.out_rr = ((o + 1) % np) as u32;
                 st.rr = ((idx + 1) % nbits) as u32;
                 granted = true;
@@ -459,7 +461,7 @@ impl Simulation {
                 // Requests exist but no VL arbiter would serve them (e.g. a VL
                 // without a table entry): they wait for a change at the outputs.
                 for idx in 0..nbits {
-                    let r = self.scratch_req[idx];
+                    let r = self.switches.scratch_req[idx];
                     if r != NONE {
                         self.clear_pending(&sm, r as usize);
                         self.park(swi, r as usize, (idx / nvl + 1) as u8);
@@ -472,17 +474,17 @@ impl Simulation {
 
     fn grant_bufferless(&mut self, gp: u32, slot: u8, ogp: u32, oslot: u8) {
         let now = self.now;
-        let id = self.inq[self.pv(gp, slot)].head;
+        let id = self.ports.inq[self.layout.pv(gp, slot)].head;
         let p = self.arena[id];
-        let end = now + self.ports[ogp as usize].timing.ser_ps(p.wire_bytes as u32);
+        let end = now + self.ports.model[ogp as usize].timing.ser_ps(p.wire_bytes as u32);
         let xi = self.xidx(gp, slot);
-        self.xin_busy[xi] = true;
+        self.switches.xin_busy[xi] = true;
         let popped = self.pop_input(gp, slot, end);
         debug_assert_eq!(popped, id);
         self.arena[id].pinned = 0;
         self.return_input_credits(gp, slot, p.blocks, p.flags & FLAG_VL15 != 0, end);
         self.start_transmission(ogp, id, oslot, false);
-        let tx = &mut self.tx[ogp as usize];
+        let tx = &mut self.ports.tx[ogp as usize];
         tx.feeding_input = gp;
         tx.feeding_slot = slot;
     }

@@ -22,22 +22,22 @@ impl Simulation {
     /// Bit position of `(gp, slot)` within its switch's bitset.
     #[inline]
     fn input_bit(&self, gp: u32, slot: u8) -> (usize, u64) {
-        let pm = &self.ports[gp as usize];
-        let sm = &self.switches[pm.switch as usize];
-        let local = (gp - sm.port_base) as usize * self.p.nvl + slot as usize;
+        let pm = &self.ports.model[gp as usize];
+        let sm = &self.switches.model[pm.switch as usize];
+        let local = (gp - sm.port_base) as usize * self.layout.nvl + slot as usize;
         (sm.bits_base as usize + local / 64, 1u64 << (local % 64))
     }
 
     /// Appends an arriving packet to input queue `(gp, slot)`.
     pub(crate) fn push_input(&mut self, gp: u32, slot: u8, id: PacketId) {
-        let i = self.pv(gp, slot);
-        let was_empty = self.inq[i].is_empty();
-        self.inq[i].push(&mut self.arena, id);
+        let i = self.layout.pv(gp, slot);
+        let was_empty = self.ports.inq[i].is_empty();
+        self.ports.inq[i].push(&mut self.arena, id);
         if was_empty {
             let (w, b) = self.input_bit(gp, slot);
-            self.in_bits[w] |= b;
-            if slot == self.p.vl15_slot {
-                self.sw[self.ports[gp as usize].switch as usize].vl15_inputs += 1;
+            self.switches.in_bits[w] |= b;
+            if slot == self.layout.vl15_slot {
+                self.switches.state[self.ports.model[gp as usize].switch as usize].vl15_inputs += 1;
             }
             let at = self.arena[id].ready_at;
             self.schedule(at, Event::Routed { port: gp, slot });
@@ -48,14 +48,14 @@ impl Simulation {
     /// until `free_at`, after which the switch re-arbitrates anyway, so the new
     /// head needs its own `Routed` event only if it is routed later than that.
     pub(crate) fn pop_input(&mut self, gp: u32, slot: u8, free_at: Time) -> PacketId {
-        let i = self.pv(gp, slot);
-        let id = self.inq[i].pop(&mut self.arena).expect("pop from an empty input queue");
-        let head = self.inq[i].head;
-        if self.inq[i].is_empty() {
+        let i = self.layout.pv(gp, slot);
+        let id = self.ports.inq[i].pop(&mut self.arena).expect("pop from an empty input queue");
+        let head = self.ports.inq[i].head;
+        if self.ports.inq[i].is_empty() {
             let (w, b) = self.input_bit(gp, slot);
-            self.in_bits[w] &= !b;
-            if slot == self.p.vl15_slot {
-                self.sw[self.ports[gp as usize].switch as usize].vl15_inputs -= 1;
+            self.switches.in_bits[w] &= !b;
+            if slot == self.layout.vl15_slot {
+                self.switches.state[self.ports.model[gp as usize].switch as usize].vl15_inputs -= 1;
             }
         } else {
             let at = self.arena[head].ready_at;
@@ -70,38 +70,38 @@ impl Simulation {
     #[inline]
     pub(crate) fn mark_pending(&mut self, gp: u32, slot: u8) {
         let (w, b) = self.input_bit(gp, slot);
-        self.pend_bits[w] |= b;
+        self.switches.pend_bits[w] |= b;
     }
 
     /// Marks every VL slot of input port `gp` for arbitration.
     #[inline]
     pub(crate) fn mark_port_pending(&mut self, gp: u32) {
-        for s in 0..self.p.nvl as u8 {
+        for s in 0..self.layout.nvl as u8 {
             let (w, b) = self.input_bit(gp, s);
-            self.pend_bits[w] |= b & self.in_bits[w];
+            self.switches.pend_bits[w] |= b & self.switches.in_bits[w];
         }
     }
 
     /// Marks every non-empty input queue of switch `swi` for arbitration.
     pub(crate) fn mark_all_pending(&mut self, swi: u32) {
-        let sm = self.switches[swi as usize];
+        let sm = self.switches.model[swi as usize];
         let r = sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize;
         for w in r {
-            self.pend_bits[w] |= self.in_bits[w];
+            self.switches.pend_bits[w] |= self.switches.in_bits[w];
         }
     }
 
     /// Makes the waiters of output port `gp` pending.
     #[inline]
     pub(crate) fn wake_waiters(&mut self, gp: u32) {
-        let pm = &self.ports[gp as usize];
-        let sm = &self.switches[pm.switch as usize];
+        let pm = &self.ports.model[gp as usize];
+        let sm = &self.switches.model[pm.switch as usize];
         let words = sm.bits_words as usize;
         let wb = sm.wait_base as usize + (gp - sm.port_base) as usize * words;
         let pb = sm.bits_base as usize;
         for k in 0..words {
-            self.pend_bits[pb + k] |= self.wait_bits[wb + k];
-            self.wait_bits[wb + k] = 0;
+            self.switches.pend_bits[pb + k] |= self.switches.wait_bits[wb + k];
+            self.switches.wait_bits[wb + k] = 0;
         }
     }
 
@@ -109,17 +109,17 @@ impl Simulation {
     /// output port `port`.
     #[inline]
     pub(crate) fn park(&mut self, swi: u32, local: usize, port: u8) {
-        let sm = &self.switches[swi as usize];
+        let sm = &self.switches.model[swi as usize];
         let wb = sm.wait_base as usize + (port as usize - 1) * sm.bits_words as usize;
-        self.wait_bits[wb + local / 64] |= 1u64 << (local % 64);
+        self.switches.wait_bits[wb + local / 64] |= 1u64 << (local % 64);
     }
 
     /// Index of the crossbar input or output port of `(gp, slot)` in the busy arrays.
     #[inline]
     pub(crate) fn xidx(&self, gp: u32, slot: u8) -> usize {
         match self.p.crossbar {
-            crate::config::CrossbarKind::Multiplexed => gp as usize * self.p.nvl,
-            crate::config::CrossbarKind::PerVl => self.pv(gp, slot),
+            crate::config::CrossbarKind::Multiplexed => gp as usize * self.layout.nvl,
+            crate::config::CrossbarKind::PerVl => self.layout.pv(gp, slot),
         }
     }
 }

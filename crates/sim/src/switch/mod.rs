@@ -40,3 +40,63 @@ pub mod crossbar;
 pub mod input;
 pub mod output;
 pub mod route;
+
+use crate::engine::Time;
+
+/// Static description of one switch.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SwitchModel {
+    /// Node index.
+    pub node: u32,
+    /// Global index of port 1.
+    pub port_base: u32,
+    /// Number of ports.
+    pub num_ports: u32,
+    /// First word of its bitsets over input (port, slot) queues in
+    /// `in_bits` and `pend_bits`.
+    pub bits_base: u32,
+    /// Words of one such bitset.
+    pub bits_words: u32,
+    /// First word of its per-output-port waiter bitsets in `wait_bits`.
+    pub wait_base: u32,
+}
+
+/// Dynamic state of one switch.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SwitchState {
+    /// Round-robin pointer over input (port, slot) queues.
+    pub rr: u32,
+    /// Round-robin pointer over output ports (bufferless mode).
+    pub out_rr: u32,
+    /// Time of the pending `SwitchWake`, or 0.
+    pub wake_at: Time,
+    /// Non-empty VL15 input queues.
+    pub vl15_inputs: u32,
+}
+
+/// What the switches own beyond their ports: forwarding tables, crossbar
+/// state and the arbitration bookkeeping (see [`input`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Switches {
+    /// Static description, by dense switch index.
+    pub model: Vec<SwitchModel>,
+    /// Dynamic state, likewise.
+    pub state: Vec<SwitchState>,
+    /// `lft[switch * lft_stride + lid]`, 255 = no path.
+    pub lft: Vec<u8>,
+    /// LIDs per LFT row.
+    pub lft_stride: usize,
+    /// Crossbar inputs in use (per port, or per port × slot), cleared by the
+    /// event that ends the transfer.
+    pub xin_busy: Vec<bool>,
+    /// Crossbar outputs in use, likewise.
+    pub xout_busy: Vec<bool>,
+    /// Non-empty input queues, per switch.
+    pub in_bits: Vec<u64>,
+    /// Input queues whose head must be (re)considered by crossbar arbitration.
+    pub pend_bits: Vec<u64>,
+    /// Per output port, the input queues whose head waits for it.
+    pub wait_bits: Vec<u64>,
+    /// Scratch for bufferless arbitration: request per (output port, slot).
+    pub scratch_req: Vec<u32>,
+}

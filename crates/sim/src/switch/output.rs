@@ -16,47 +16,47 @@ impl Simulation {
     /// packet may go.
     pub(crate) fn try_transmit(&mut self, gp: u32) {
         let now = self.now;
-        let t = self.tx[gp as usize];
+        let t = self.ports.tx[gp as usize];
         // A busy link has its LinkFree event pending, which calls back here.
         if t.busy || t.outq_mask == 0 {
             return;
         }
-        let base = gp as usize * self.p.nvl;
-        let vl15 = self.p.vl15_slot;
+        let base = gp as usize * self.layout.nvl;
+        let vl15 = self.layout.vl15_slot;
         let mut ready: u16 = 0;
         let mut wake = Time::MAX;
         let mut m = t.outq_mask;
         while m != 0 {
             let s = m.trailing_zeros() as u8;
             m &= m - 1;
-            let p = &self.arena[self.outq[base + s as usize].head];
+            let p = &self.arena[self.ports.outq[base + s as usize].head];
             if p.ready_at > now {
                 wake = wake.min(p.ready_at);
-            } else if s == vl15 || self.credits.available(gp, s) >= p.blocks as u32 {
+            } else if s == vl15 || self.ports.credits.available(gp, s) >= p.blocks as u32 {
                 ready |= 1 << s;
             }
         }
         let slot = if ready & (1 << vl15) != 0 {
             Some(vl15)
         } else {
-            let table = &self.arb_tables[self.port_arb[gp as usize] as usize];
-            let outq = &self.outq;
+            let table = &self.ports.arb_tables[self.ports.port_arb[gp as usize] as usize];
+            let outq = &self.ports.outq;
             let arena = &self.arena;
-            self.arbiter.pick(table, &mut self.tx[gp as usize].arb, ready, self.p.data_vls, |s| {
+            self.ports.arbiter.pick(table, &mut self.ports.tx[gp as usize].arb, ready, self.layout.data_vls, |s| {
                 arena[outq[base + s as usize].head].blocks
             })
         };
         match slot {
             Some(s) => {
-                let q = &mut self.outq[base + s as usize];
+                let q = &mut self.ports.outq[base + s as usize];
                 let id = q.pop(&mut self.arena).expect("ready slot has a head");
                 if q.is_empty() {
-                    self.tx[gp as usize].outq_mask &= !(1 << s);
+                    self.ports.tx[gp as usize].outq_mask &= !(1 << s);
                 }
                 self.start_transmission(gp, id, s, true);
             }
             None if wake != Time::MAX => {
-                let tx = &mut self.tx[gp as usize];
+                let tx = &mut self.ports.tx[gp as usize];
                 if tx.ready_wake_at == 0 || tx.ready_wake_at > wake {
                     tx.ready_wake_at = wake;
                     self.schedule(wake, Event::OutputReady { port: gp });

@@ -25,8 +25,8 @@ impl Simulation {
     /// `Err` gives the drop reason when there is none.
     #[inline]
     pub(crate) fn route(&self, swi: u32, in_port: PortNum, p: &Packet, out: &mut Candidates) -> Result<(), DropReason> {
-        let sm = &self.switches[swi as usize];
-        let row = swi as usize * self.lft_stride;
+        let sm = &self.switches.model[swi as usize];
+        let row = swi as usize * self.switches.lft_stride;
         let vl15 = p.flags & FLAG_VL15 != 0;
         let mut back_to_input = false;
         let mut add = |port: u8, out: &mut Candidates| {
@@ -37,21 +37,21 @@ impl Simulation {
                 back_to_input = true;
                 return;
             }
-            if self.ports[(sm.port_base + port as u32 - 1) as usize].peer == NONE {
+            if self.ports.model[(sm.port_base + port as u32 - 1) as usize].peer == NONE {
                 return;
             }
-            let slot = if vl15 { self.p.vl15_slot } else { self.sl2vl.vl(sm.node, in_port, port, p.sl) };
+            let slot = if vl15 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(sm.node, in_port, port, p.sl) };
             out.push_unique_port(Candidate { port, slot, partition: 0 });
         };
         let dlid = p.dlid as usize;
-        let first = self.lft.get(row + dlid).copied().filter(|_| dlid < self.lft_stride).unwrap_or(NO_PATH);
+        let first = self.switches.lft.get(row + dlid).copied().filter(|_| dlid < self.switches.lft_stride).unwrap_or(NO_PATH);
         add(first, out);
-        if self.selection.wants_all_paths() {
-            if let Some(&h) = self.lid_host.get(dlid) {
+        if self.mech.selection.wants_all_paths() {
+            if let Some(&h) = self.hcas.lid_host.get(dlid) {
                 if h != NONE {
-                    let hm = &self.hosts[h as usize];
+                    let hm = &self.hcas.model[h as usize];
                     for l in hm.base_lid as usize..hm.base_lid as usize + hm.lid_count as usize {
-                        add(self.lft[row + l], out);
+                        add(self.switches.lft[row + l], out);
                     }
                 }
             }
@@ -74,9 +74,9 @@ impl Simulation {
             Self::pinned_only(&p, cands);
             return;
         }
-        let base = self.switches[swi as usize].port_base as usize;
-        let nvl = self.p.nvl;
-        let k = self.selection.choose_at_routing(cands, |c| (base + c.port as usize - 1) * nvl + c.slot as usize);
+        let base = self.switches.model[swi as usize].port_base as usize;
+        let nvl = self.layout.nvl;
+        let k = self.mech.selection.choose_at_routing(cands, |c| (base + c.port as usize - 1) * nvl + c.slot as usize);
         self.arena[id].pinned = cands.as_slice()[k].port;
         cands.keep_only(k);
     }

@@ -29,6 +29,23 @@ pub use process::{Process, ProcessKind};
 pub use size::{PayloadSize, SizeConfig};
 pub use trace::{Message, Trace, TraceConfig};
 
+/// Every packet source of a simulation.
+#[derive(Debug, Clone)]
+pub(crate) struct Workload {
+    /// Traffic classes (open-loop classes, then traces, then the connections' class).
+    pub classes: Vec<Class>,
+    /// Open-loop sources, one per (class, sending host).
+    pub sources: Vec<Source>,
+    /// Trace replays, each with its cursor.
+    pub traces: Vec<Trace>,
+    /// CBR connections, each with its cursor.
+    pub connections: Vec<Connection>,
+    /// The class their packets count in (unused without connections).
+    pub conn_class: u8,
+    /// Packets created by `Simulation::inject` whose generation time is to come.
+    pub injections_pending: u64,
+}
+
 /// How the source picks the path bits (low LMC bits) of the DLID.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]

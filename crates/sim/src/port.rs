@@ -1,0 +1,98 @@
+//! Ports: what every `(node, port)` of the fabric owns, switch or CA alike —
+//! its input (receive) VL buffers, its output (send) VL buffers, the credits
+//! it holds for the receiver across its link, its transmitter with VL
+//! arbitration, and its SL2VL and VLArbitration tables (IBA attributes of a
+//! port). Arrays are indexed by global port, or by [`crate::layout::Layout::pv`].
+
+use ibnetsim_fabric::PortNum;
+
+use crate::arbitration::{VlArbState, VlArbTable, VlArbiter};
+use crate::credits::Credits;
+use crate::engine::Time;
+use crate::link::LinkTiming;
+use crate::packet::PacketQueue;
+use crate::qos::Sl2VlMap;
+
+/// Static description of one `(node, port)`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PortModel {
+    /// Node index.
+    pub node: u32,
+    /// Port number on the node.
+    pub port: PortNum,
+    /// Global index of the port at the other end of the cable, or `NONE`.
+    pub peer: u32,
+    /// The node is a switch.
+    pub is_switch: bool,
+    /// Dense switch index when `is_switch`.
+    pub switch: u32,
+    /// Host index of a CA port, else `NONE`.
+    pub host: u32,
+    /// Timing of the cable at this port (both directions are the same).
+    pub timing: LinkTiming,
+}
+
+/// Dynamic state of a transmitter.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TxState {
+    /// The link is serializing a packet; cleared by its `LinkFree` event (not
+    /// by the clock, so that a transmission never starts before the previous
+    /// one's end has been handled).
+    pub busy: bool,
+    /// End of the current or last transmission.
+    pub busy_until: Time,
+    /// Slot and blocks of the packet on the wire, released from the output
+    /// buffer when its last byte has left.
+    pub sending_slot: u8,
+    /// Blocks held in the output buffer by the packet on the wire (0: none, or
+    /// the packet came straight from an input buffer).
+    pub sending_blocks: u16,
+    /// Time of a pending `OutputReady`, or 0.
+    pub ready_wake_at: Time,
+    /// Without output buffers: the switch input port feeding the packet on
+    /// the wire (its crossbar input frees with the link), or `NONE`.
+    pub feeding_input: u32,
+    /// Its VL slot.
+    pub feeding_slot: u8,
+    /// Non-empty output (send) queues, bit per slot.
+    pub outq_mask: u16,
+    /// VL arbitration state.
+    pub arb: VlArbState,
+}
+
+/// The state of every port.
+#[derive(Debug, Clone)]
+pub(crate) struct Ports {
+    /// Static description, by global port.
+    pub model: Vec<PortModel>,
+    /// Transmitters, by global port.
+    pub tx: Vec<TxState>,
+    /// Credits each transmitter holds for its receiver's VL buffers.
+    pub credits: Credits,
+    /// Input (receive) VL buffers.
+    pub inq: Vec<PacketQueue>,
+    /// Their capacity in blocks.
+    pub in_cap: Vec<u32>,
+    /// Output (switch) or send (CA) VL buffers.
+    pub outq: Vec<PacketQueue>,
+    /// Blocks held in them, including a packet on the wire.
+    pub out_used: Vec<u32>,
+    /// Their capacity in blocks.
+    pub out_cap: Vec<u32>,
+    /// SL2VL tables.
+    pub sl2vl: Sl2VlMap,
+    /// Distinct VLArbitration tables.
+    pub arb_tables: Vec<VlArbTable>,
+    /// The table of each port, by global port.
+    pub port_arb: Vec<u16>,
+    /// The VL arbitration policy.
+    pub arbiter: VlArbiter,
+}
+
+impl Ports {
+    /// The VLArbitration table of port `gp`.
+    #[inline]
+    pub fn arb_table(&self, gp: u32) -> &VlArbTable {
+        &self.arb_tables[self.port_arb[gp as usize] as usize]
+    }
+}
