@@ -26,6 +26,9 @@ pub const BASE_OVERHEAD_BYTES: u32 = LRH_BYTES + BTH_BYTES + ICRC_BYTES + VCRC_B
 /// routing (virtual cut-through): LRH + BTH.
 pub const CUT_THROUGH_HEADER_BYTES: u32 = LRH_BYTES + BTH_BYTES;
 
+/// Largest payload IBA allows on VL15 (management datagrams are 256 B).
+pub const VL15_MAX_PAYLOAD: u32 = 256;
+
 /// Bytes a packet with `payload` bytes occupies on the wire.
 #[inline]
 pub fn wire_bytes(payload: u32, extra_header_bytes: u32) -> u32 {

@@ -11,6 +11,7 @@
 use ibnetsim_fabric::{Fabric, NodeId, PortNum};
 use serde::{Deserialize, Serialize};
 
+use crate::config::{SimConfig, Sl2VlConfig, VlArbitrationConfig};
 use crate::error::SimError;
 
 /// Entries in each VLArbitration table (IBA: up to 64).
@@ -207,6 +208,40 @@ impl From<ibnetsim_sm::qos::VlArbConfig> for VlArbConfig {
         VlArbConfig { high: t.high, low: t.low, limit_of_high_priority: t.limit_of_high_priority }
     }
 }
+
+/// The QoS tables a config describes (the same on every port).
+pub fn from_config(c: &SimConfig) -> Result<QosTables, SimError> {
+    crate::build::check_data_vls(c.data_vls)?;
+    let sl2vl = match &c.sl2vl {
+        Sl2VlConfig::Modulo => Sl2VlMap::modulo(c.data_vls),
+        Sl2VlConfig::Table { vl_of_sl } => {
+            if vl_of_sl.len() != 16 {
+                return Err(SimError::config(
+                    "sl2vl.vl_of_sl",
+                    format!("needs one VL for each of the 16 SLs, got {} entries", vl_of_sl.len()),
+                ));
+            }
+            let mut m = [0u8; 16];
+            for (sl, &vl) in vl_of_sl.iter().enumerate() {
+                if vl >= c.data_vls {
+                    return Err(SimError::config(
+                        format!("sl2vl.vl_of_sl[{sl}]"),
+                        format!("VL {vl} is not a data VL (data VLs are 0..={})", c.data_vls - 1),
+                    ));
+                }
+                m[sl] = vl;
+            }
+            Sl2VlMap::Uniform(m)
+        }
+    };
+    let table = match &c.vl_arbitration {
+        VlArbitrationConfig::Iba(t) if t.high.is_empty() && t.low.is_empty() => VlArbConfig::uniform(c.data_vls),
+        VlArbitrationConfig::Iba(t) => t.clone(),
+        VlArbitrationConfig::RoundRobin => VlArbConfig::uniform(c.data_vls),
+    };
+    Ok(QosTables { sl2vl, vlarb: VlArbMap::uniform(table) })
+}
+
 
 #[cfg(test)]
 mod tests {

@@ -95,7 +95,7 @@ impl Simulation {
         tables: &ForwardingTables,
         config: &SimConfig,
     ) -> Result<Simulation, SimError> {
-        let qos = crate::build::qos_from_config(config)?;
+        let qos = crate::qos::from_config(config)?;
         Self::with_qos(fabric, lids, tables, config, qos)
     }
 
@@ -380,7 +380,7 @@ impl Simulation {
         if class >= self.traffic.classes.len() {
             return Err(SimError::config("inject.class", format!("class {class} does not exist ({} classes)", self.traffic.classes.len())));
         }
-        let max = if self.traffic.classes[class].vl15 { crate::build::VL15_MAX_PAYLOAD } else { self.p.mtu_bytes };
+        let max = if self.traffic.classes[class].vl15 { crate::link::VL15_MAX_PAYLOAD } else { self.p.mtu_bytes };
         if payload_bytes == 0 || payload_bytes > max {
             return Err(SimError::config("inject.payload_bytes", format!("must be 1..={max}, got {payload_bytes}")));
         }

@@ -1,0 +1,156 @@
+//! Building a [`Simulation`], in steps: the configuration is validated and
+//! resolved on its own ([`params`]); the fabric is flattened into arrays
+//! ([`topology`]); the ports get their buffers, credits and QoS tables
+//! ([`ports`]); the workload is built ([`traffic`]); then the components are
+//! assembled. Every error names the config key (or the fabric object) at
+//! fault; after this a run can only fail by deadlock.
+
+mod params;
+mod ports;
+mod topology;
+mod traffic;
+
+use ibnetsim_fabric::{Fabric, NodeId};
+use ibnetsim_sm::{ForwardingTables, LidMap, NO_PATH};
+
+use crate::config::SimConfig;
+use crate::engine::{Event, EventQueue};
+use crate::error::SimError;
+use crate::hca::{Hcas, HostState};
+use crate::link::wire_bytes;
+use crate::mechanism::Mechanisms;
+use crate::metrics::{ConnMetrics, Metrics};
+use crate::packet::PacketArena;
+use crate::qos::QosTables;
+use crate::selection::{Selection, MAX_CANDIDATES};
+use crate::sim::{Simulation, NONE};
+use crate::switch::{SwitchState, Switches};
+use crate::watchdog::Watchdog;
+
+pub(crate) use params::check_data_vls;
+
+pub(crate) fn build(
+    fabric: &Fabric,
+    lids: &LidMap,
+    tables: &ForwardingTables,
+    c: &SimConfig,
+    qos: QosTables,
+) -> Result<Simulation, SimError> {
+    let params::Resolved { layout, params: p, routing_ps, arbitration_ps, warmup_ps, detector, queue, mut selection, arbiter } =
+        params::resolve(c)?;
+    let topo = topology::build(fabric, lids, tables, &layout)?;
+    check_watchdog(c, &topo, routing_ps + arbitration_ps, p.watchdog_ps)?;
+    let ports = ports::build(fabric, c, &p, &layout, &topo, qos.clone(), arbiter)?;
+    let npv = layout.len(ports.model.len());
+    selection.prepare(npv);
+    check_candidates(fabric, lids, &topo, &selection)?;
+    let (traffic, used_sls) = traffic::build(fabric, c, &topo, &qos)?;
+
+    let nvl = layout.nvl;
+    let max_ports = topo.switches.iter().map(|s| s.num_ports).max().unwrap_or(0) as usize;
+    let switches = Switches {
+        state: vec![SwitchState::default(); topo.switches.len()],
+        model: topo.switches,
+        lft: topo.lft,
+        lft_stride: topo.lft_stride,
+        xin_busy: vec![false; npv],
+        xout_busy: vec![false; npv],
+        in_bits: vec![0; topo.bits_words as usize],
+        pend_bits: vec![0; topo.bits_words as usize],
+        wait_bits: vec![0; topo.wait_words as usize],
+        scratch_req: vec![NONE; max_ports * nvl],
+    };
+    let hcas = Hcas { state: vec![HostState::default(); topo.hosts.len()], model: topo.hosts, lid_host: topo.lid_host };
+    let watchdog_ps = p.watchdog_ps;
+    let mut sim = Simulation {
+        node_names: fabric.nodes().iter().map(|n| n.name.clone()).collect(),
+        layout,
+        ports,
+        switches,
+        hcas,
+        mech: Mechanisms { selection },
+        now: 0,
+        queue,
+        arena: PacketArena::new(),
+        metrics: Metrics::new(warmup_ps, traffic.classes.len(), &used_sls, npv, detector),
+        traffic,
+        in_network: 0,
+        last_progress: 0,
+        deadlock: None,
+        watchdog: Watchdog::new(2 * npv, (watchdog_ps / 2).max(1)),
+        next_housekeeping: 0,
+        p,
+    };
+    sim.update_housekeeping();
+    for s in 0..sim.traffic.sources.len() {
+        let at = sim.traffic.sources[s].due();
+        sim.queue.push(0, at, Event::Generate { source: s as u32 });
+    }
+    for t in 0..sim.traffic.traces.len() {
+        if let Some(at) = sim.traffic.traces[t].due() {
+            sim.queue.push(0, at, Event::TraceNext { trace: t as u32 });
+        }
+    }
+    sim.metrics.conns = ConnMetrics::new(sim.traffic.connections.iter().map(|k| (k.wire_bits, k.bandwidth_bps)));
+    for k in 0..sim.traffic.connections.len() {
+        let at = sim.traffic.connections[k].due();
+        sim.queue.push(0, at, Event::ConnNext { conn: k as u32 });
+    }
+    Ok(sim)
+}
+
+/// The watchdog must not mistake a packet that is simply still travelling
+/// for a stall: it must exceed the slowest hop several times over.
+fn check_watchdog(c: &SimConfig, topo: &topology::Topology, switch_ps: u64, watchdog_ps: u64) -> Result<(), SimError> {
+    let slowest_hop = topo
+        .ports
+        .iter()
+        .filter(|p| p.peer != NONE)
+        .map(|p| p.timing.propagation_ps + p.timing.ser_ps(wire_bytes(c.mtu_bytes, c.extra_header_bytes)))
+        .max()
+        .unwrap_or(0)
+        + switch_ps;
+    if watchdog_ps <= 4 * slowest_hop {
+        return Err(SimError::config(
+            "watchdog_ns",
+            format!(
+                "{} ns is too short: the slowest hop (cable, MTU packet and switch delays) takes {} ns, and the watchdog must exceed four of them",
+                c.watchdog_ns,
+                slowest_hop as f64 / 1e3
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Adaptive selection lists every LID of the destination: keep within the
+/// fixed capacity of a candidate list.
+fn check_candidates(fabric: &Fabric, lids: &LidMap, topo: &topology::Topology, selection: &Selection) -> Result<(), SimError> {
+    if selection.wants_all_paths() && lids.lmc() > 4 {
+        for (i, s) in topo.switches.iter().enumerate() {
+            for h in &topo.hosts {
+                let mut ports_seen = [false; 256];
+                let mut distinct = 0;
+                for l in h.base_lid as usize..(h.base_lid + h.lid_count) as usize {
+                    let p = topo.lft[i * topo.lft_stride + l];
+                    if p != NO_PATH && !ports_seen[p as usize] {
+                        ports_seen[p as usize] = true;
+                        distinct += 1;
+                    }
+                }
+                if distinct > MAX_CANDIDATES {
+                    return Err(SimError::config(
+                        "selection",
+                        format!(
+                            "switch '{}' has {distinct} distinct ports towards one destination; adaptive selection handles at most {MAX_CANDIDATES}",
+                            fabric.node(NodeId(s.node)).name
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+
+    Ok(())
+}
+

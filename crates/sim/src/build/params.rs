@@ -1,0 +1,127 @@
+//! Step 1 of building: the configuration alone, validated and resolved into
+//! the parameters the components are built from. Every error names the config
+//! key as the user wrote it.
+
+use crate::arbitration::VlArbiter;
+use crate::config::{ns_to_ps, SimConfig, VlArbitrationConfig};
+use crate::engine::{Queue, Time};
+use crate::error::SimError;
+use crate::layout::Layout;
+use crate::metrics::WarmupDetector;
+use crate::selection::Selection;
+use crate::sim::Params;
+
+/// The configuration's own parameters, checked.
+pub(super) struct Resolved {
+    pub layout: Layout,
+    pub params: Params,
+    pub routing_ps: Time,
+    pub arbitration_ps: Time,
+    pub warmup_ps: Time,
+    pub detector: Option<WarmupDetector>,
+    pub queue: Queue,
+    pub selection: Selection,
+    pub arbiter: VlArbiter,
+}
+
+pub(crate) fn check_data_vls(v: u8) -> Result<(), SimError> {
+    if !(1..=15).contains(&v) {
+        return Err(SimError::config("data_vls", format!("must be 1..=15 (VL15 is added for management), got {v}")));
+    }
+    Ok(())
+}
+
+pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
+    check_data_vls(c.data_vls)?;
+    if ![256, 512, 1024, 2048, 4096].contains(&c.mtu_bytes) {
+        return Err(SimError::config("mtu_bytes", format!("must be 256, 512, 1024, 2048 or 4096, got {}", c.mtu_bytes)));
+    }
+    if c.extra_header_bytes > 1024 {
+        return Err(SimError::config("extra_header_bytes", format!("{} is beyond any IBA header stack", c.extra_header_bytes)));
+    }
+    let sc = &c.switch;
+    if !sc.speedup.is_finite() || sc.speedup <= 0.0 {
+        return Err(SimError::config("switch.speedup", format!("must be a finite number > 0, got {}", sc.speedup)));
+    }
+    let routing_ps = ns_to_ps("switch.routing_delay_ns", sc.routing_delay_ns)?;
+    let arbitration_ps = ns_to_ps("switch.arbitration_delay_ns", sc.arbitration_delay_ns)?;
+    let mut warmup_ps = ns_to_ps("warmup_ns", c.warmup_ns)?;
+    let detector = match &c.auto_warmup {
+        None => None,
+        Some(a) => {
+            if warmup_ps != 0 {
+                return Err(SimError::config("warmup_ns", "must be 0 when auto_warmup is set (the warm-up is detected)"));
+            }
+            let window_ps = ns_to_ps("auto_warmup.window_ns", a.window_ns)?;
+            if window_ps == 0 {
+                return Err(SimError::config("auto_warmup.window_ns", "must be > 0"));
+            }
+            if a.windows < 3 {
+                return Err(SimError::config("auto_warmup.windows", format!("must be at least 3 to see a trend, got {}", a.windows)));
+            }
+            if !(a.tolerance > 0.0 && a.tolerance < 1.0) {
+                return Err(SimError::config("auto_warmup.tolerance", format!("must be a fraction in (0, 1), got {}", a.tolerance)));
+            }
+            let max_ps = ns_to_ps("auto_warmup.max_ns", a.max_ns)?;
+            if max_ps < window_ps * a.windows as u64 {
+                return Err(SimError::config(
+                    "auto_warmup.max_ns",
+                    format!("{} ns is shorter than the windows looked at (windows × window_ns = {} ns)", a.max_ns, a.window_ns * a.windows as f64),
+                ));
+            }
+            warmup_ps = Time::MAX;
+            Some(WarmupDetector::new(window_ps, a.windows as usize, a.tolerance, max_ps))
+        }
+    };
+    let watchdog_ps = ns_to_ps("watchdog_ns", c.watchdog_ns)?;
+    if watchdog_ps == 0 {
+        return Err(SimError::config("watchdog_ns", "must be > 0"));
+    }
+    let queue = Queue::from_name(&c.event_queue).ok_or_else(|| {
+        SimError::config(
+            "event_queue",
+            format!("unknown event queue '{}' (known: {})", c.event_queue, Queue::NAMES.join(", ")),
+        )
+    })?;
+    let selection = Selection::from_name(&c.selection, "selection")?;
+    let arbiter = match c.vl_arbitration {
+        VlArbitrationConfig::Iba(_) => VlArbiter::from_name("iba", "vl_arbitration.kind")?,
+        VlArbitrationConfig::RoundRobin => VlArbiter::from_name("round-robin", "vl_arbitration.kind")?,
+    };
+    let params = Params {
+        switch_delay_ps: routing_ps + arbitration_ps,
+        speedup: sc.speedup,
+        output_buffers: sc.output_buffer_bytes > 0,
+        crossbar: sc.crossbar,
+        watchdog_ps,
+        sl_order: sl_order(&c.hca.sl_priority)?,
+        mtu_bytes: c.mtu_bytes,
+        extra_header_bytes: c.extra_header_bytes,
+    };
+    Ok(Resolved { layout: Layout::new(c.data_vls), params, routing_ps, arbitration_ps, warmup_ps, detector, queue, selection, arbiter })
+}
+
+/// The HCA's SL service order: the listed SLs first, then the others ascending.
+fn sl_order(priority: &[u8]) -> Result<[u8; 16], SimError> {
+    let mut order = [0u8; 16];
+    let mut seen = [false; 16];
+    let mut k = 0;
+    for (i, &sl) in priority.iter().enumerate() {
+        if sl > 15 || seen[sl as usize] {
+            return Err(SimError::config(
+                format!("hca.sl_priority[{i}]"),
+                format!("SL {sl} is {}", if sl > 15 { "not an SL (0..=15)" } else { "listed twice" }),
+            ));
+        }
+        seen[sl as usize] = true;
+        order[k] = sl;
+        k += 1;
+    }
+    for sl in 0..16u8 {
+        if !seen[sl as usize] {
+            order[k] = sl;
+            k += 1;
+        }
+    }
+    Ok(order)
+}

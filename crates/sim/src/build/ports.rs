@@ -1,0 +1,157 @@
+//! Step 3: the ports — VL buffer sizes (defaults, then per-port overrides),
+//! the credits each transmitter starts with, and the SL2VL and
+//! VLArbitration tables.
+
+use ibnetsim_fabric::{Fabric, NodeId};
+
+use crate::arbitration::{VlArbTable, VlArbiter};
+use crate::config::SimConfig;
+use crate::credits::{blocks_for, buffer_blocks, Credits, CREDIT_BYTES};
+use crate::error::SimError;
+use crate::layout::Layout;
+use crate::link::{wire_bytes, VL15_MAX_PAYLOAD};
+use crate::packet::PacketQueue;
+use crate::port::{Ports, TxState};
+use crate::qos::QosTables;
+use crate::sim::{Params, NONE};
+
+use super::topology::Topology;
+
+fn resolve_node(fabric: &Fabric, what: &str, key: &str) -> Result<NodeId, SimError> {
+    fabric.resolve(what).map_err(|e| SimError::config(key, e.to_string()))
+}
+
+pub(super) fn build(
+    fabric: &Fabric,
+    c: &SimConfig,
+    p: &Params,
+    layout: &Layout,
+    topo: &Topology,
+    qos: QosTables,
+    arbiter: VlArbiter,
+) -> Result<Ports, SimError> {
+    let (nvl, vl15_slot, data_vls) = (layout.nvl, layout.vl15_slot, layout.data_vls);
+    let sc = &c.switch;
+    let ports = &topo.ports;
+    // Packet sizes and buffers.
+    let max_wire = wire_bytes(c.mtu_bytes, c.extra_header_bytes);
+    let max_blocks = blocks_for(max_wire) as u32;
+    let vl15_blocks = blocks_for(wire_bytes(VL15_MAX_PAYLOAD, c.extra_header_bytes)) as u32;
+    let output_buffers = p.output_buffers;
+    let vl15_wire = wire_bytes(VL15_MAX_PAYLOAD, c.extra_header_bytes);
+    let check_buf = |key: &str, bytes: u32, need_blocks: u32, what: &str| -> Result<u32, SimError> {
+        let b = buffer_blocks(bytes);
+        if b < need_blocks {
+            let wire = if what == "VL15 packet" { vl15_wire } else { max_wire };
+            return Err(SimError::config(
+                key,
+                format!(
+                    "{bytes} bytes hold {b} credits of {CREDIT_BYTES} B, but virtual cut-through needs room for a whole {what} ({wire} B on the wire = {need_blocks} credits = {} B)",
+                    need_blocks * CREDIT_BYTES
+                ),
+            ));
+        }
+        Ok(b)
+    };
+    let sw_in = check_buf("switch.input_buffer_bytes", sc.input_buffer_bytes, max_blocks, "MTU packet")?;
+    let sw_out =
+        if output_buffers { check_buf("switch.output_buffer_bytes", sc.output_buffer_bytes, max_blocks, "MTU packet")? } else { 0 };
+    let vl15 = check_buf("switch.vl15_buffer_bytes", sc.vl15_buffer_bytes, vl15_blocks, "VL15 packet")?;
+    let ca_in = check_buf("hca.receive_buffer_bytes", c.hca.receive_buffer_bytes, max_blocks, "MTU packet")?;
+    let ca_out = check_buf("hca.send_buffer_bytes", c.hca.send_buffer_bytes, max_blocks, "MTU packet")?;
+    let npv = layout.len(ports.len());
+    let mut in_cap = vec![0u32; npv];
+    let mut out_cap = vec![0u32; npv];
+    for (gp, pm) in ports.iter().enumerate() {
+        for s in 0..nvl {
+            let i = gp * nvl + s;
+            if s == vl15_slot as usize {
+                in_cap[i] = vl15;
+                out_cap[i] = vl15;
+            } else if pm.is_switch {
+                in_cap[i] = sw_in;
+                out_cap[i] = sw_out;
+            } else {
+                in_cap[i] = ca_in;
+                out_cap[i] = ca_out;
+            }
+        }
+    }
+    for (k, o) in c.buffer_overrides.iter().enumerate() {
+        let key = format!("buffer_overrides[{k}]");
+        let n = resolve_node(fabric, &o.node, &format!("{key}.node"))?;
+        let node = fabric.node(n);
+        if o.port == 0 || o.port > node.num_ports {
+            return Err(SimError::config(
+                format!("{key}.port"),
+                format!("port {} is out of range for node '{}', which has ports 1..={}", o.port, node.name, node.num_ports),
+            ));
+        }
+        let slots: Vec<usize> = match o.vl {
+            Some(v) if v >= data_vls => {
+                return Err(SimError::config(
+                    format!("{key}.vl"),
+                    format!("VL {v} is not a data VL (data VLs are 0..={})", data_vls - 1),
+                ))
+            }
+            Some(v) => vec![v as usize],
+            None => (0..data_vls as usize).collect(),
+        };
+        let gp = topo.gp(n, o.port) as usize;
+        if let Some(b) = o.input_bytes {
+            let b = check_buf(&format!("{key}.input_bytes"), b, max_blocks, "MTU packet")?;
+            for &s in &slots {
+                in_cap[gp * nvl + s] = b;
+            }
+        }
+        if let Some(b) = o.output_bytes {
+            if node.kind.is_switch() && !output_buffers {
+                return Err(SimError::config(
+                    format!("{key}.output_bytes"),
+                    "switches have no output buffers (switch.output_buffer_bytes = 0)",
+                ));
+            }
+            let b = check_buf(&format!("{key}.output_bytes"), b, max_blocks, "MTU packet")?;
+            for &s in &slots {
+                out_cap[gp * nvl + s] = b;
+            }
+        }
+    }
+    let mut credit_init = vec![0u32; npv];
+    for (gp, pm) in ports.iter().enumerate() {
+        if pm.peer != NONE {
+            for s in 0..nvl {
+                credit_init[gp * nvl + s] = in_cap[pm.peer as usize * nvl + s];
+            }
+        }
+    }
+
+    // QoS.
+    qos.vlarb.default.validate("vl_arbitration", data_vls)?;
+    let mut arb_tables = vec![VlArbTable::from_config(&qos.vlarb.default)];
+    let mut port_arb = vec![0u16; ports.len()];
+    for (i, ((n, p), t)) in qos.vlarb.per_port.iter().enumerate() {
+        let key = format!("vlarb.per_port[{i}]");
+        if n.index() >= fabric.num_nodes() || *p == 0 || *p > fabric.node(*n).num_ports {
+            return Err(SimError::config(&key, format!("no port {p} on node #{}", n.0)));
+        }
+        t.validate(&key, data_vls)?;
+        arb_tables.push(VlArbTable::from_config(t));
+        port_arb[topo.gp(*n, *p) as usize] = (arb_tables.len() - 1) as u16;
+    }
+
+    Ok(Ports {
+        model: topo.ports.clone(),
+        tx: vec![TxState { feeding_input: NONE, ..TxState::default() }; ports.len()],
+        credits: Credits::new(credit_init, nvl),
+        inq: vec![PacketQueue::default(); npv],
+        in_cap,
+        outq: vec![PacketQueue::default(); npv],
+        out_used: vec![0; npv],
+        out_cap,
+        sl2vl: qos.sl2vl,
+        arb_tables,
+        port_arb,
+        arbiter,
+    })
+}

@@ -1,0 +1,124 @@
+//! Step 2: the fabric flattened — global ports, switches with their bitset
+//! ranges, hosts (cabled CA ports with LIDs), and the forwarding tables as
+//! one array.
+
+use ibnetsim_fabric::{Fabric, LinkEnd, NodeId};
+use ibnetsim_sm::{ForwardingTables, LidMap, NO_PATH};
+
+use crate::error::SimError;
+use crate::hca::HostModel;
+use crate::layout::Layout;
+use crate::link::LinkTiming;
+use crate::port::PortModel;
+use crate::sim::NONE;
+use crate::switch::SwitchModel;
+
+/// The fabric as arrays.
+pub(super) struct Topology {
+    /// Global port of port 1 of each node.
+    pub node_port_base: Vec<u32>,
+    pub ports: Vec<PortModel>,
+    pub switches: Vec<SwitchModel>,
+    pub hosts: Vec<HostModel>,
+    /// Host of each global port, or `NONE`.
+    pub host_of_gp: Vec<u32>,
+    /// Words of all switches' input bitsets and of their waiter bitsets.
+    pub bits_words: u32,
+    pub wait_words: u32,
+    pub lft: Vec<u8>,
+    pub lft_stride: usize,
+    pub lid_host: Vec<u32>,
+}
+
+impl Topology {
+    /// Global port of `port` on node `n`.
+    pub fn gp(&self, n: NodeId, port: u8) -> u32 {
+        self.node_port_base[n.index()] + port as u32 - 1
+    }
+}
+
+pub(super) fn build(fabric: &Fabric, lids: &LidMap, tables: &ForwardingTables, layout: &Layout) -> Result<Topology, SimError> {
+    let nvl = layout.nvl;
+    let mut node_port_base = Vec::with_capacity(fabric.num_nodes());
+    let mut switches = Vec::new();
+    let mut nports = 0u32;
+    for n in fabric.ids() {
+        node_port_base.push(nports);
+        nports += fabric.node(n).num_ports as u32;
+    }
+    let mut bits_words = 0u32;
+    let mut wait_words = 0u32;
+    let mut switch_of_node = vec![NONE; fabric.num_nodes()];
+    for n in fabric.switches() {
+        let np = fabric.node(n).num_ports as u32;
+        let words = (np * nvl as u32).div_ceil(64);
+        switch_of_node[n.index()] = switches.len() as u32;
+        switches.push(SwitchModel {
+            node: n.0,
+            port_base: node_port_base[n.index()],
+            num_ports: np,
+            bits_base: bits_words,
+            bits_words: words,
+            wait_base: wait_words,
+        });
+        bits_words += words;
+        wait_words += words * np;
+    }
+
+    // Hosts: cabled CA ports in fabric order, each must own LIDs.
+    let mut hosts = Vec::new();
+    let mut host_of_gp = vec![NONE; nports as usize];
+    for end in fabric.ca_ports() {
+        let pl = lids.of_port(end.node, end.port).ok_or_else(|| {
+            SimError::config(
+                "lids",
+                format!("CA port {}:{} has no LID; assign LIDs to every cabled CA port", fabric.node(end.node).name, end.port),
+            )
+        })?;
+        let gp = node_port_base[end.node.index()] + end.port as u32 - 1;
+        host_of_gp[gp as usize] = hosts.len() as u32;
+        hosts.push(HostModel { gp, node: end.node.0, base_lid: pl.base, lid_count: pl.count() as u16 });
+    }
+
+    let mut ports = Vec::with_capacity(nports as usize);
+    for n in fabric.ids() {
+        let node = fabric.node(n);
+        for p in 1..=node.num_ports {
+            let gp = node_port_base[n.index()] + p as u32 - 1;
+            let (peer, timing) = match node.ports[p as usize] {
+                Some(l) => {
+                    let link = fabric.link(l);
+                    let o = link.other(LinkEnd { node: n, port: p });
+                    (node_port_base[o.node.index()] + o.port as u32 - 1, LinkTiming::new(&link.spec))
+                }
+                None => (NONE, LinkTiming::new(&Default::default())),
+            };
+            ports.push(PortModel {
+                node: n.0,
+                port: p,
+                peer,
+                is_switch: node.kind.is_switch(),
+                switch: switch_of_node[n.index()],
+                host: host_of_gp[gp as usize],
+                timing,
+            });
+        }
+    }
+
+    // Forwarding tables, flattened.
+    let lft_stride = lids.top_lid() as usize + 1;
+    let mut lft = vec![NO_PATH; switches.len() * lft_stride];
+    for (i, s) in switches.iter().enumerate() {
+        let t = tables.lft(NodeId(s.node)).ok_or_else(|| {
+            SimError::config("tables", format!("switch '{}' has no forwarding table", fabric.node(NodeId(s.node)).name))
+        })?;
+        let e = t.entries();
+        let n = e.len().min(lft_stride);
+        lft[i * lft_stride..i * lft_stride + n].copy_from_slice(&e[..n]);
+    }
+    let mut lid_host = vec![NONE; lft_stride];
+    for (h, hm) in hosts.iter().enumerate() {
+        lid_host[hm.base_lid as usize..hm.base_lid as usize + hm.lid_count as usize].fill(h as u32);
+    }
+    Ok(Topology { node_port_base, ports, switches, hosts, host_of_gp, bits_words, wait_words, lft, lft_stride, lid_host })
+}

@@ -1,0 +1,217 @@
+//! Step 4: the workload — traffic classes with their open-loop sources,
+//! trace replays and CBR connections; hosts named in the config are resolved
+//! here, and every error names the config key.
+
+use ibnetsim_fabric::{Fabric, PortNum};
+
+use crate::config::SimConfig;
+use crate::error::SimError;
+use crate::link::{wire_bytes, VL15_MAX_PAYLOAD};
+use crate::qos::QosTables;
+use crate::sim::NONE;
+use crate::traffic::pattern::DestMap;
+use crate::traffic::{Class, Connection, PathBits, PayloadSize, Pattern, Process, ProcessKind, Source, Trace, Workload};
+
+use super::topology::Topology;
+
+/// Highest offered load per source accepted, as a multiple of its link rate:
+/// beyond this an open-loop source only fills memory.
+pub const MAX_LOAD: f64 = 100.0;
+
+/// The workload and the SLs it uses (sorted).
+pub(super) fn build(fabric: &Fabric, c: &SimConfig, topo: &Topology, qos: &QosTables) -> Result<(Workload, Vec<u8>), SimError> {
+    let (hosts, ports) = (&topo.hosts, &topo.ports);
+    let num_hosts = hosts.len() as u32;
+    let data_vls = c.data_vls;
+    let nclasses = c.traffic.classes.len() + c.traffic.traces.len() + usize::from(!c.traffic.connections.is_empty());
+    if nclasses > 255 {
+        return Err(SimError::config("traffic", format!("at most 255 classes and traces together, got {nclasses}")));
+    }
+    let resolve_host = |what: &str| -> Result<u32, String> {
+        let (name, port) = match what.rsplit_once(':') {
+            Some((n, p)) if p.parse::<u8>().is_ok() => (n, Some(p.parse::<u8>().unwrap())),
+            _ => (what, None),
+        };
+        let n = fabric.resolve(name).map_err(|e| e.to_string())?;
+        let node = fabric.node(n);
+        if node.kind.is_switch() {
+            return Err(format!("'{name}' is a switch, not a host"));
+        }
+        let port: PortNum = match port {
+            Some(p) => p,
+            None => node.connected_ports().next().map(|(p, _)| p).ok_or_else(|| format!("'{name}' has no cabled port"))?,
+        };
+        if port == 0 || port > node.num_ports {
+            return Err(format!("'{name}' has no port {port}"));
+        }
+        match topo.host_of_gp[topo.gp(n, port) as usize] {
+            NONE => Err(format!("port {port} of '{name}' is not cabled")),
+            h => Ok(h),
+        }
+    };
+    let mut classes = Vec::new();
+    let mut sources = Vec::new();
+    for (ci, k) in c.traffic.classes.iter().enumerate() {
+        let key = format!("traffic.classes[{ci}]");
+        if k.name.is_empty() {
+            return Err(SimError::config(format!("{key}.name"), "must not be empty"));
+        }
+        if c.traffic.classes[..ci].iter().any(|o| o.name == k.name) {
+            return Err(SimError::config(format!("{key}.name"), format!("class name '{}' is used twice", k.name)));
+        }
+        if k.sl > 15 {
+            return Err(SimError::config(format!("{key}.sl"), format!("SL {} is not 0..=15", k.sl)));
+        }
+        let (max_payload, why) = if k.vl15 { (VL15_MAX_PAYLOAD, "VL15 packets are at most 256 B") } else { (c.mtu_bytes, "the MTU") };
+        let size = match &k.payload_size {
+            None if k.payload_bytes == 0 || k.payload_bytes > max_payload => {
+                return Err(SimError::config(
+                    format!("{key}.payload_bytes"),
+                    format!("must be 1..={max_payload} ({why}), got {}", k.payload_bytes),
+                ));
+            }
+            None => PayloadSize::Fixed(k.payload_bytes),
+            Some(d) => PayloadSize::build(d, max_payload, why, &format!("{key}.payload_size"))?,
+        };
+        if !k.load.is_finite() || !(0.0..=MAX_LOAD).contains(&k.load) {
+            return Err(SimError::config(
+                format!("{key}.load"),
+                format!("must be a fraction of the link rate in 0..={MAX_LOAD}, got {}", k.load),
+            ));
+        }
+        let pattern = Pattern::build(&k.pattern, num_hosts, &resolve_host, c.seed, &format!("{key}.pattern"))?;
+        let mean_wire = size.mean_wire_bytes(c.extra_header_bytes);
+        if k.load > 0.0 {
+            for (h, hm) in hosts.iter().enumerate() {
+                if !pattern.sends(h as u32) {
+                    continue;
+                }
+                let timing = &ports[hm.gp as usize].timing;
+                // A fixed size keeps the whole-picosecond packet time it always
+                // had; a distribution is timed by its exact mean wire size, so
+                // the offered wire bytes are `load` × the link rate.
+                let packet_ps = match size.fixed() {
+                    Some(p) => timing.ser_ps(wire_bytes(p, c.extra_header_bytes)) as f64,
+                    None => mean_wire / timing.bytes_per_ps(),
+                };
+                let process = Process::new(k.process, k.load, packet_ps)
+                    .map_err(|m| SimError::config(format!("{key}.load"), m))?;
+                sources.push(Source::new(c.seed, h as u32, ci as u8, process));
+            }
+        }
+        classes.push(Class {
+            name: k.name.clone(),
+            sl: k.sl,
+            vl15: k.vl15,
+            size,
+            load: k.load,
+            process: k.process,
+            pattern,
+            path_bits: k.path_bits,
+            trace: None,
+        });
+    }
+    let mut traces = Vec::new();
+    for (ti, t) in c.traffic.traces.iter().enumerate() {
+        let key = format!("traffic.traces[{ti}]");
+        let name = t.display_name();
+        if name.is_empty() {
+            return Err(SimError::config(format!("{key}.name"), "must not be empty"));
+        }
+        if classes.iter().any(|k| k.name == name) {
+            return Err(SimError::config(
+                format!("{key}.name"),
+                format!("class name '{name}' is used twice (trace names default to the file name)"),
+            ));
+        }
+        if !t.time_scale.is_finite() || t.time_scale <= 0.0 {
+            return Err(SimError::config(format!("{key}.time_scale"), format!("must be a finite number > 0, got {}", t.time_scale)));
+        }
+        let text = std::fs::read_to_string(&t.file)
+            .map_err(|e| SimError::config(format!("{key}.file"), format!("cannot read '{}': {e}", t.file)))?;
+        let messages = crate::traffic::trace::parse(&text, &t.file, t.time_scale, &resolve_host)?;
+        let class = classes.len() as u8;
+        let trace = Trace::new(class, messages);
+        classes.push(Class {
+            name,
+            sl: trace.senders.iter().map(|&(sl, _)| sl).min().unwrap_or(0),
+            vl15: false,
+            size: PayloadSize::Fixed(c.mtu_bytes),
+            load: 0.0,
+            process: ProcessKind::Poisson,
+            // No source draws from it: a trace picks its own destinations.
+            pattern: Pattern::Map(DestMap::from_vec(Vec::new())),
+            path_bits: PathBits::Base,
+            trace: Some(traces.len() as u32),
+        });
+        traces.push(trace);
+    }
+
+    let mut connections = Vec::with_capacity(c.traffic.connections.len());
+    let conn_class = classes.len() as u8;
+    for (i, k) in c.traffic.connections.iter().enumerate() {
+        let key = format!("traffic.connections[{i}]");
+        let src = resolve_host(&k.source).map_err(|m| SimError::config(format!("{key}.source"), m))?;
+        let dst = resolve_host(&k.destination).map_err(|m| SimError::config(format!("{key}.destination"), m))?;
+        if src == dst {
+            return Err(SimError::config(format!("{key}.destination"), "is the source host; a connection joins two hosts"));
+        }
+        if k.sl > 15 {
+            return Err(SimError::config(format!("{key}.sl"), format!("SL {} is not 0..=15", k.sl)));
+        }
+        if k.bandwidth_bps == 0 {
+            return Err(SimError::config(format!("{key}.bandwidth_bps"), "must be > 0 bit/s"));
+        }
+        let headers = wire_bytes(0, c.extra_header_bytes);
+        if k.packet_bytes <= headers || k.packet_bytes - headers > c.mtu_bytes {
+            return Err(SimError::config(
+                format!("{key}.packet_bytes"),
+                format!(
+                    "is the packet on the wire, headers ({headers} B) included: must be {}..={} with the MTU of {} B, got {}",
+                    headers + 1,
+                    headers + c.mtu_bytes,
+                    c.mtu_bytes,
+                    k.packet_bytes
+                ),
+            ));
+        }
+        connections.push(Connection::new(c.seed, i as u32, src, dst, k.sl, k.packet_bytes - headers, k.packet_bytes, k.bandwidth_bps));
+    }
+    if !connections.is_empty() {
+        let name = "connections";
+        if classes.iter().any(|k| k.name == name) {
+            return Err(SimError::config("traffic.connections", format!("class name '{name}' (the connections' class) is used twice")));
+        }
+        classes.push(Class {
+            name: name.into(),
+            sl: connections.iter().map(|k| k.sl).min().unwrap_or(0),
+            vl15: false,
+            size: PayloadSize::Fixed(connections[0].payload),
+            load: 0.0,
+            process: ProcessKind::Poisson,
+            // Connections pick their own destinations.
+            pattern: Pattern::Map(DestMap::from_vec(Vec::new())),
+            path_bits: PathBits::Base,
+            trace: None,
+        });
+    }
+
+    // SLs in use: classes' own, and every SL a trace message or connection uses.
+    let mut used_sls: Vec<u8> = classes.iter().filter(|k| k.trace.is_none()).map(|k| k.sl).collect();
+    used_sls.extend(traces.iter().flat_map(|t| t.senders.iter().map(|&(sl, _)| sl)));
+    used_sls.extend(connections.iter().map(|k| k.sl));
+    used_sls.sort_unstable();
+    used_sls.dedup();
+    if !used_sls.is_empty() && qos.sl2vl.max_vl(&used_sls) >= data_vls {
+        return Err(SimError::config(
+            "sl2vl",
+            format!(
+                "the SL-to-VL tables map a used SL to VL {} but data VLs are 0..={}",
+                qos.sl2vl.max_vl(&used_sls),
+                data_vls - 1
+            ),
+        ));
+    }
+
+    Ok((Workload { classes, sources, traces, connections, conn_class, injections_pending: 0 }, used_sls))
+}
