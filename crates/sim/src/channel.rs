@@ -6,10 +6,10 @@
 //! LRH+BTH at `t0 + prop + ser(20 B)` and finishes routing `switch delay`
 //! later; the last byte is in at `t0 + prop + ser(wire)`. A CA's sink consumes
 //! at link rate, so it has consumed the last byte as soon as it arrives; the
-//! packet is delivered then and its credits go back.
+//! packet is delivered then and its credits go back. The switch's own delays
+//! are the routing stage's (`switch/route.rs`, [`Simulation::routed_at`]).
 
 use crate::engine::{Event, Time};
-use crate::link::CUT_THROUGH_HEADER_BYTES;
 use crate::metrics::DropReason;
 use crate::packet::{PacketId, FLAG_VL15};
 use crate::sim::{Simulation, NONE};
@@ -62,8 +62,7 @@ impl Simulation {
         }
         let tail = now + prop + ser;
         if pm.is_switch {
-            let header = pm.timing.ser_ps(CUT_THROUGH_HEADER_BYTES);
-            let routed = now + prop + header + self.p.switch_delay_ps;
+            let routed = self.routed_at(now + prop, &pm.timing);
             {
                 let p = &mut self.arena[id];
                 p.tail_at = tail;

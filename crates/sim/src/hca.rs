@@ -17,7 +17,7 @@ use crate::credits::blocks_for;
 use crate::engine::{Event, Time};
 use crate::link::wire_bytes;
 use crate::metrics::DropReason;
-use crate::packet::{Packet, PacketId, FLAG_VL15, NIL};
+use crate::packet::{Packet, PacketId, FLAG_CONN, FLAG_VL15, NIL};
 use crate::packet::PacketQueue;
 use crate::sim::Simulation;
 use crate::traffic::PathBits;
@@ -119,7 +119,11 @@ impl Simulation {
         self.schedule(next, Event::ConnNext { conn: c });
         let dlid = self.hcas.model[conn.dst as usize].base_lid;
         let id = self.new_packet(self.now, self.traffic.conn_class, conn.sl, conn.src, conn.dst, dlid, conn.payload);
-        self.arena[id].conn = c;
+        {
+            let p = &mut self.arena[id];
+            p.flow = c;
+            p.flags |= FLAG_CONN;
+        }
         self.metrics.conns.on_generate(c, self.now >= self.metrics.warmup_ps);
         self.enqueue_generated(id);
     }
@@ -146,7 +150,8 @@ impl Simulation {
             next: NIL,
             src: host,
             dst,
-            conn: u32::MAX,
+            flow: u32::MAX,
+            psn: 0,
             dlid,
             wire_bytes: wire as u16,
             blocks: blocks_for(wire),

@@ -34,8 +34,12 @@ pub struct Packet {
     pub src: u32,
     /// Destination host index.
     pub dst: u32,
-    /// Index of the CBR connection that sent it, or `u32::MAX`.
-    pub conn: u32,
+    /// The flow it belongs to: the CBR connection ([`FLAG_CONN`]) or the
+    /// transport flow ([`FLAG_FLOW`]) that sent it, else `u32::MAX`.
+    pub flow: u32,
+    /// Packet sequence number within its transport flow (the BTH PSN): data
+    /// packets count up from 0; a reply carries the PSN it answers.
+    pub psn: u32,
     /// Destination LID (the low LMC bits are path bits).
     pub dlid: u16,
     /// Bytes on the wire (payload and all headers).
@@ -56,8 +60,64 @@ pub struct Packet {
     pub pinned: u8,
 }
 
+/// `flow` is a CBR connection.
+pub const FLAG_CONN: u8 = 1;
 /// The packet travels on VL15 (management, not flow controlled).
 pub const FLAG_VL15: u8 = 2;
+/// `flow` is a transport flow (closed-loop sources, traces).
+pub const FLAG_FLOW: u8 = 4;
+/// Two bits of packet kind (see [`PacketKind`]).
+const KIND_SHIFT: u8 = 3;
+const KIND_MASK: u8 = 3 << KIND_SHIFT;
+/// Forward explicit congestion notification: a switch marked the packet.
+pub const FLAG_FECN: u8 = 32;
+
+/// What a packet carries, as its BTH opcode would say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PacketKind {
+    /// Payload of a message.
+    Data = 0,
+    /// A positive acknowledgement from the destination.
+    Ack = 1,
+    /// A negative acknowledgement (a sequence error seen at the destination).
+    Nack = 2,
+    /// A congestion notification back to the source (IBA's BECN).
+    Cn = 3,
+}
+
+impl PacketKind {
+    /// All kinds, in report order.
+    pub const ALL: [PacketKind; 4] = [PacketKind::Data, PacketKind::Ack, PacketKind::Nack, PacketKind::Cn];
+
+    /// Name in results and configs.
+    pub fn name(self) -> &'static str {
+        match self {
+            PacketKind::Data => "data",
+            PacketKind::Ack => "ack",
+            PacketKind::Nack => "nack",
+            PacketKind::Cn => "cn",
+        }
+    }
+}
+
+impl Packet {
+    /// The packet's kind.
+    #[inline]
+    pub fn kind(&self) -> PacketKind {
+        match (self.flags & KIND_MASK) >> KIND_SHIFT {
+            0 => PacketKind::Data,
+            1 => PacketKind::Ack,
+            2 => PacketKind::Nack,
+            _ => PacketKind::Cn,
+        }
+    }
+
+    /// Sets the packet's kind.
+    #[inline]
+    pub fn set_kind(&mut self, k: PacketKind) {
+        self.flags = (self.flags & !KIND_MASK) | ((k as u8) << KIND_SHIFT);
+    }
+}
 
 /// Slab of packets with free-list reuse.
 #[derive(Debug, Clone, Default)]
@@ -212,7 +272,8 @@ mod tests {
             next: NIL,
             src: 0,
             dst: 0,
-            conn: u32::MAX,
+            flow: u32::MAX,
+            psn: 0,
             dlid: 1,
             wire_bytes: blocks * 64,
             blocks,
@@ -221,6 +282,18 @@ mod tests {
             class: 0,
             flags: 0,
             pinned: 0,
+        }
+    }
+
+    #[test]
+    fn kind_bits_leave_the_other_flags_alone() {
+        let mut p = pkt(1);
+        p.flags = FLAG_VL15 | FLAG_FECN | FLAG_FLOW;
+        assert_eq!(p.kind(), PacketKind::Data);
+        for k in PacketKind::ALL {
+            p.set_kind(k);
+            assert_eq!(p.kind(), k);
+            assert_eq!(p.flags & !KIND_MASK, FLAG_VL15 | FLAG_FECN | FLAG_FLOW);
         }
     }
 

@@ -4,7 +4,9 @@
 //! The switch and the HCA call [`Mechanisms`] at these points and contain no
 //! mechanism-specific code beyond the calls.
 
-use crate::selection::Selection;
+pub mod selection;
+
+use selection::Selection;
 
 /// Every mechanism of a simulation, each off unless configured.
 #[derive(Debug, Clone)]

@@ -17,7 +17,7 @@ pub mod results;
 pub mod warmup;
 
 use crate::engine::Time;
-use crate::packet::Packet;
+use crate::packet::{Packet, FLAG_CONN};
 pub use connection::{ConnMetrics, ConnStats, ConnectionResult};
 pub use histogram::LogHistogram;
 pub use results::{FlowResult, InjectionQueueResult, LatencySummary, PortResult, SimResults, WatchdogResult};
@@ -154,8 +154,8 @@ impl Metrics {
         let (class, sl, wire, gen, inject) = (p.class, p.sl, p.wire_bytes as u32, p.gen_time, p.inject_time);
         let window = now >= self.warmup_ps;
         let measured = gen >= self.warmup_ps;
-        if p.conn != u32::MAX {
-            self.conns.on_deliver(p.conn, now, gen, wire, window, measured);
+        if p.flags & FLAG_CONN != 0 {
+            self.conns.on_deliver(p.flow, now, gen, wire, window, measured);
         }
         if !window {
             self.win.del_packets += 1;

@@ -15,12 +15,22 @@
 use ibnetsim_fabric::PortNum;
 use ibnetsim_sm::NO_PATH;
 
+use crate::engine::Time;
+use crate::link::{LinkTiming, CUT_THROUGH_HEADER_BYTES};
 use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, FLAG_VL15};
 use crate::selection::{Candidate, Candidates};
 use crate::sim::{Simulation, NONE};
 
 impl Simulation {
+    /// When the header of a packet whose first byte reaches a switch input at
+    /// `first_byte` (over a link of `timing`) has been routed: the LRH and BTH
+    /// must be in (cut-through), then the routing and arbitration delays.
+    #[inline]
+    pub(crate) fn routed_at(&self, first_byte: Time, timing: &LinkTiming) -> Time {
+        first_byte + timing.ser_ps(CUT_THROUGH_HEADER_BYTES) + self.p.switch_delay_ps
+    }
+
     /// Fills `out` with the options of `p` at switch `swi`, arrived on `in_port`;
     /// `Err` gives the drop reason when there is none.
     #[inline]
