@@ -11,14 +11,18 @@ pub mod analysis;
 pub mod dump;
 pub mod error;
 pub mod hops;
+pub mod labels;
 pub mod lft;
 pub mod lid;
+pub mod path_sl;
 pub mod qos;
 pub mod routing;
 pub mod subnet;
 
 pub use error::SmError;
+pub use labels::{PathLabels, RouteLabel};
 pub use lft::{ForwardingTables, Lft, NO_PATH};
 pub use lid::{Lid, LidMap, PortLid, MAX_UNICAST_LID};
+pub use path_sl::{PathSl, NO_SL};
 pub use routing::{RoutingEngine, RoutingOptions, Routing, ENGINES};
 pub use subnet::{SmConfig, Subnet, SubnetManager};

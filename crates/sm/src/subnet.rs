@@ -3,8 +3,10 @@
 use ibnetsim_fabric::Fabric;
 
 use crate::error::SmError;
+use crate::labels::PathLabels;
 use crate::lft::ForwardingTables;
 use crate::lid::LidMap;
+use crate::path_sl::PathSl;
 use crate::routing::{build_engine, RoutingOptions};
 
 /// What the subnet manager is asked to do.
@@ -35,6 +37,11 @@ pub struct Subnet {
     pub tables: ForwardingTables,
     /// What the engine reported (root chosen, …).
     pub notes: Vec<String>,
+    /// The role of each path-bits offset of a destination's LIDs (escape or
+    /// adaptive options, paper 002); every offset `Primary` by default.
+    pub labels: PathLabels,
+    /// Per-path SLs the engine chose; none by default.
+    pub path_sl: PathSl,
 }
 
 /// Runs LID assignment and routing on a fabric.
@@ -60,13 +67,28 @@ impl SubnetManager {
         };
         let routing = engine.route(fabric, &lids)?;
         debug_assert_eq!(routing.tables.top_lid(), lids.top_lid());
-        Ok(Subnet { engine: engine.name().to_string(), lids, tables: routing.tables, notes: routing.notes })
+        Ok(Subnet {
+            engine: engine.name().to_string(),
+            lids,
+            tables: routing.tables,
+            notes: routing.notes,
+            labels: routing.labels,
+            path_sl: routing.path_sl,
+        })
     }
 }
 
 impl Subnet {
-    /// Forwarding tables and LIDs given directly (e.g. loaded by a tool).
+    /// Forwarding tables and LIDs given directly (e.g. loaded by a tool), with
+    /// default labels and no per-path SLs.
     pub fn from_parts(engine: &str, lids: LidMap, tables: ForwardingTables) -> Self {
-        Subnet { engine: engine.to_string(), lids, tables, notes: Vec::new() }
+        Subnet {
+            engine: engine.to_string(),
+            lids,
+            tables,
+            notes: Vec::new(),
+            labels: PathLabels::default(),
+            path_sl: PathSl::none(),
+        }
     }
 }

@@ -620,7 +620,7 @@ pub fn apply(dump: &LftDump, fabric: &Fabric, lids: &LidMap) -> Result<Routing, 
             if missing.len() > shown.len() { ", …" } else { "" }
         ));
     }
-    Ok(Routing { tables, notes })
+    Ok(Routing::unicast(tables, notes))
 }
 
 /// Finds the fabric switch a dump's key names.
