@@ -14,6 +14,7 @@ pub mod hops;
 pub mod labels;
 pub mod lft;
 pub mod lid;
+pub mod mft;
 pub mod path_sl;
 pub mod qos;
 pub mod routing;
@@ -23,6 +24,9 @@ pub use error::SmError;
 pub use labels::{PathLabels, RouteLabel};
 pub use lft::{ForwardingTables, Lft, NO_PATH};
 pub use lid::{Lid, LidMap, PortLid, MAX_UNICAST_LID};
+pub use mft::{
+    MulticastGroup, MulticastGroupConfig, MulticastTables, PortSet, MULTICAST_LID_BASE, MULTICAST_LID_TOP,
+};
 pub use path_sl::{PathSl, NO_SL};
 pub use routing::{RoutingEngine, RoutingOptions, Routing, ENGINES};
 pub use subnet::{SmConfig, Subnet, SubnetManager};
