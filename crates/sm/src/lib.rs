@@ -5,6 +5,17 @@
 //! the result: reachability, loops, path stretch, channel load and the credit
 //! loop (deadlock) check over the channel dependency graph. Routing engines are
 //! small modules registered by name in [`routing::ENGINES`], as OpenSM's are.
+//!
+//! Beside the LFTs, a configured [`Subnet`] carries what the data plane needs
+//! for more than one-path unicast, each with a default that changes nothing:
+//! - [`Subnet::mfts`]: multicast forwarding tables, one spanning tree per
+//!   group of [`SmConfig::multicast_groups`], routed as OpenSM's multicast
+//!   manager does ([`mft`]); empty without groups.
+//! - [`Subnet::labels`]: whether each path-bits offset of a destination's LIDs
+//!   is an ordinary, escape or adaptive routing option (paper 002's fully
+//!   adaptive routing, [`labels`]); every offset `Primary` by default.
+//! - [`Subnet::path_sl`]: an SL per (source, destination) pair, as OpenSM's
+//!   `path_sl` hook gives them ([`path_sl`]); none by default.
 #![warn(missing_docs)]
 
 pub mod analysis;

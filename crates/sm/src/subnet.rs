@@ -77,6 +77,7 @@ impl SubnetManager {
         };
         let mut routing = engine.route(fabric, &lids)?;
         debug_assert_eq!(routing.tables.top_lid(), lids.top_lid());
+        debug_assert!(routing.labels.as_slice().len() <= 1 << lids.lmc(), "more path labels than LIDs per port");
         let groups = self.config.multicast_groups.iter().map(|g| g.resolve(fabric)).collect::<Result<_, _>>()?;
         let mfts = MulticastTables::build(fabric, groups)?;
         routing.notes.extend(multicast_notes(fabric, &mfts));
