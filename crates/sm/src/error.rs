@@ -48,6 +48,17 @@ pub enum SmError {
         /// Node and port owning the LID.
         target: String,
     },
+    /// A multicast group that cannot be set up: bad MLID, bad member, or
+    /// members no tree can join.
+    #[error("multicast group {mlid:#06x}{}: {reason}", member_hint(member.as_deref()))]
+    Multicast {
+        /// The group's MLID.
+        mlid: u16,
+        /// The member at fault, as the user named it or as `name:port`.
+        member: Option<String>,
+        /// What is wrong.
+        reason: String,
+    },
     /// A bad option value.
     #[error("invalid option '{key}': {msg}")]
     InvalidOption {
@@ -73,6 +84,10 @@ pub enum SmError {
         #[source]
         source: std::io::Error,
     },
+}
+
+fn member_hint(member: Option<&str>) -> String {
+    member.map(|m| format!(", member '{m}'")).unwrap_or_default()
 }
 
 fn lmc_hint(fits: Option<u8>) -> String {

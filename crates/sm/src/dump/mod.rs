@@ -9,6 +9,9 @@
 //!   older `osm.fdbs`, and the copy ibdiagnet keeps).
 //! - [`vector`]: ib_flit_sim's `.fdbs` vector file with its `.fdbs.ini` key.
 //!
+//! Multicast tables are written, not read: [`mcfdbs`] writes OpenSM's
+//! `opensm.mcfdbs` (`dump_mcast_routes`).
+//!
 //! Reading is split in two so that each half can be tested alone. Parsing needs
 //! no topology: it yields, per switch (keyed by GUID or by name), the list of
 //! `(LID, port)` entries with the line each came from. [`derive_lids`] and
@@ -36,6 +39,7 @@
 //! `check` can report it. A port the switch does not have, a switch not in the
 //! fabric, or a malformed line is an error naming the file and line.
 
+pub mod mcfdbs;
 pub mod opensm_lfts;
 pub mod ucast_routes;
 pub mod vector;
@@ -620,7 +624,7 @@ pub fn apply(dump: &LftDump, fabric: &Fabric, lids: &LidMap) -> Result<Routing, 
             if missing.len() > shown.len() { ", …" } else { "" }
         ));
     }
-    Ok(Routing { tables, notes })
+    Ok(Routing::unicast(tables, notes))
 }
 
 /// Finds the fabric switch a dump's key names.

@@ -44,7 +44,7 @@ impl RoutingEngine for Dor {
     fn route(&self, fabric: &Fabric, lids: &LidMap) -> Result<Routing, SmError> {
         let hops = SwitchHops::compute(fabric);
         let tables = build_lfts(fabric, lids, &hops, &MinimalPaths(&hops), true)?;
-        Ok(Routing { tables, notes: Vec::new() })
+        Ok(Routing::unicast(tables, Vec::new()))
     }
 }
 

@@ -50,7 +50,7 @@ impl RoutingEngine for MinHop {
     fn route(&self, fabric: &Fabric, lids: &LidMap) -> Result<Routing, SmError> {
         let hops = SwitchHops::compute(fabric);
         let tables = build_lfts(fabric, lids, &hops, &MinimalPaths(&hops), false)?;
-        Ok(Routing { tables, notes: Vec::new() })
+        Ok(Routing::unicast(tables, Vec::new()))
     }
 }
 

@@ -14,8 +14,10 @@ use std::path::PathBuf;
 use ibnetsim_fabric::{Fabric, NodeId, PortNum};
 
 use crate::error::SmError;
+use crate::labels::PathLabels;
 use crate::lft::ForwardingTables;
 use crate::lid::LidMap;
+use crate::path_sl::PathSl;
 
 pub mod dor;
 pub mod minhop;
@@ -43,12 +45,30 @@ pub struct RoutingOptions {
 }
 
 /// What an engine produces.
+///
+/// Beside the LFTs, an engine may label the LIDs of a destination as escape or
+/// adaptive options ([`PathLabels`], paper 002) and give each (source,
+/// destination) pair its own SL ([`PathSl`], OpenSM's `path_sl`). Engines that
+/// do neither build their result with [`Routing::unicast`].
 #[derive(Debug, Clone)]
 pub struct Routing {
     /// One LFT per switch.
     pub tables: ForwardingTables,
     /// Human-readable facts about the run (chosen root, fallbacks taken, …).
     pub notes: Vec<String>,
+    /// The role of each path-bits offset of a destination's LIDs; every
+    /// offset `Primary` unless the engine says otherwise.
+    pub labels: PathLabels,
+    /// Per-path SLs; none unless the engine needs them.
+    pub path_sl: PathSl,
+}
+
+impl Routing {
+    /// Plain unicast routing: the tables and notes, every LID a `Primary`
+    /// route and no per-path SLs.
+    pub fn unicast(tables: ForwardingTables, notes: Vec<String>) -> Self {
+        Routing { tables, notes, labels: PathLabels::default(), path_sl: PathSl::none() }
+    }
 }
 
 /// A routing engine. Runs once per fabric (cold path), so a trait object is fine.
@@ -117,6 +137,25 @@ mod tests {
         let n = names.len();
         names.dedup();
         assert_eq!(names.len(), n, "duplicate engine name in ENGINES");
+    }
+
+    #[test]
+    fn engines_produce_default_labels_and_no_path_sls() {
+        let f = testfab::two_switch_parallel(2, 2);
+        for name in ["minhop", "updn", "dor"] {
+            let engine = build_engine(name, &RoutingOptions::default()).unwrap();
+            for lmc in [0, 2] {
+                let lids = LidMap::assign(&f, lmc).unwrap();
+                let r = engine.route(&f, &lids).unwrap();
+                assert!(r.labels.is_primary(), "{name}");
+                assert_eq!(r.labels, PathLabels::default(), "{name}");
+                assert!(r.path_sl.is_none(), "{name}");
+                for lid in lids.ports().iter().flat_map(|p| p.lids()) {
+                    assert_eq!(r.labels.of_lid(&lids, lid), Some(crate::labels::RouteLabel::Primary));
+                    assert_eq!(r.path_sl.get(lid, lids.top_lid()), None);
+                }
+            }
+        }
     }
 
     #[test]

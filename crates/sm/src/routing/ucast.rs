@@ -454,7 +454,12 @@ mod tests {
         let f = testfab::fat_tree(3, 3, 3, 2);
         for info in ENGINES.iter().filter(|e| ["minhop", "updn", "dor"].contains(&e.name)) {
             for lmc in [0, 1] {
-                let config = SmConfig { routing_engine: info.name.into(), lmc, options: RoutingOptions::default() };
+                let config = SmConfig {
+                    routing_engine: info.name.into(),
+                    lmc,
+                    options: RoutingOptions::default(),
+                    ..SmConfig::default()
+                };
                 let subnet = SubnetManager::new(config).configure(&f).unwrap();
                 assert_eq!(subnet.engine, info.name);
                 check_routes(&f, &subnet.lids, &subnet.tables).unwrap_or_else(|e| panic!("{}: {e}", info.name));

@@ -101,10 +101,10 @@ impl UpDn {
     fn route_and_roots(&self, fabric: &Fabric, lids: &LidMap) -> Result<(Routing, Vec<usize>), SmError> {
         let hops = SwitchHops::compute(fabric);
         if hops.num_switches() == 0 {
-            let routing = Routing {
-                tables: ForwardingTables::new(fabric, lids.top_lid()),
-                notes: vec!["updn: the fabric has no switches, nothing to route".into()],
-            };
+            let routing = Routing::unicast(
+                ForwardingTables::new(fabric, lids.top_lid()),
+                vec!["updn: the fabric has no switches, nothing to route".into()],
+            );
             return Ok((routing, Vec::new()));
         }
         let (roots, source) = self.choose_roots(fabric, lids, &hops)?;
@@ -251,7 +251,7 @@ fn route_with_roots(
     if let Some(note) = paths.fallback_note(fabric, lids, hops) {
         notes.push(note);
     }
-    Ok(Routing { tables, notes })
+    Ok(Routing::unicast(tables, notes))
 }
 
 /// The legal paths toward every destination switch.

@@ -14,7 +14,12 @@ use ibnetsim_sm::analysis::trace_route;
 use ibnetsim_sm::{RoutingOptions, SmConfig, Subnet, SubnetManager};
 
 fn configure(f: &Fabric, engine: &str, lmc: u8) -> Subnet {
-    let config = SmConfig { routing_engine: engine.into(), lmc, options: RoutingOptions::default() };
+    let config = SmConfig {
+        routing_engine: engine.into(),
+        lmc,
+        options: RoutingOptions::default(),
+        ..SmConfig::default()
+    };
     SubnetManager::new(config).configure(f).unwrap_or_else(|e| panic!("{engine} LMC {lmc}: {e}"))
 }
 

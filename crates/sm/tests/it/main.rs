@@ -4,4 +4,5 @@ mod common;
 mod dumps;
 mod real_fabrics;
 mod lmc_paths;
+mod multicast;
 mod paper_networks;

@@ -8,7 +8,12 @@ use ibnetsim_sm::analysis::{analyze, trace_route, AnalysisOptions, AnalysisRepor
 use ibnetsim_sm::{RoutingOptions, SmConfig, Subnet, SubnetManager};
 
 fn configure(f: &Fabric, engine: &str) -> Subnet {
-    let config = SmConfig { routing_engine: engine.into(), lmc: 0, options: RoutingOptions::default() };
+    let config = SmConfig {
+        routing_engine: engine.into(),
+        lmc: 0,
+        options: RoutingOptions::default(),
+        ..SmConfig::default()
+    };
     SubnetManager::new(config).configure(f).unwrap_or_else(|e| panic!("{engine}: {e}"))
 }
 

@@ -28,14 +28,19 @@ fn route_and_check(topo: &Topology, engine: &str, file: Option<(&Path, Option<&P
         topology_lids: topo.lids.clone(),
         ..RoutingOptions::default()
     };
-    let config = SmConfig { routing_engine: engine.into(), lmc: 0, options };
+    let config = SmConfig { routing_engine: engine.into(), lmc: 0, options, ..SmConfig::default() };
     let subnet = SubnetManager::new(config).configure(&topo.fabric).unwrap_or_else(|e| panic!("{engine}: {e}"));
     analyze(&topo.fabric, &subnet.lids, &subnet.tables, &SlView::modulo(1).unwrap(), &AnalysisOptions::default())
         .unwrap()
 }
 
 fn configure(topo: &Topology, engine: &str, lmc: u8) -> Subnet {
-    let config = SmConfig { routing_engine: engine.into(), lmc, options: RoutingOptions::default() };
+    let config = SmConfig {
+        routing_engine: engine.into(),
+        lmc,
+        options: RoutingOptions::default(),
+        ..SmConfig::default()
+    };
     SubnetManager::new(config).configure(&topo.fabric).unwrap_or_else(|e| panic!("{engine}: {e}"))
 }
 
@@ -208,7 +213,12 @@ fn defects_planted_in_osm_fdbs_are_found_where_they_were_planted() {
         topology_lids: topo.lids.clone(),
         ..RoutingOptions::default()
     };
-    let subnet = SubnetManager::new(SmConfig { routing_engine: "file".into(), lmc: 0, options }).configure(f).unwrap();
+    let subnet = SubnetManager::new(SmConfig {
+        routing_engine: "file".into(),
+        lmc: 0,
+        options,
+        ..SmConfig::default()
+    }).configure(f).unwrap();
     let check = |tables: &ForwardingTables| {
         analyze(f, &subnet.lids, tables, &SlView::default(), &AnalysisOptions::default()).unwrap()
     };
@@ -315,7 +325,12 @@ fn is4_1944_hosts_routed_by_minhop_and_updn_is_clean() {
 fn is4_1944_hosts_at_lmc_5_run_out_of_lids() {
     let Some(dir) = data_dir() else { return };
     let topo = load(&dir, "is4_3l_1944n/is4_3l_1944n.topo");
-    let config = SmConfig { routing_engine: "minhop".into(), lmc: 5, options: RoutingOptions::default() };
+    let config = SmConfig {
+        routing_engine: "minhop".into(),
+        lmc: 5,
+        options: RoutingOptions::default(),
+        ..SmConfig::default()
+    };
     let err = SubnetManager::new(config).configure(&topo.fabric).unwrap_err();
     assert!(
         matches!(err, SmError::LmcTooLarge { lmc: 5, needed: 62_509, max: 49_151, fits: Some(4) }),
