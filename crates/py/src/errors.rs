@@ -38,7 +38,7 @@ pub fn sm_err(e: SmError) -> PyErr {
     match e {
         SmError::Fabric(f) => fabric_err(f),
         SmError::Io { ref path, ref source } => io_error(path, source),
-        SmError::InvalidOption { .. } | SmError::UnknownEngine { .. } => ConfigError::new_err(e.to_string()),
+        SmError::InvalidOption { .. } | SmError::UnknownEngine { .. } | SmError::Multicast { .. } => ConfigError::new_err(e.to_string()),
         _ => RoutingError::new_err(e.to_string()),
     }
 }

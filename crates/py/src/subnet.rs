@@ -71,6 +71,7 @@ impl PySubnet {
             routing_engine: engine,
             lmc,
             options: RoutingOptions { roots, file, file_key, seed, topology_lids: fab.file_lids.clone() },
+            ..SmConfig::default()
         };
         let inner = py.detach(|| SubnetManager::new(config).configure(&fab.inner)).map_err(sm_err)?;
         Ok(PySubnet { fabric, inner })
