@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::PS_PER_NS;
 use crate::error::SimError;
+pub use crate::hca::transport::{AckMode, TransportConfig};
+pub use crate::mechanism::MechanismsConfig;
 use crate::qos::VlArbConfig;
 use crate::traffic::TrafficConfig;
 
@@ -188,6 +190,10 @@ pub struct SimConfig {
     pub buffer_overrides: Vec<BufferOverride>,
     /// The workload.
     pub traffic: TrafficConfig,
+    /// The transport layer at the HCAs: acknowledgements and replies.
+    pub transport: TransportConfig,
+    /// Mechanisms beyond plain IBA, each off unless its table is present.
+    pub mechanisms: MechanismsConfig,
 }
 
 impl Default for SimConfig {
@@ -208,6 +214,8 @@ impl Default for SimConfig {
             vl_arbitration: VlArbitrationConfig::Iba(VlArbConfig::default()),
             buffer_overrides: Vec::new(),
             traffic: TrafficConfig::default(),
+            transport: TransportConfig::default(),
+            mechanisms: MechanismsConfig::default(),
         }
     }
 }

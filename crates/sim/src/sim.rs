@@ -230,6 +230,7 @@ impl Simulation {
             Event::Generate { source } => self.on_generate(source),
             Event::TraceNext { trace } => self.on_trace(trace),
             Event::ConnNext { conn } => self.on_connection(conn),
+            Event::MessageNext { source } => self.on_message_next(source),
             Event::Routed { port, slot } => {
                 self.mark_pending(port, slot);
                 self.arbitrate_switch(self.ports.model[port as usize].switch);
@@ -435,6 +436,13 @@ impl Simulation {
             return None;
         }
         counts.get((sm.port_base + port as u32 - 1) as usize * self.layout.nvl + vl_slot as usize).copied()
+    }
+
+    /// Messages closed-loop source `source` has outstanding now, and the
+    /// most it ever had; `None` for a source that does not exist. Sources are
+    /// numbered class by class, each class's sending hosts in host order.
+    pub fn closed_loop_outstanding(&self, source: usize) -> Option<(u32, u32)> {
+        self.traffic.closed_loop.get(source).map(|c| (c.outstanding, c.peak_outstanding))
     }
 
     /// Name of the event queue in use.

@@ -16,6 +16,7 @@ use ibnetsim_sm::{ForwardingTables, LidMap, NO_PATH};
 use crate::config::SimConfig;
 use crate::engine::{Event, EventQueue};
 use crate::error::SimError;
+use crate::hca::transport::Transport;
 use crate::hca::{Hcas, HostState};
 use crate::link::wire_bytes;
 use crate::mechanism::Mechanisms;
@@ -44,7 +45,8 @@ pub(crate) fn build(
     let npv = layout.len(ports.model.len());
     selection.prepare(npv);
     check_candidates(fabric, lids, &topo, &selection)?;
-    let (traffic, used_sls) = traffic::build(fabric, c, &topo, &qos)?;
+    let (traffic, used_sls, reply_class) = traffic::build(fabric, c, &topo, &qos)?;
+    let mech = Mechanisms::build(selection, &c.mechanisms, topo.hosts.len())?;
 
     let nvl = layout.nvl;
     let max_ports = topo.switches.iter().map(|s| s.num_ports).max().unwrap_or(0) as usize;
@@ -60,7 +62,12 @@ pub(crate) fn build(
         wait_bits: vec![0; topo.wait_words as usize],
         scratch_req: vec![NONE; max_ports * nvl],
     };
-    let hcas = Hcas { state: vec![HostState::default(); topo.hosts.len()], model: topo.hosts, lid_host: topo.lid_host };
+    let hcas = Hcas {
+        state: vec![HostState::default(); topo.hosts.len()],
+        model: topo.hosts,
+        lid_host: topo.lid_host,
+        transport: Transport::new(&c.transport, reply_class),
+    };
     let watchdog_ps = p.watchdog_ps;
     let mut sim = Simulation {
         node_names: fabric.nodes().iter().map(|n| n.name.clone()).collect(),
@@ -68,7 +75,7 @@ pub(crate) fn build(
         ports,
         switches,
         hcas,
-        mech: Mechanisms { selection },
+        mech,
         now: 0,
         queue,
         arena: PacketArena::new(),
@@ -89,6 +96,12 @@ pub(crate) fn build(
     for t in 0..sim.traffic.traces.len() {
         if let Some(at) = sim.traffic.traces[t].due() {
             sim.queue.push(0, at, Event::TraceNext { trace: t as u32 });
+        }
+    }
+    for s in 0..sim.traffic.closed_loop.len() {
+        // The whole window leaves at once.
+        for _ in 0..sim.traffic.closed_loop[s].window {
+            sim.queue.push(0, 0, Event::MessageNext { source: s as u32 });
         }
     }
     sim.metrics.conns = ConnMetrics::new(sim.traffic.connections.iter().map(|k| (k.wire_bits, k.bandwidth_bps)));

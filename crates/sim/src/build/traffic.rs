@@ -4,13 +4,13 @@
 
 use ibnetsim_fabric::{Fabric, PortNum};
 
-use crate::config::SimConfig;
+use crate::config::{ns_to_ps, AckMode, SimConfig};
 use crate::error::SimError;
 use crate::link::{wire_bytes, VL15_MAX_PAYLOAD};
 use crate::qos::QosTables;
 use crate::sim::NONE;
 use crate::traffic::pattern::DestMap;
-use crate::traffic::{Class, Connection, PathBits, PayloadSize, Pattern, Process, ProcessKind, Source, Trace, Workload};
+use crate::traffic::{Class, ClosedLoopSource, Connection, PathBits, PayloadSize, Pattern, Process, ProcessKind, Source, Trace, Workload};
 
 use super::topology::Topology;
 
@@ -18,12 +18,17 @@ use super::topology::Topology;
 /// beyond this an open-loop source only fills memory.
 pub const MAX_LOAD: f64 = 100.0;
 
-/// The workload and the SLs it uses (sorted).
-pub(super) fn build(fabric: &Fabric, c: &SimConfig, topo: &Topology, qos: &QosTables) -> Result<(Workload, Vec<u8>), SimError> {
+/// The workload, the SLs it uses (sorted) and the class of the transport's
+/// replies (`u8::MAX` without replies).
+pub(super) fn build(fabric: &Fabric, c: &SimConfig, topo: &Topology, qos: &QosTables) -> Result<(Workload, Vec<u8>, u8), SimError> {
     let (hosts, ports) = (&topo.hosts, &topo.ports);
     let num_hosts = hosts.len() as u32;
     let data_vls = c.data_vls;
-    let nclasses = c.traffic.classes.len() + c.traffic.traces.len() + usize::from(!c.traffic.connections.is_empty());
+    let nclasses = c.traffic.classes.len()
+        + c.traffic.traces.len()
+        + c.traffic.closed_loop.len()
+        + usize::from(!c.traffic.connections.is_empty())
+        + usize::from(c.transport.ack != AckMode::None);
     if nclasses > 255 {
         return Err(SimError::config("traffic", format!("at most 255 classes and traces together, got {nclasses}")));
     }
@@ -147,6 +152,53 @@ pub(super) fn build(fabric: &Fabric, c: &SimConfig, topo: &Topology, qos: &QosTa
         traces.push(trace);
     }
 
+    let mut closed_loop = Vec::new();
+    for (i, k) in c.traffic.closed_loop.iter().enumerate() {
+        let key = format!("traffic.closed_loop[{i}]");
+        if k.name.is_empty() {
+            return Err(SimError::config(format!("{key}.name"), "must not be empty"));
+        }
+        if classes.iter().any(|o| o.name == k.name) {
+            return Err(SimError::config(format!("{key}.name"), format!("class name '{}' is used twice", k.name)));
+        }
+        if k.sl > 15 {
+            return Err(SimError::config(format!("{key}.sl"), format!("SL {} is not 0..=15", k.sl)));
+        }
+        if k.window == 0 {
+            return Err(SimError::config(format!("{key}.window"), "must be at least 1 message"));
+        }
+        if k.message_bytes == 0 {
+            return Err(SimError::config(format!("{key}.message_bytes"), "must be at least 1 byte"));
+        }
+        let gap_ps = ns_to_ps(&format!("{key}.gap_ns"), k.gap_ns)?;
+        let pattern = Pattern::build(&k.pattern, num_hosts, &resolve_host, c.seed, &format!("{key}.pattern"))?;
+        let class = classes.len() as u8;
+        for h in 0..num_hosts {
+            if pattern.sends(h) {
+                closed_loop.push(ClosedLoopSource {
+                    src: Source::for_messages(c.seed, h, class),
+                    window: k.window,
+                    message_bytes: k.message_bytes,
+                    gap_ps,
+                    outstanding: 0,
+                    peak_outstanding: 0,
+                    sent: 0,
+                });
+            }
+        }
+        classes.push(Class {
+            name: k.name.clone(),
+            sl: k.sl,
+            vl15: false,
+            size: PayloadSize::Fixed(k.message_bytes.min(c.mtu_bytes)),
+            load: 0.0,
+            process: ProcessKind::Poisson,
+            pattern,
+            path_bits: k.path_bits,
+            trace: None,
+        });
+    }
+
     let mut connections = Vec::with_capacity(c.traffic.connections.len());
     let conn_class = classes.len() as u8;
     for (i, k) in c.traffic.connections.iter().enumerate() {
@@ -196,6 +248,38 @@ pub(super) fn build(fabric: &Fabric, c: &SimConfig, topo: &Topology, qos: &QosTa
         });
     }
 
+    // Replies of the transport count in a class of their own.
+    let reply_class = if c.transport.ack != AckMode::None {
+        let name = "transport";
+        if classes.iter().any(|k| k.name == name) {
+            return Err(SimError::config("transport.ack", format!("class name '{name}' (the replies' class) is used twice")));
+        }
+        if c.transport.reply_sl > 15 {
+            return Err(SimError::config("transport.reply_sl", format!("SL {} is not 0..=15", c.transport.reply_sl)));
+        }
+        if c.transport.reply_payload_bytes == 0 || c.transport.reply_payload_bytes > c.mtu_bytes {
+            return Err(SimError::config(
+                "transport.reply_payload_bytes",
+                format!("must be 1..={} (the MTU), got {}", c.mtu_bytes, c.transport.reply_payload_bytes),
+            ));
+        }
+        classes.push(Class {
+            name: name.into(),
+            sl: c.transport.reply_sl,
+            vl15: false,
+            size: PayloadSize::Fixed(c.transport.reply_payload_bytes),
+            load: 0.0,
+            process: ProcessKind::Poisson,
+            // Replies go back to the sender of what they answer.
+            pattern: Pattern::Map(DestMap::from_vec(Vec::new())),
+            path_bits: PathBits::Base,
+            trace: None,
+        });
+        (classes.len() - 1) as u8
+    } else {
+        u8::MAX
+    };
+
     // SLs in use: classes' own, and every SL a trace message or connection uses.
     let mut used_sls: Vec<u8> = classes.iter().filter(|k| k.trace.is_none()).map(|k| k.sl).collect();
     used_sls.extend(traces.iter().flat_map(|t| t.senders.iter().map(|&(sl, _)| sl)));
@@ -213,5 +297,5 @@ pub(super) fn build(fabric: &Fabric, c: &SimConfig, topo: &Topology, qos: &QosTa
         ));
     }
 
-    Ok((Workload { classes, sources, traces, connections, conn_class, injections_pending: 0 }, used_sls))
+    Ok((Workload { classes, sources, traces, closed_loop, connections, conn_class, injections_pending: 0 }, used_sls, reply_class))
 }

@@ -19,6 +19,11 @@ pub enum Event {
         /// Index of the trace.
         trace: u32,
     },
+    /// Closed-loop source `source` sends its next message.
+    MessageNext {
+        /// Index of the closed-loop source.
+        source: u32,
+    },
     /// Connection `conn` generates its next packet.
     ConnNext {
         /// Index of the connection.

@@ -20,7 +20,7 @@ use crate::engine::Time;
 use crate::packet::{Packet, FLAG_CONN};
 pub use connection::{ConnMetrics, ConnStats, ConnectionResult};
 pub use histogram::LogHistogram;
-pub use results::{FlowResult, InjectionQueueResult, LatencySummary, PortResult, SimResults, WatchdogResult};
+pub use results::{FlowResult, InjectionQueueResult, LatencySummary, PortResult, SimResults, TransportResult, WatchdogResult};
 pub use warmup::{WarmupDetector, WarmupState, WindowAcc, WindowSample};
 
 /// Why a packet left the network without being delivered.
@@ -69,6 +69,11 @@ pub struct FlowStats {
     pub latency: LogHistogram,
     /// First byte injected → last byte consumed, same packets.
     pub network_latency: LogHistogram,
+    /// Messages completed in the window (traces, closed-loop classes, and
+    /// open-loop packets when the transport acknowledges).
+    pub messages_completed: u64,
+    /// Message generation → completion, messages generated in the window.
+    pub message_time: LogHistogram,
 }
 
 /// Everything counted during a run.
@@ -169,6 +174,21 @@ impl Metrics {
             if measured {
                 f.latency.record(now - gen);
                 f.network_latency.record(now - inject);
+            }
+        }
+    }
+
+    /// A message of `class` generated at `gen` completed at `now`.
+    #[inline]
+    pub fn on_message_complete(&mut self, now: Time, class: u8, gen: Time) {
+        if now < self.warmup_ps {
+            return;
+        }
+        let measured = gen >= self.warmup_ps;
+        for f in [&mut self.classes[class as usize], &mut self.all] {
+            f.messages_completed += 1;
+            if measured {
+                f.message_time.record(now - gen);
             }
         }
     }

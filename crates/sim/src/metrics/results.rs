@@ -63,6 +63,11 @@ pub struct FlowResult {
     pub latency: LatencySummary,
     /// First byte injected → last byte consumed.
     pub network_latency: LatencySummary,
+    /// Messages completed in the window (see `hca/transport.rs`).
+    pub messages_completed: u64,
+    /// Message completion time: generation of the message → its last packet
+    /// delivered, or its acknowledgement back at the source.
+    pub message_completion: LatencySummary,
 }
 
 /// Utilization of one transmitter.
@@ -91,6 +96,19 @@ pub struct InjectionQueueResult {
     pub max_host_packets: u64,
     /// Most packets ever waiting at one host.
     pub peak_host_packets: u64,
+}
+
+/// The transport layer's state (see `hca/transport.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TransportResult {
+    /// Flows (source, destination, SL, class) that have sent a message.
+    pub flows: u64,
+    /// Messages not complete yet.
+    pub open_messages: u64,
+    /// Data packets delivered out of PSN order.
+    pub out_of_order: u64,
+    /// Most messages a closed-loop source ever had outstanding.
+    pub closed_loop_peak_outstanding: u32,
 }
 
 /// What the partial-deadlock scan saw (see `watchdog.rs`).
@@ -148,6 +166,12 @@ pub struct SimResults {
     pub latency: LatencySummary,
     /// First byte injected → last byte consumed, all classes together.
     pub network_latency: LatencySummary,
+    /// Messages completed in the window, all classes.
+    pub messages_completed: u64,
+    /// Message completion time, all classes.
+    pub message_completion: LatencySummary,
+    /// Flows and messages of the transport layer.
+    pub transport: TransportResult,
     /// Per traffic class.
     pub classes: Vec<FlowResult>,
     /// Per SL used by some class.
@@ -220,6 +244,17 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
     for h in senders {
         class_rate[sim.traffic.conn_class as usize] += host_rate(h);
     }
+    for cl in &sim.traffic.closed_loop {
+        let r = host_rate(cl.src.host);
+        class_rate[cl.src.class as usize] += r;
+        sl_rate[sim.traffic.classes[cl.src.class as usize].sl as usize & 15] += r;
+    }
+    let transport = &sim.hcas.transport;
+    if (transport.reply_class as usize) < class_rate.len() {
+        // Any host may reply.
+        class_rate[transport.reply_class as usize] = total_rate;
+        sl_rate[transport.reply_sl as usize & 15] += total_rate;
+    }
     let host_name = |h: u32| {
         let pm = &sim.ports.model[sim.hcas.model[h as usize].gp as usize];
         let n = &sim.node_names[pm.node as usize];
@@ -265,6 +300,8 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         accepted_bytes_per_ns_per_switch: per_switch(f.delivered_bytes),
         latency: LatencySummary::of(&f.latency),
         network_latency: LatencySummary::of(&f.network_latency),
+        messages_completed: f.messages_completed,
+        message_completion: LatencySummary::of(&f.message_time),
     };
     let classes: Vec<FlowResult> = sim
         .traffic
@@ -333,6 +370,14 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         accepted_bits_per_us: bits_per_us(accepted),
         latency: LatencySummary::of(&m.all.latency),
         network_latency: LatencySummary::of(&m.all.network_latency),
+        messages_completed: m.all.messages_completed,
+        message_completion: LatencySummary::of(&m.all.message_time),
+        transport: TransportResult {
+            flows: transport.flows.len() as u64,
+            open_messages: transport.open_messages(),
+            out_of_order: transport.out_of_order(),
+            closed_loop_peak_outstanding: sim.traffic.closed_loop.iter().map(|c| c.peak_outstanding).max().unwrap_or(0),
+        },
         classes,
         sls,
         ports,

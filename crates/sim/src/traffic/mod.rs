@@ -12,6 +12,7 @@
 //! Inter-arrival processes are in [`process`], destination patterns in
 //! [`pattern`]; both are enums with a name registry.
 
+pub mod closed_loop;
 pub mod connection;
 pub mod pattern;
 pub mod process;
@@ -23,6 +24,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
+pub use closed_loop::{ClosedLoopConfig, ClosedLoopSource};
 pub use connection::{Connection, ConnectionConfig};
 pub use pattern::{Pattern, PatternConfig};
 pub use process::{Process, ProcessKind};
@@ -38,6 +40,8 @@ pub(crate) struct Workload {
     pub sources: Vec<Source>,
     /// Trace replays, each with its cursor.
     pub traces: Vec<Trace>,
+    /// Closed-loop sources, one per (closed-loop class, sending host).
+    pub closed_loop: Vec<ClosedLoopSource>,
     /// CBR connections, each with its cursor.
     pub connections: Vec<Connection>,
     /// The class their packets count in (unused without connections).
@@ -190,9 +194,12 @@ pub struct TrafficConfig {
     /// Traces; in results each is one more class, after `classes`. Classes
     /// and traces together are at most 255.
     pub traces: Vec<TraceConfig>,
+    /// Closed-loop classes ([`closed_loop`]); each is one more class, after
+    /// the traces.
+    pub closed_loop: Vec<ClosedLoopConfig>,
     /// Constant-bit-rate connections ([`connection`]); together they are one
-    /// more class, `connections`, after the traces, and each is also measured
-    /// on its own (`SimResults::connections`).
+    /// more class, `connections`, after the closed-loop classes, and each is
+    /// also measured on its own (`SimResults::connections`).
     pub connections: Vec<ConnectionConfig>,
 }
 
@@ -254,6 +261,14 @@ impl Source {
     #[inline]
     pub fn advance(&mut self) {
         self.next_at = self.process.next(self.next_at, &mut self.rng);
+    }
+
+    /// A source that draws destinations and path bits for messages but has no
+    /// arrival process of its own (a closed-loop source's, same stream rule).
+    pub fn for_messages(seed: u64, host: u32, class: u8) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(((class as u64) << 32) | host as u64);
+        Source { host, class, rng, process: Process::Poisson { mean_gap_ps: f64::INFINITY }, next_at: f64::INFINITY }
     }
 
     /// A uniform index below `n` from this source's stream.

@@ -11,6 +11,7 @@ mod lfu;
 mod md1;
 mod sizes;
 mod traces;
+mod transport;
 mod validation;
 mod vl15_and_hca;
 mod vlarb_share;

@@ -17,10 +17,13 @@ use crate::credits::blocks_for;
 use crate::engine::{Event, Time};
 use crate::link::wire_bytes;
 use crate::metrics::DropReason;
-use crate::packet::{Packet, PacketId, FLAG_CONN, FLAG_VL15, NIL};
-use crate::packet::PacketQueue;
-use crate::sim::Simulation;
+use crate::packet::{Packet, PacketId, PacketKind, PacketQueue, FLAG_CONN, FLAG_FLOW, FLAG_VL15, NIL};
+use crate::sim::{Simulation, NONE};
 use crate::traffic::PathBits;
+
+pub mod transport;
+
+use transport::{Completion, Reply, Transport};
 
 /// Index of the management (VL15) send queue of a host: QP0 traffic does not
 /// wait behind the data SL queues and is served first.
@@ -62,6 +65,8 @@ pub(crate) struct Hcas {
     pub state: Vec<HostState>,
     /// Host owning each LID, or `NONE`.
     pub lid_host: Vec<u32>,
+    /// Flows, messages and replies.
+    pub transport: Transport,
 }
 
 impl Simulation {
@@ -82,7 +87,69 @@ impl Simulation {
         };
         self.schedule(next, Event::Generate { source: s });
         let id = self.new_packet(self.now, class, sl, host, dst, dlid, payload);
+        self.open_single_packet_message(id);
         self.enqueue_generated(id);
+    }
+
+    /// With replies on, an open-loop data packet is a message of its own.
+    #[inline]
+    fn open_single_packet_message(&mut self, id: PacketId) {
+        if !self.hcas.transport.replies() {
+            return;
+        }
+        let p = self.arena[id];
+        if p.flags & FLAG_VL15 != 0 {
+            return;
+        }
+        let (flow, psn) = self.hcas.transport.open_message(p.src, p.dst, p.sl, p.class, 1, self.now, NONE);
+        let q = &mut self.arena[id];
+        q.flow = flow;
+        q.psn = psn;
+        q.flags |= FLAG_FLOW;
+    }
+
+    /// Sends a message of `bytes` payload from `src` to `dst` now: the HCA
+    /// splits it into MTU-sized packets (the last one shorter), all generated
+    /// now, with consecutive PSNs of their flow. `source` is the closed-loop
+    /// source to tell when it completes, or `NONE`.
+    #[allow(clippy::too_many_arguments)]
+    fn send_message(&mut self, src: u32, dst: u32, dlid: u16, sl: u8, class: u8, bytes: u32, source: u32) {
+        let mtu = self.p.mtu_bytes;
+        let packets = bytes.div_ceil(mtu);
+        let (flow, first) = self.hcas.transport.open_message(src, dst, sl, class, packets, self.now, source);
+        let mut left = bytes;
+        let mut psn = first;
+        while left > 0 {
+            let payload = left.min(mtu);
+            left -= payload;
+            let id = self.new_packet(self.now, class, sl, src, dst, dlid, payload);
+            let p = &mut self.arena[id];
+            p.flow = flow;
+            p.psn = psn;
+            p.flags |= FLAG_FLOW;
+            psn += 1;
+            self.enqueue_generated(id);
+        }
+    }
+
+    /// Closed-loop source `s` sends a message now (one window slot is free).
+    pub(crate) fn on_message_next(&mut self, s: u32) {
+        let (host, class, sl, dst, dlid, bytes) = {
+            let cl = &mut self.traffic.closed_loop[s as usize];
+            debug_assert!(cl.outstanding < cl.window, "a closed-loop source never exceeds its window");
+            cl.outstanding += 1;
+            cl.peak_outstanding = cl.peak_outstanding.max(cl.outstanding);
+            cl.sent += 1;
+            let class = &self.traffic.classes[cl.src.class as usize];
+            let dst = class.pattern.dest(&mut cl.src);
+            let dm = self.hcas.model[dst as usize];
+            let dlid = match class.path_bits {
+                PathBits::Base => dm.base_lid,
+                PathBits::Random => dm.base_lid + cl.src.pick(dm.lid_count as u32) as u16,
+            };
+            (cl.src.host, cl.src.class, class.sl, dst, dlid, cl.message_bytes)
+        };
+        self.send_message(host, dst, dlid, sl, class, bytes, s);
     }
 
     /// Trace `t` sends its next message now: the HCA splits the payload into
@@ -99,14 +166,7 @@ impl Simulation {
             self.schedule(at, Event::TraceNext { trace: t });
         }
         let dlid = self.hcas.model[m.dst as usize].base_lid;
-        let mtu = self.p.mtu_bytes;
-        let mut left = m.bytes;
-        while left > 0 {
-            let payload = left.min(mtu);
-            left -= payload;
-            let id = self.new_packet(self.now, class, m.sl, m.src, m.dst, dlid, payload);
-            self.enqueue_generated(id);
-        }
+        self.send_message(m.src, m.dst, dlid, m.sl, class, m.bytes, NONE);
     }
 
     /// Connection `c` generates its packet due now and schedules the next.
@@ -130,6 +190,7 @@ impl Simulation {
 
     /// A packet made by `inject` reaches its generation time.
     pub(crate) fn on_inject(&mut self, id: PacketId) {
+        self.open_single_packet_message(id);
         self.enqueue_generated(id);
     }
 
@@ -214,9 +275,10 @@ impl Simulation {
                 }
                 hs.slq[sl as usize].pop(&mut self.arena);
                 hs.queued -= 1;
+                let start = self.mech.on_inject(h, now);
                 {
                     let p = &mut self.arena[head];
-                    p.ready_at = now;
+                    p.ready_at = start;
                     p.tail_at = now;
                 }
                 self.ports.out_used[i] += blocks;
@@ -253,5 +315,59 @@ impl Simulation {
         self.metrics.on_deliver(now, &p);
         self.in_network -= 1;
         self.arena.free(id);
+        self.transport_on_deliver(&p);
+    }
+
+    /// The transport's part of a delivery (the delivery hook): the
+    /// destination's flow state, a reply, a completed message.
+    #[inline]
+    fn transport_on_deliver(&mut self, p: &Packet) {
+        if p.flags & FLAG_FLOW == 0 {
+            return;
+        }
+        match p.kind() {
+            PacketKind::Data => {
+                let out = self.hcas.transport.on_data_delivered(p);
+                if let Some(r) = out.reply {
+                    self.send_reply(p.dst, p.src, r);
+                }
+                if let Some(c) = out.completion {
+                    self.complete_message(c);
+                }
+            }
+            PacketKind::Ack => {
+                if let Some(c) = self.hcas.transport.on_ack_delivered(p) {
+                    self.complete_message(c);
+                }
+            }
+            PacketKind::Nack | PacketKind::Cn => {}
+        }
+    }
+
+    /// Host `from` sends reply `r` to host `to` now, on the transport's reply SL.
+    fn send_reply(&mut self, from: u32, to: u32, r: Reply) {
+        let t = &self.hcas.transport;
+        let (class, sl, payload) = (t.reply_class, t.reply_sl, t.reply_payload);
+        let dlid = self.hcas.model[to as usize].base_lid;
+        let id = self.new_packet(self.now, class, sl, from, to, dlid, payload);
+        let p = &mut self.arena[id];
+        p.flow = r.flow;
+        p.psn = r.psn;
+        p.flags |= FLAG_FLOW;
+        p.set_kind(r.kind);
+        self.enqueue_generated(id);
+    }
+
+    /// A message has completed: it is measured, and its closed-loop source
+    /// sends the next one after its gap.
+    fn complete_message(&mut self, c: Completion) {
+        let now = self.now;
+        self.metrics.on_message_complete(now, c.class, c.gen_time);
+        if c.source != NONE {
+            let cl = &mut self.traffic.closed_loop[c.source as usize];
+            cl.outstanding -= 1;
+            let at = now + cl.gap_ps;
+            self.schedule(at, Event::MessageNext { source: c.source });
+        }
     }
 }
