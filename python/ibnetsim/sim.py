@@ -68,6 +68,7 @@ _FLOW_COLUMNS = (
     "accepted_bytes_per_ns_per_switch",
 )
 _STATS = ("mean", "p50", "p99", "min", "max")
+_LATENCIES = ("latency", "network_latency", "message_completion")
 
 
 def _ns(v: Optional[float]) -> Optional[float]:
@@ -94,7 +95,9 @@ class SimResult:
     def summary(self) -> pd.DataFrame:
         """Per class: offered/accepted traffic (fraction of the class's sending
         hosts' data rate, and bytes/ns/switch), packets, packet and network
-        latency (ns)."""
+        latency (ns), and messages completed with their completion time (ns;
+        traces, closed-loop classes, and every class when the transport
+        acknowledges)."""
         return self._flows(self.raw["classes"])
 
     @property
@@ -107,11 +110,12 @@ class SimResult:
         rows = []
         for f in flows:
             row = {k: f[k] for k in _FLOW_COLUMNS}
-            for prefix, lat in (("latency", f["latency"]), ("network_latency", f["network_latency"])):
+            row["messages_completed"] = f["messages_completed"]
+            for prefix in _LATENCIES:
                 for stat in _STATS:
-                    row[f"{prefix}_{stat}_ns"] = _ns(lat[f"{stat}_ps"])
+                    row[f"{prefix}_{stat}_ns"] = _ns(f[prefix][f"{stat}_ps"])
             rows.append(row)
-        return pd.DataFrame(rows, columns=[*_FLOW_COLUMNS, *(f"{p}_{s}_ns" for p in ("latency", "network_latency") for s in _STATS)])
+        return pd.DataFrame(rows, columns=[*_FLOW_COLUMNS, "messages_completed", *(f"{p}_{s}_ns" for p in _LATENCIES for s in _STATS)])
 
     @property
     def per_port(self) -> pd.DataFrame:
@@ -218,9 +222,10 @@ class SimResult:
             "accepted_bits_per_us": r["accepted_bits_per_us"],
             "measured_packets": r["latency"]["count"],
         }
-        for prefix in ("latency", "network_latency"):
+        for prefix in _LATENCIES:
             for stat in ("mean", "p50", "p99", "max"):
                 out[f"{prefix}_{stat}_ns"] = _ns(r[prefix][f"{stat}_ps"])
+        out["messages_completed"] = r["messages_completed"]
         out.update(
             {
                 "warmup_us": self.warmup_us,
@@ -301,8 +306,9 @@ def simulate(
     cfg["seed"] = int(seed)
     _set_warmup(cfg, warmup_us, warmup_max_fraction, time_us)
     cfg["traffic"] = {
-        "classes": [c for c in classes if not _traffic.is_trace(c)],
+        "classes": [c for c in classes if not (_traffic.is_trace(c) or _traffic.is_closed_loop(c))],
         "traces": [c for c in classes if _traffic.is_trace(c)],
+        "closed_loop": [c for c in classes if _traffic.is_closed_loop(c)],
     }
     sim = _core.Simulation(sm._inner, json.dumps(cfg), None if qos_file is None else os.fspath(qos_file))
     end_ps = int(round(time_us * PS_PER_US))

@@ -11,8 +11,9 @@ counted in wire bytes (payload + 26 B of LRH/BTH/ICRC/VCRC).
 mean wire size, so ``load`` stays the offered fraction of the link rate.
 
 :func:`trace` replays messages from a text file (format in docs/formats.md,
-"Traffic traces") and mixes with the open-loop classes in the same list; in
-the results, traces come after the open-loop classes.
+"Traffic traces") and :func:`closed_loop` sends messages with a window of
+outstanding ones; both mix with the open-loop classes in the same list. In
+the results, traces come after the open-loop classes, then closed-loop classes.
 
 Hosts are numbered in fabric order (cabled CA ports, node by node). The bit
 permutations (``bit_reversal``, ``bit_complement``, ``transpose``,
@@ -31,6 +32,8 @@ __all__ = [
     "uniform_sizes",
     "trace",
     "is_trace",
+    "closed_loop",
+    "is_closed_loop",
     "PATTERNS",
     "pattern",
     "uniform",
@@ -115,6 +118,41 @@ def trace(path: Union[str, os.PathLike], time_scale: float = 1.0, name: Optional
     ``file:line``."""
     p = Path(path).absolute()
     return {"name": name if name is not None else p.stem, "file": str(p), "time_scale": float(time_scale)}
+
+
+def closed_loop(
+    window: int = 1,
+    message_bytes: int = 2048,
+    gap_ns: float = 0.0,
+    kind: str = "uniform",
+    sl: int = 0,
+    name: Optional[str] = None,
+    path_bits: str = "base",
+    **pattern_params: Any,
+) -> dict[str, Any]:
+    """A closed-loop class: every sending host keeps at most ``window``
+    messages of ``message_bytes`` outstanding (split into MTU packets), and
+    sends the next one ``gap_ns`` after one completes; destinations are drawn
+    by the pattern ``kind`` (as in :func:`pattern`). A message completes when
+    its last packet is delivered, or, with ``transport={"ack": "packet"}`` or
+    ``"message"``, when its acknowledgement is back. Results report each
+    class's ``messages_completed`` and ``message_completion`` time.
+    ``window=1`` is ib_flit_sim's generator, which waits for its previous message."""
+    return {
+        "name": name or f"closed-loop-{kind}",
+        "sl": sl,
+        "pattern": {"kind": kind, **pattern_params},
+        "window": int(window),
+        "message_bytes": int(message_bytes),
+        "gap_ns": float(gap_ns),
+        "path_bits": path_bits,
+    }
+
+
+def is_closed_loop(cls: Mapping[str, Any]) -> bool:
+    """Whether a class dict is a closed-loop class (from :func:`closed_loop`),
+    kept in ``traffic.closed_loop``."""
+    return "window" in cls
 
 
 def is_trace(cls: Mapping[str, Any]) -> bool:
