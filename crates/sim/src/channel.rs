@@ -15,20 +15,22 @@ use crate::packet::{PacketId, FLAG_VL15};
 use crate::sim::{Simulation, NONE};
 
 impl Simulation {
-    /// Puts `id` on the link of transmitter `gp` in VL `slot` now. `from_outq`
-    /// says whether its blocks stay held in `gp`'s output buffer until the last
+    /// Puts `id` on the link of transmitter `gp` in VL `slot` now, towards
+    /// the receiver's input partition the packet carries. `from_outq` says
+    /// whether its blocks stay held in `gp`'s output buffer until the last
     /// byte has left.
     pub(crate) fn start_transmission(&mut self, gp: u32, id: PacketId, slot: u8, from_outq: bool) {
         let now = self.now;
         let pm = self.ports.model[gp as usize];
-        let (wire, blocks, vl15) = {
+        let (wire, blocks, vl15, part) = {
             let p = &mut self.arena[id];
             p.slot = slot;
             if pm.host != NONE && p.inject_time == Time::MAX {
                 p.inject_time = now;
             }
-            (p.wire_bytes as u32, p.blocks, p.flags & FLAG_VL15 != 0)
+            (p.wire_bytes as u32, p.blocks, p.flags & FLAG_VL15 != 0, p.part())
         };
+        let q = self.layout.q(slot, part);
         let ser = pm.timing.ser_ps(wire);
         let tx = &mut self.ports.tx[gp as usize];
         debug_assert!(!tx.busy && tx.busy_until <= now);
@@ -37,19 +39,20 @@ impl Simulation {
         tx.sending_slot = slot;
         tx.sending_blocks = if from_outq { blocks } else { 0 };
         if !vl15 {
-            self.ports.credits.consume(gp, slot, blocks);
+            self.ports.credits.consume(gp, q, blocks);
         }
         let i = self.layout.pv(gp, slot);
         self.metrics.on_transmit(now, i, ser);
         self.last_progress = now;
         self.schedule(now + ser, Event::LinkFree { port: gp });
-        self.arrive(pm.peer, id, slot, ser, pm.timing.propagation_ps);
+        self.arrive(pm.peer, id, q, ser, pm.timing.propagation_ps);
     }
 
-    /// The packet that started now on the link into `gp` enters `gp`'s input buffer.
-    fn arrive(&mut self, gp: u32, id: PacketId, slot: u8, ser: Time, prop: Time) {
+    /// The packet that started now on the link into `gp` enters `gp`'s input
+    /// queue `q`.
+    fn arrive(&mut self, gp: u32, id: PacketId, q: u8, ser: Time, prop: Time) {
         let now = self.now;
-        let i = self.layout.pv(gp, slot);
+        let i = self.layout.pq(gp, q);
         let pm = self.ports.model[gp as usize];
         let (blocks, vl15) = {
             let p = &self.arena[id];
@@ -68,11 +71,11 @@ impl Simulation {
                 p.tail_at = tail;
                 p.ready_at = routed;
             }
-            self.push_input(gp, slot, id);
+            self.push_input(gp, q, id);
         } else {
             self.arena[id].tail_at = tail;
             self.ports.inq[i].push(&mut self.arena, id);
-            self.schedule(tail, Event::Deliver { port: gp, slot, packet: id });
+            self.schedule(tail, Event::Deliver { port: gp, queue: q, packet: id });
         }
     }
 

@@ -39,6 +39,11 @@ pub struct SwitchConfig {
     pub speedup: f64,
     /// Input buffer per (port, data VL), in bytes (whole 64-byte credits count).
     pub input_buffer_bytes: u32,
+    /// Split of each input data-VL buffer into partitions, in bytes: 2 to 4
+    /// entries adding up to `input_buffer_bytes`, each holding an MTU packet;
+    /// each partition is a FIFO with its own head and its own credits (paper
+    /// 002's adaptive and escape queues). Empty (the default): one buffer.
+    pub input_partition_bytes: Vec<u32>,
     /// Output buffer per (port, data VL), in bytes; 0 = no output buffers (the
     /// crossbar feeds the link directly and output VL arbitration chooses among
     /// input queues).
@@ -55,6 +60,7 @@ impl Default for SwitchConfig {
             crossbar: CrossbarKind::Multiplexed,
             speedup: 1.0,
             input_buffer_bytes: 8192,
+            input_partition_bytes: Vec::new(),
             output_buffer_bytes: 8192,
             vl15_buffer_bytes: 512,
         }

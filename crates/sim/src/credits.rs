@@ -23,37 +23,38 @@ pub fn buffer_blocks(bytes: u32) -> u32 {
     bytes / CREDIT_BYTES
 }
 
-/// Credits each transmitter holds for each VL slot of its receiver.
+/// Credits each transmitter holds for each input queue (VL slot and buffer
+/// partition, see [`crate::layout`]) of its receiver.
 #[derive(Debug, Clone, Default)]
 pub struct Credits {
     avail: Vec<u32>,
-    slots: usize,
+    queues: usize,
 }
 
 impl Credits {
-    /// `capacity[port * slots + slot]` blocks advertised initially.
-    pub fn new(capacity: Vec<u32>, slots: usize) -> Self {
-        Credits { avail: capacity, slots }
+    /// `capacity[port * queues + queue]` blocks advertised initially.
+    pub fn new(capacity: Vec<u32>, queues: usize) -> Self {
+        Credits { avail: capacity, queues }
     }
 
-    /// Blocks available at transmitter `port`, `slot`.
+    /// Blocks available at transmitter `port` for the receiver's `queue`.
     #[inline]
-    pub fn available(&self, port: u32, slot: u8) -> u32 {
-        self.avail[port as usize * self.slots + slot as usize]
+    pub fn available(&self, port: u32, queue: u8) -> u32 {
+        self.avail[port as usize * self.queues + queue as usize]
     }
 
     /// Consumes `blocks` for a packet about to be sent.
     #[inline]
-    pub fn consume(&mut self, port: u32, slot: u8, blocks: u16) {
-        let a = &mut self.avail[port as usize * self.slots + slot as usize];
+    pub fn consume(&mut self, port: u32, queue: u8, blocks: u16) {
+        let a = &mut self.avail[port as usize * self.queues + queue as usize];
         debug_assert!(*a >= blocks as u32, "sent without credits");
         *a -= blocks as u32;
     }
 
     /// Credits returned by the receiver.
     #[inline]
-    pub fn give_back(&mut self, port: u32, slot: u8, blocks: u16) {
-        self.avail[port as usize * self.slots + slot as usize] += blocks as u32;
+    pub fn give_back(&mut self, port: u32, queue: u8, blocks: u16) {
+        self.avail[port as usize * self.queues + queue as usize] += blocks as u32;
     }
 }
 

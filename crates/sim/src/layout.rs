@@ -3,9 +3,19 @@
 //!
 //! A *global port* (`gp`) numbers every `(node, port)` of the fabric, node by
 //! node. A *slot* is a VL at a port: the data VLs `0..data_vls`, then VL15.
-//! Per-(port, slot) arrays (buffers, credits, busy time) are indexed by
-//! [`Layout::pv`]; per-switch bitsets number a switch's own (port, slot)
-//! pairs from 0 ([`Layout::local`]).
+//! Per-(port, slot) arrays (output buffers, busy time) are indexed by
+//! [`Layout::pv`].
+//!
+//! An input VL buffer may be split into *partitions* (an adaptive and an
+//! escape part, paper 002 §4.2), each a FIFO with its own head and its own
+//! credits. An input *queue* is a (slot, partition) pair, numbered within its
+//! port by [`Layout::q`]; per-input-queue arrays (input buffers, credits) are
+//! indexed by [`Layout::pq`], and per-switch bitsets number a switch's own
+//! (port, queue) pairs from 0 ([`Layout::local`]). With one partition (the
+//! default) a queue is its slot.
+
+/// Most partitions an input VL buffer may have (two bits of a packet's flags).
+pub const MAX_PARTITIONS: usize = 4;
 
 /// Sizes that fix the index layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,12 +26,54 @@ pub struct Layout {
     pub nvl: usize,
     /// Slot of VL15.
     pub vl15_slot: u8,
+    /// Partitions per input VL buffer (1..=[`MAX_PARTITIONS`]).
+    pub parts: usize,
+    /// Input queues per port: slots × partitions.
+    pub qpp: usize,
 }
 
 impl Layout {
-    /// The layout for `data_vls` data VLs (1..=15).
+    /// The layout for `data_vls` data VLs (1..=15), unpartitioned buffers.
     pub fn new(data_vls: u8) -> Self {
-        Layout { data_vls, nvl: data_vls as usize + 1, vl15_slot: data_vls }
+        Self::partitioned(data_vls, 1)
+    }
+
+    /// The layout for `data_vls` data VLs with `parts` partitions (1..=4) per
+    /// input VL buffer.
+    pub fn partitioned(data_vls: u8, parts: usize) -> Self {
+        debug_assert!((1..=MAX_PARTITIONS).contains(&parts));
+        let nvl = data_vls as usize + 1;
+        Layout { data_vls, nvl, vl15_slot: data_vls, parts, qpp: nvl * parts }
+    }
+
+    /// The input queue of partition `part` of slot `slot`, within its port.
+    #[inline]
+    pub fn q(&self, slot: u8, part: u8) -> u8 {
+        (slot as usize * self.parts + part as usize) as u8
+    }
+
+    /// The slot of input queue `q`.
+    #[inline]
+    pub fn slot_of_q(&self, q: u8) -> u8 {
+        (q as usize / self.parts) as u8
+    }
+
+    /// The partition of input queue `q`.
+    #[inline]
+    pub fn part_of_q(&self, q: u8) -> u8 {
+        (q as usize % self.parts) as u8
+    }
+
+    /// Index of input queue `q` of port `gp` in per-input-queue arrays.
+    #[inline]
+    pub fn pq(&self, gp: u32, q: u8) -> usize {
+        gp as usize * self.qpp + q as usize
+    }
+
+    /// The port and queue of a per-input-queue index.
+    #[inline]
+    pub fn split_q(&self, pq: usize) -> (u32, u8) {
+        ((pq / self.qpp) as u32, (pq % self.qpp) as u8)
     }
 
     /// Index of `(gp, slot)` in per-port-slot arrays.
@@ -42,11 +94,11 @@ impl Layout {
         ((pv / self.nvl) as u32, (pv % self.nvl) as u8)
     }
 
-    /// Index of `(port, slot)` among the (port, slot) pairs of one switch,
-    /// whose port 1 is global port `first_gp`.
+    /// Index of input queue `(port, q)` among the input queues of one
+    /// switch, whose port 1 is global port `first_gp`.
     #[inline]
-    pub fn local(&self, first_gp: u32, gp: u32, slot: u8) -> usize {
-        (gp - first_gp) as usize * self.nvl + slot as usize
+    pub fn local(&self, first_gp: u32, gp: u32, q: u8) -> usize {
+        (gp - first_gp) as usize * self.qpp + q as usize
     }
 
     /// Per-port-slot entries for `ports` ports.
@@ -84,5 +136,18 @@ mod tests {
         assert_eq!(l.split(17), (3, 2));
         assert_eq!(l.local(10, 12, 4), 14);
         assert_eq!((l.vl_of_slot(4), l.vl_of_slot(3)), (15, 3));
+        assert_eq!((l.q(2, 0), l.pq(3, 2)), (2, 17), "one partition: a queue is its slot");
+    }
+
+    #[test]
+    fn partitions_number_queues_slot_by_slot() {
+        let l = Layout::partitioned(2, 2);
+        assert_eq!((l.nvl, l.qpp), (3, 6));
+        assert_eq!(l.q(1, 1), 3);
+        assert_eq!((l.slot_of_q(3), l.part_of_q(3)), (1, 1));
+        assert_eq!(l.pq(2, 3), 15);
+        assert_eq!(l.split_q(15), (2, 3));
+        assert_eq!(l.local(10, 11, 5), 11);
+        assert_eq!(l.q(l.vl15_slot, 0), 4);
     }
 }

@@ -71,6 +71,9 @@ const KIND_SHIFT: u8 = 3;
 const KIND_MASK: u8 = 3 << KIND_SHIFT;
 /// Forward explicit congestion notification: a switch marked the packet.
 pub const FLAG_FECN: u8 = 32;
+/// Two bits of buffer partition (see [`Packet::part`]).
+const PART_SHIFT: u8 = 6;
+const PART_MASK: u8 = 3 << PART_SHIFT;
 
 /// What a packet carries, as its BTH opcode would say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +113,20 @@ impl Packet {
             2 => PacketKind::Nack,
             _ => PacketKind::Cn,
         }
+    }
+
+    /// The partition of the input VL buffer the packet occupies, or is sent
+    /// towards when it is in an output buffer (0 without partitions).
+    #[inline]
+    pub fn part(&self) -> u8 {
+        (self.flags & PART_MASK) >> PART_SHIFT
+    }
+
+    /// Sets the packet's partition.
+    #[inline]
+    pub fn set_part(&mut self, part: u8) {
+        debug_assert!(part < 4);
+        self.flags = (self.flags & !PART_MASK) | (part << PART_SHIFT);
     }
 
     /// Sets the packet's kind.
@@ -295,6 +312,11 @@ mod tests {
             assert_eq!(p.kind(), k);
             assert_eq!(p.flags & !KIND_MASK, FLAG_VL15 | FLAG_FECN | FLAG_FLOW);
         }
+        p.set_part(3);
+        p.set_kind(PacketKind::Nack);
+        assert_eq!((p.part(), p.kind()), (3, PacketKind::Nack));
+        p.set_part(1);
+        assert_eq!((p.part(), p.kind(), p.flags & FLAG_FECN), (1, PacketKind::Nack, FLAG_FECN));
     }
 
     #[test]

@@ -84,6 +84,7 @@ fn kim2007() -> SimConfig {
             input_buffer_bytes: 4200,
             output_buffer_bytes: 4200,
             vl15_buffer_bytes: 4200,
+            ..SwitchConfig::default()
         },
         hca: HcaConfig { send_buffer_bytes: 4200, receive_buffer_bytes: 4200, sl_priority: Vec::new() },
         ..SimConfig::default()
@@ -102,6 +103,7 @@ fn alfaro2001() -> SimConfig {
             input_buffer_bytes: 1056,
             output_buffer_bytes: 1056,
             vl15_buffer_bytes: 1056,
+            ..SwitchConfig::default()
         },
         hca: HcaConfig { send_buffer_bytes: 1056, receive_buffer_bytes: 1056, sl_priority: Vec::new() },
         ..SimConfig::default()
@@ -120,6 +122,7 @@ fn martinez2003() -> SimConfig {
             input_buffer_bytes: 1024,
             output_buffer_bytes: 1024,
             vl15_buffer_bytes: 512,
+            ..SwitchConfig::default()
         },
         hca: HcaConfig { send_buffer_bytes: 1024, receive_buffer_bytes: 1024, sl_priority: Vec::new() },
         ..SimConfig::default()
@@ -138,6 +141,7 @@ fn martinez2005() -> SimConfig {
             input_buffer_bytes: 8192,
             output_buffer_bytes: 8192,
             vl15_buffer_bytes: 512,
+            ..SwitchConfig::default()
         },
         hca: HcaConfig { send_buffer_bytes: 8192, receive_buffer_bytes: 8192, sl_priority: Vec::new() },
         ..SimConfig::default()

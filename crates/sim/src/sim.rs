@@ -231,8 +231,8 @@ impl Simulation {
             Event::TraceNext { trace } => self.on_trace(trace),
             Event::ConnNext { conn } => self.on_connection(conn),
             Event::MessageNext { source } => self.on_message_next(source),
-            Event::Routed { port, slot } => {
-                self.mark_pending(port, slot);
+            Event::Routed { port, queue } => {
+                self.mark_pending(port, queue);
                 self.arbitrate_switch(self.ports.model[port as usize].switch);
             }
             Event::XbarDone { input, output, in_slot, out_slot } => {
@@ -248,8 +248,8 @@ impl Simulation {
                 self.ports.tx[port as usize].ready_wake_at = 0;
                 self.try_transmit(port);
             }
-            Event::Credit { port, slot, blocks } => self.on_credit(port, slot, blocks),
-            Event::Deliver { port, slot, packet } => self.on_deliver(port, slot, packet),
+            Event::Credit { port, queue, blocks } => self.on_credit(port, queue, blocks),
+            Event::Deliver { port, queue, packet } => self.on_deliver(port, queue, packet),
             Event::Inject { packet } => {
                 self.traffic.injections_pending -= 1;
                 self.on_inject(packet);
@@ -297,8 +297,8 @@ impl Simulation {
         }
     }
 
-    fn on_credit(&mut self, gp: u32, slot: u8, blocks: u16) {
-        self.ports.credits.give_back(gp, slot, blocks);
+    fn on_credit(&mut self, gp: u32, q: u8, blocks: u16) {
+        self.ports.credits.give_back(gp, q, blocks);
         let pm = self.ports.model[gp as usize];
         if pm.is_switch && !self.p.output_buffers {
             // Credits only decide which heads may cross when the crossbar feeds
@@ -436,6 +436,22 @@ impl Simulation {
             return None;
         }
         counts.get((sm.port_base + port as u32 - 1) as usize * self.layout.nvl + vl_slot as usize).copied()
+    }
+
+    /// Credits the transmitter of port `port` of node `node` holds for input
+    /// queue (`vl`, `partition`) across its link, and that queue's capacity,
+    /// in 64-byte blocks (what a selection policy reads); `None` for an
+    /// unknown or uncabled port, VL or partition. VL 15 is the management VL.
+    pub fn credits(&self, node: &str, port: u8, vl: u8, partition: u8) -> Option<(u32, u32)> {
+        let n = self.node_names.iter().position(|x| x == node)? as u32;
+        let gp = self.ports.model.iter().position(|pm| pm.node == n && pm.port == port)? as u32;
+        let peer = self.ports.model[gp as usize].peer;
+        let slot = if vl == 15 { self.layout.vl15_slot } else { vl };
+        if peer == NONE || slot > self.layout.vl15_slot || partition as usize >= self.layout.parts {
+            return None;
+        }
+        let q = self.layout.q(slot, partition);
+        Some((self.ports.credits.available(gp, q), self.ports.in_cap[self.layout.pq(peer, q)]))
     }
 
     /// Messages closed-loop source `source` has outstanding now, and the

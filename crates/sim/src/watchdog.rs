@@ -77,14 +77,14 @@ impl Simulation {
     }
 
     /// The buffers that buffer `node` waits for, in `out`; returns how many (0:
-    /// not blocked). Buffers `0..npv` are input buffers, `npv..2·npv` output
-    /// buffers, both by port × slot.
+    /// not blocked). Buffers `0..nin` are input queues (by port × queue, see
+    /// [`crate::layout`]), `nin..nin + npv` output buffers (by port × slot).
     fn blocked_targets(&self, node: usize, out: &mut [usize; MAX_CANDIDATES]) -> usize {
-        let npv = self.ports.inq.len();
-        let nvl = self.layout.nvl;
-        if node < npv {
+        let nin = self.ports.inq.len();
+        let (nvl, l) = (self.layout.nvl, self.layout);
+        if node < nin {
             let head = self.ports.inq[node].head;
-            let gp = (node / nvl) as u32;
+            let gp = l.split_q(node).0;
             let pm = self.ports.model[gp as usize];
             if head == NIL || !pm.is_switch {
                 return 0;
@@ -104,11 +104,11 @@ impl Simulation {
                 let ogp = self.switches.model[pm.switch as usize].port_base + c.port as u32 - 1;
                 let o = ogp as usize * nvl + c.slot as usize;
                 let target = if self.p.output_buffers {
-                    (self.ports.out_used[o] + p.blocks as u32 > self.ports.out_cap[o]).then_some(npv + o)
+                    (self.ports.out_used[o] + p.blocks as u32 > self.ports.out_cap[o]).then_some(nin + o)
                 } else {
                     let peer = self.ports.model[ogp as usize].peer;
-                    (self.ports.credits.available(ogp, c.slot) < p.blocks as u32 && peer != NONE)
-                        .then(|| peer as usize * nvl + c.slot as usize)
+                    let q = l.q(c.slot, c.partition);
+                    (self.ports.credits.available(ogp, q) < p.blocks as u32 && peer != NONE).then(|| l.pq(peer, q))
                 };
                 match target {
                     Some(t) => {
@@ -120,17 +120,17 @@ impl Simulation {
             }
             n
         } else {
-            let o = node - npv;
+            let o = node - nin;
             let head = self.ports.outq[o].head;
             if head == NIL {
                 return 0;
             }
-            let gp = (o / nvl) as u32;
-            let slot = (o % nvl) as u8;
+            let (gp, slot) = l.split(o);
             let p = self.arena[head];
+            let q = l.q(slot, p.part());
             let peer = self.ports.model[gp as usize].peer;
-            if p.flags & FLAG_VL15 == 0 && self.ports.credits.available(gp, slot) < p.blocks as u32 && peer != NONE {
-                out[0] = peer as usize * nvl + slot as usize;
+            if p.flags & FLAG_VL15 == 0 && self.ports.credits.available(gp, q) < p.blocks as u32 && peer != NONE {
+                out[0] = l.pq(peer, q);
                 1
             } else {
                 0
@@ -139,11 +139,11 @@ impl Simulation {
     }
 
     fn head_of(&self, node: usize) -> PacketId {
-        let npv = self.ports.inq.len();
-        if node < npv {
+        let nin = self.ports.inq.len();
+        if node < nin {
             self.ports.inq[node].head
         } else {
-            self.ports.outq[node - npv].head
+            self.ports.outq[node - nin].head
         }
     }
 
@@ -220,7 +220,7 @@ impl Simulation {
 
     /// Stops the run on a total stall: nothing moved for the watchdog period.
     pub(crate) fn declare_stall(&mut self) -> SimError {
-        let mut member: Vec<bool> = vec![false; 2 * self.ports.inq.len()];
+        let mut member: Vec<bool> = vec![false; self.ports.inq.len() + self.ports.outq.len()];
         let mut targets = [0usize; MAX_CANDIDATES];
         for (node, m) in member.iter_mut().enumerate() {
             *m = self.blocked_targets(node, &mut targets) > 0;
@@ -262,14 +262,13 @@ impl Simulation {
 
     /// The channel a buffer belongs to.
     fn channel_of(&self, node: usize) -> BlockedChannel {
-        let npv = self.ports.inq.len();
-        let nvl = self.layout.nvl;
-        let (tx, rx, slot) = if node < npv {
-            let gp = (node / nvl) as u32;
-            (self.ports.model[gp as usize].peer, gp, (node % nvl) as u8)
+        let nin = self.ports.inq.len();
+        let (tx, rx, slot) = if node < nin {
+            let (gp, q) = self.layout.split_q(node);
+            (self.ports.model[gp as usize].peer, gp, self.layout.slot_of_q(q))
         } else {
-            let gp = ((node - npv) / nvl) as u32;
-            (gp, self.ports.model[gp as usize].peer, ((node - npv) % nvl) as u8)
+            let (gp, slot) = self.layout.split(node - nin);
+            (gp, self.ports.model[gp as usize].peer, slot)
         };
         let name = |gp: u32| {
             let pm = &self.ports.model[gp as usize];

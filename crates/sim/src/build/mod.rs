@@ -49,6 +49,8 @@ pub(crate) fn build(
     let mech = Mechanisms::build(selection, &c.mechanisms, topo.hosts.len())?;
 
     let nvl = layout.nvl;
+    // The watchdog looks at every input queue and output buffer.
+    let sim_buffers = ports.inq.len() + npv;
     let max_ports = topo.switches.iter().map(|s| s.num_ports).max().unwrap_or(0) as usize;
     let switches = Switches {
         state: vec![SwitchState::default(); topo.switches.len()],
@@ -61,6 +63,7 @@ pub(crate) fn build(
         pend_bits: vec![0; topo.bits_words as usize],
         wait_bits: vec![0; topo.wait_words as usize],
         scratch_req: vec![NONE; max_ports * nvl],
+        scratch_part: vec![0; max_ports * nvl],
     };
     let hcas = Hcas {
         state: vec![HostState::default(); topo.hosts.len()],
@@ -84,7 +87,7 @@ pub(crate) fn build(
         in_network: 0,
         last_progress: 0,
         deadlock: None,
-        watchdog: Watchdog::new(2 * npv, (watchdog_ps / 2).max(1)),
+        watchdog: Watchdog::new(sim_buffers, (watchdog_ps / 2).max(1)),
         next_housekeeping: 0,
         p,
     };

@@ -98,7 +98,8 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
         mtu_bytes: c.mtu_bytes,
         extra_header_bytes: c.extra_header_bytes,
     };
-    Ok(Resolved { layout: Layout::new(c.data_vls), params, routing_ps, arbitration_ps, warmup_ps, detector, queue, selection, arbiter })
+    let parts = c.switch.input_partition_bytes.len().clamp(1, crate::layout::MAX_PARTITIONS);
+    Ok(Resolved { layout: Layout::partitioned(c.data_vls, parts), params, routing_ps, arbitration_ps, warmup_ps, detector, queue, selection, arbiter })
 }
 
 /// The HCA's SL service order: the listed SLs first, then the others ascending.

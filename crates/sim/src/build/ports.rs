@@ -8,7 +8,7 @@ use crate::arbitration::{VlArbTable, VlArbiter};
 use crate::config::SimConfig;
 use crate::credits::{blocks_for, buffer_blocks, Credits, CREDIT_BYTES};
 use crate::error::SimError;
-use crate::layout::Layout;
+use crate::layout::{Layout, MAX_PARTITIONS};
 use crate::link::{wire_bytes, VL15_MAX_PAYLOAD};
 use crate::packet::PacketQueue;
 use crate::port::{Ports, TxState};
@@ -59,6 +59,7 @@ pub(super) fn build(
     let vl15 = check_buf("switch.vl15_buffer_bytes", sc.vl15_buffer_bytes, vl15_blocks, "VL15 packet")?;
     let ca_in = check_buf("hca.receive_buffer_bytes", c.hca.receive_buffer_bytes, max_blocks, "MTU packet")?;
     let ca_out = check_buf("hca.send_buffer_bytes", c.hca.send_buffer_bytes, max_blocks, "MTU packet")?;
+    let part_blocks = partitions(c, sw_in, &check_buf, max_blocks)?;
     let npv = layout.len(ports.len());
     let mut in_cap = vec![0u32; npv];
     let mut out_cap = vec![0u32; npv];
@@ -98,6 +99,12 @@ pub(super) fn build(
             None => (0..data_vls as usize).collect(),
         };
         let gp = topo.gp(n, o.port) as usize;
+        if o.input_bytes.is_some() && node.kind.is_switch() && !part_blocks.is_empty() {
+            return Err(SimError::config(
+                format!("{key}.input_bytes"),
+                "switch input buffers are split by switch.input_partition_bytes; give the partitions instead",
+            ));
+        }
         if let Some(b) = o.input_bytes {
             let b = check_buf(&format!("{key}.input_bytes"), b, max_blocks, "MTU packet")?;
             for &s in &slots {
@@ -117,11 +124,29 @@ pub(super) fn build(
             }
         }
     }
-    let mut credit_init = vec![0u32; npv];
+    // Input queues: a data VL buffer of a switch port is split into its
+    // partitions; every other buffer is one queue (partition 0) and its other
+    // partitions hold nothing.
+    let nin = ports.len() * layout.qpp;
+    let mut queue_cap = vec![0u32; nin];
+    for (gp, pm) in ports.iter().enumerate() {
+        for s in 0..nvl as u8 {
+            let whole = in_cap[layout.pv(gp as u32, s)];
+            if pm.is_switch && s != vl15_slot && !part_blocks.is_empty() {
+                for (k, &b) in part_blocks.iter().enumerate() {
+                    queue_cap[layout.pq(gp as u32, layout.q(s, k as u8))] = b;
+                }
+            } else {
+                queue_cap[layout.pq(gp as u32, layout.q(s, 0))] = whole;
+            }
+        }
+    }
+    let in_cap = queue_cap;
+    let mut credit_init = vec![0u32; nin];
     for (gp, pm) in ports.iter().enumerate() {
         if pm.peer != NONE {
-            for s in 0..nvl {
-                credit_init[gp * nvl + s] = in_cap[pm.peer as usize * nvl + s];
+            for q in 0..layout.qpp as u8 {
+                credit_init[layout.pq(gp as u32, q)] = in_cap[layout.pq(pm.peer, q)];
             }
         }
     }
@@ -143,8 +168,8 @@ pub(super) fn build(
     Ok(Ports {
         model: topo.ports.clone(),
         tx: vec![TxState { feeding_input: NONE, ..TxState::default() }; ports.len()],
-        credits: Credits::new(credit_init, nvl),
-        inq: vec![PacketQueue::default(); npv],
+        credits: Credits::new(credit_init, layout.qpp),
+        inq: vec![PacketQueue::default(); nin],
         in_cap,
         outq: vec![PacketQueue::default(); npv],
         out_used: vec![0; npv],
@@ -154,4 +179,38 @@ pub(super) fn build(
         port_arb,
         arbiter,
     })
+}
+
+/// The blocks of each partition of a switch's input VL buffers
+/// (`switch.input_partition_bytes`), empty when they are not split.
+fn partitions(
+    c: &SimConfig,
+    whole_blocks: u32,
+    check_buf: &dyn Fn(&str, u32, u32, &str) -> Result<u32, SimError>,
+    max_blocks: u32,
+) -> Result<Vec<u32>, SimError> {
+    let parts = &c.switch.input_partition_bytes;
+    if parts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let key = "switch.input_partition_bytes";
+    if !(2..=MAX_PARTITIONS).contains(&parts.len()) {
+        return Err(SimError::config(key, format!("gives {} partitions; split a buffer into 2..={MAX_PARTITIONS}, or leave it empty", parts.len())));
+    }
+    let mut blocks = Vec::with_capacity(parts.len());
+    for (k, &b) in parts.iter().enumerate() {
+        // Virtual cut-through: each partition holds a whole packet.
+        blocks.push(check_buf(&format!("{key}[{k}]"), b, max_blocks, "MTU packet")?);
+    }
+    let sum: u64 = parts.iter().map(|&b| b as u64).sum();
+    if sum != c.switch.input_buffer_bytes as u64 || blocks.iter().sum::<u32>() != whole_blocks {
+        return Err(SimError::config(
+            key,
+            format!(
+                "the partitions add up to {sum} bytes, but they split switch.input_buffer_bytes = {} (give whole 64-byte credits that add up to it)",
+                c.switch.input_buffer_bytes
+            ),
+        ));
+    }
+    Ok(blocks)
 }

@@ -38,7 +38,6 @@ impl Topology {
 }
 
 pub(super) fn build(fabric: &Fabric, lids: &LidMap, tables: &ForwardingTables, layout: &Layout) -> Result<Topology, SimError> {
-    let nvl = layout.nvl;
     let mut node_port_base = Vec::with_capacity(fabric.num_nodes());
     let mut switches = Vec::new();
     let mut nports = 0u32;
@@ -51,7 +50,7 @@ pub(super) fn build(fabric: &Fabric, lids: &LidMap, tables: &ForwardingTables, l
     let mut switch_of_node = vec![NONE; fabric.num_nodes()];
     for n in fabric.switches() {
         let np = fabric.node(n).num_ports as u32;
-        let words = (np * nvl as u32).div_ceil(64);
+        let words = (np * layout.qpp as u32).div_ceil(64);
         switch_of_node[n.index()] = switches.len() as u32;
         switches.push(SwitchModel {
             node: n.0,

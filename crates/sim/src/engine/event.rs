@@ -34,8 +34,8 @@ pub enum Event {
     Routed {
         /// Input port.
         port: u32,
-        /// VL slot.
-        slot: u8,
+        /// Input queue (VL slot and buffer partition) at that port.
+        queue: u8,
     },
     /// A crossbar transfer has ended: its input and output ports are free.
     XbarDone {
@@ -62,8 +62,9 @@ pub enum Event {
     Credit {
         /// Transmitter port.
         port: u32,
-        /// VL slot.
-        slot: u8,
+        /// Input queue (VL slot and buffer partition) of the receiver the
+        /// credits are for.
+        queue: u8,
         /// 64-byte blocks returned.
         blocks: u16,
     },
@@ -71,8 +72,8 @@ pub enum Event {
     Deliver {
         /// Receiving CA port.
         port: u32,
-        /// VL slot.
-        slot: u8,
+        /// Input queue at that port.
+        queue: u8,
         /// The packet (checked against the queue head).
         packet: u32,
     },

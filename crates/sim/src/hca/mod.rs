@@ -296,16 +296,16 @@ impl Simulation {
     }
 
     /// The sink of CA port `gp` has consumed `id`'s last byte.
-    pub(crate) fn on_deliver(&mut self, gp: u32, slot: u8, id: PacketId) {
+    pub(crate) fn on_deliver(&mut self, gp: u32, q: u8, id: PacketId) {
         let now = self.now;
-        let i = self.layout.pv(gp, slot);
+        let i = self.layout.pq(gp, q);
         let popped = self.ports.inq[i].pop(&mut self.arena);
         debug_assert_eq!(popped, Some(id), "sink consumes in arrival order");
         let p = self.arena[id];
         let pm = self.ports.model[gp as usize];
         if p.flags & FLAG_VL15 == 0 {
             let at = now + pm.timing.propagation_ps;
-            self.schedule(at, Event::Credit { port: pm.peer, slot, blocks: p.blocks });
+            self.schedule(at, Event::Credit { port: pm.peer, queue: q, blocks: p.blocks });
         }
         self.last_progress = now;
         if self.hcas.lid_host[p.dlid as usize] != pm.host {

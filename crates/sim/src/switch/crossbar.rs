@@ -30,6 +30,7 @@ use crate::credits::Credits;
 use crate::engine::{Event, Time};
 use crate::packet::{PacketId, FLAG_VL15, NIL};
 use crate::selection::{Candidate, Candidates, SelectionView};
+use crate::layout::Layout;
 use crate::port::{PortModel, TxState};
 use crate::sim::{Simulation, NONE};
 use crate::switch::SwitchModel;
@@ -44,7 +45,7 @@ struct BufferedView<'a> {
     out_cap: &'a [u32],
     xout_busy: &'a [bool],
     port_base: u32,
-    nvl: usize,
+    layout: Layout,
     mux: bool,
     blocks: u32,
 }
@@ -59,13 +60,13 @@ impl BufferedView<'_> {
 impl SelectionView for BufferedView<'_> {
     #[inline]
     fn credits(&self, c: &Candidate) -> u32 {
-        self.credits.available(self.gp(c), c.slot)
+        self.credits.available(self.gp(c), self.layout.q(c.slot, c.partition))
     }
     #[inline]
     fn can_accept(&self, c: &Candidate) -> bool {
         let gp = self.gp(c) as usize;
-        let pv = gp * self.nvl + c.slot as usize;
-        let x = if self.mux { gp * self.nvl } else { pv };
+        let pv = gp * self.layout.nvl + c.slot as usize;
+        let x = if self.mux { gp * self.layout.nvl } else { pv };
         !self.xout_busy[x] && self.out_used[pv] + self.blocks <= self.out_cap[pv]
     }
 }
@@ -79,6 +80,7 @@ struct LinkView<'a> {
     ports: &'a [PortModel],
     now: Time,
     port_base: u32,
+    layout: Layout,
     blocks: u32,
     wire: u32,
     tail_at: Time,
@@ -90,7 +92,7 @@ struct LinkView<'a> {
 impl SelectionView for LinkView<'_> {
     #[inline]
     fn credits(&self, c: &Candidate) -> u32 {
-        self.credits.available(self.port_base + c.port as u32 - 1, c.slot)
+        self.credits.available(self.port_base + c.port as u32 - 1, self.layout.q(c.slot, c.partition))
     }
     #[inline]
     fn can_accept(&self, c: &Candidate) -> bool {
@@ -98,7 +100,7 @@ impl SelectionView for LinkView<'_> {
         if self.tx[gp as usize].busy {
             return false;
         }
-        if !self.vl15 && self.credits.available(gp, c.slot) < self.blocks {
+        if !self.vl15 && self.credits.available(gp, self.layout.q(c.slot, c.partition)) < self.blocks {
             return false;
         }
         let ser = self.ports[gp as usize].timing.ser_ps(self.wire);
@@ -132,11 +134,12 @@ impl Simulation {
     #[cfg(debug_assertions)]
     fn check_no_head_left_behind(&mut self, swi: u32) {
         let sm = self.switches.model[swi as usize];
-        let nvl = self.layout.nvl;
-        for idx in 0..sm.num_ports as usize * nvl {
-            let gp = sm.port_base + (idx / nvl) as u32;
-            let slot = (idx % nvl) as u8;
-            let head = self.ports.inq[self.layout.pv(gp, slot)].head;
+        let qpp = self.layout.qpp;
+        for idx in 0..sm.num_ports as usize * qpp {
+            let gp = sm.port_base + (idx / qpp) as u32;
+            let q = (idx % qpp) as u8;
+            let slot = self.layout.slot_of_q(q);
+            let head = self.ports.inq[self.layout.pq(gp, q)].head;
             if head == NIL {
                 continue;
             }
@@ -156,7 +159,7 @@ impl Simulation {
                     out_cap: &self.ports.out_cap,
                     xout_busy: &self.switches.xout_busy,
                     port_base: sm.port_base,
-                    nvl,
+                    layout: self.layout,
                     mux: self.p.crossbar == CrossbarKind::Multiplexed,
                     blocks: p.blocks as u32,
                 };
@@ -168,6 +171,7 @@ impl Simulation {
                     ports: &self.ports.model,
                     now: self.now,
                     port_base: sm.port_base,
+                    layout: self.layout,
                     blocks: p.blocks as u32,
                     wire: p.wire_bytes as u32,
                     tail_at: p.tail_at,
@@ -188,18 +192,19 @@ impl Simulation {
             };
             assert!(
                 !movable,
-                "t={} switch {} input port {} slot {}: a head that can move was left waiting",
-                self.now, self.node_names[sm.node as usize], self.ports.model[gp as usize].port, slot
+                "t={} switch {} input port {} queue {}: a head that can move was left waiting",
+                self.now, self.node_names[sm.node as usize], self.ports.model[gp as usize].port, q
             );
         }
     }
 
-    /// The routed head of input `(gp, slot)` that may use the crossbar now,
-    /// dropping heads that have no route; `None` when there is none.
+    /// The routed head of input queue `(gp, q)` that may use the crossbar
+    /// now, dropping heads that have no route; `None` when there is none.
     #[inline]
-    fn eligible_head(&mut self, swi: u32, gp: u32, slot: u8, cands: &mut Candidates) -> Option<PacketId> {
+    fn eligible_head(&mut self, swi: u32, gp: u32, q: u8, cands: &mut Candidates) -> Option<PacketId> {
+        let slot = self.layout.slot_of_q(q);
         loop {
-            let i = self.layout.pv(gp, slot);
+            let i = self.layout.pq(gp, q);
             let head = self.ports.inq[i].head;
             if head == NIL {
                 return None;
@@ -220,24 +225,24 @@ impl Simulation {
                     // The packet is discarded once it has fully arrived; its
                     // buffer space is returned then.
                     let release = p.tail_at.max(self.now);
-                    let id = self.pop_input(gp, slot, self.now);
+                    let id = self.pop_input(gp, q, self.now);
                     debug_assert_eq!(id, head);
-                    self.return_input_credits(gp, slot, p.blocks, p.flags & FLAG_VL15 != 0, release);
+                    self.return_input_credits(gp, q, p.blocks, p.flags & FLAG_VL15 != 0, release);
                     self.drop_packet(id, reason);
                 }
             }
         }
     }
 
-    /// Sends the credits of a packet that has left input buffer `(gp, slot)` at
+    /// Sends the credits of a packet that has left input queue `(gp, q)` at
     /// `left_at` back to the upstream transmitter.
     #[inline]
-    fn return_input_credits(&mut self, gp: u32, slot: u8, blocks: u16, vl15: bool, left_at: Time) {
+    fn return_input_credits(&mut self, gp: u32, q: u8, blocks: u16, vl15: bool, left_at: Time) {
         if vl15 {
             return;
         }
         let pm = self.ports.model[gp as usize];
-        self.schedule(left_at + pm.timing.propagation_ps, Event::Credit { port: pm.peer, slot, blocks });
+        self.schedule(left_at + pm.timing.propagation_ps, Event::Credit { port: pm.peer, queue: q, blocks });
     }
 
     /// The next pending input of switch `swi` in round-robin order from `cur`
@@ -263,8 +268,8 @@ impl Simulation {
         if self.nothing_pending(&sm) {
             return;
         }
-        let nvl = self.layout.nvl;
-        let nbits = sm.num_ports as usize * nvl;
+        let qpp = self.layout.qpp;
+        let nbits = sm.num_ports as usize * qpp;
         let passes: &[bool] = if self.switches.state[swi as usize].vl15_inputs > 0 { &[true, false] } else { &[false] };
         let mut cands = Candidates::new();
         for &vl15_only in passes {
@@ -273,15 +278,15 @@ impl Simulation {
                 let mut cur = lo;
                 while let Some(idx) = self.next_pending(&sm, cur, hi) {
                     cur = idx + 1;
-                    let slot = (idx % nvl) as u8;
-                    if vl15_only && slot != self.layout.vl15_slot {
+                    let q = (idx % qpp) as u8;
+                    if vl15_only && self.layout.slot_of_q(q) != self.layout.vl15_slot {
                         continue;
                     }
                     self.clear_pending(&sm, idx);
-                    let gp = sm.port_base + (idx / nvl) as u32;
+                    let gp = sm.port_base + (idx / qpp) as u32;
                     // Not routed yet (a `Routed` event will come), crossbar input
                     // busy (an `XbarDone` will come), or empty: nothing to do now.
-                    let Some(id) = self.eligible_head(swi, gp, slot, &mut cands) else { continue };
+                    let Some(id) = self.eligible_head(swi, gp, q, &mut cands) else { continue };
                     let blocks = self.arena[id].blocks as u32;
                     let view = BufferedView {
                         credits: &self.ports.credits,
@@ -289,14 +294,14 @@ impl Simulation {
                         out_cap: &self.ports.out_cap,
                         xout_busy: &self.switches.xout_busy,
                         port_base: sm.port_base,
-                        nvl,
+                        layout: self.layout,
                         mux: self.p.crossbar == CrossbarKind::Multiplexed,
                         blocks,
                     };
                     match self.mech.selection.select(&cands, &view) {
                         Some(k) => {
                             let c = cands.as_slice()[k];
-                            self.grant_buffered(swi, gp, slot, id, c);
+                            self.grant_buffered(swi, gp, q, id, c);
                             self.switches.state[swi as usize].rr = ((idx + 1) % nbits) as u32;
                         }
                         None => {
@@ -310,7 +315,8 @@ impl Simulation {
         }
     }
 
-    fn grant_buffered(&mut self, swi: u32, gp: u32, slot: u8, id: PacketId, c: Candidate) {
+    fn grant_buffered(&mut self, swi: u32, gp: u32, q: u8, id: PacketId, c: Candidate) {
+        let slot = self.layout.slot_of_q(q);
         let now = self.now;
         let ogp = self.switches.model[swi as usize].port_base + c.port as u32 - 1;
         let p = self.arena[id];
@@ -321,20 +327,21 @@ impl Simulation {
         self.switches.xin_busy[xi] = true;
         let xo = self.xidx(ogp, c.slot);
         self.switches.xout_busy[xo] = true;
-        let popped = self.pop_input(gp, slot, xend);
+        let popped = self.pop_input(gp, q, xend);
         debug_assert_eq!(popped, id);
         {
-            let q = &mut self.arena[id];
-            q.ready_at = now.max(xend.saturating_sub(ser_o));
-            q.tail_at = xend;
-            q.slot = c.slot;
-            q.pinned = 0;
+            let p = &mut self.arena[id];
+            p.ready_at = now.max(xend.saturating_sub(ser_o));
+            p.tail_at = xend;
+            p.slot = c.slot;
+            p.set_part(c.partition);
+            p.pinned = 0;
         }
         let o = self.layout.pv(ogp, c.slot);
         self.ports.out_used[o] += p.blocks as u32;
         self.ports.outq[o].push(&mut self.arena, id);
         self.ports.tx[ogp as usize].outq_mask |= 1 << c.slot;
-        self.return_input_credits(gp, slot, p.blocks, p.flags & FLAG_VL15 != 0, xend);
+        self.return_input_credits(gp, q, p.blocks, p.flags & FLAG_VL15 != 0, xend);
         self.schedule(xend, Event::XbarDone { input: gp, output: ogp, in_slot: slot, out_slot: c.slot });
         self.last_progress = now;
         self.try_transmit(ogp);
@@ -342,8 +349,9 @@ impl Simulation {
 
     fn arbitrate_bufferless(&mut self, swi: u32) {
         let sm = self.switches.model[swi as usize];
-        let nvl = self.layout.nvl;
-        let nbits = sm.num_ports as usize * nvl;
+        let (nvl, qpp) = (self.layout.nvl, self.layout.qpp);
+        let nbits = sm.num_ports as usize * qpp;
+        let nreq = sm.num_ports as usize * nvl;
         let mut cands = Candidates::new();
         loop {
             if self.nothing_pending(&sm) {
@@ -352,7 +360,7 @@ impl Simulation {
             // Gather each pending head's selected option: the first head (in
             // round-robin order) per (output port, VL slot). Heads that select
             // one stay pending for the next round; the others are parked.
-            self.switches.scratch_req[..nbits].fill(NONE);
+            self.switches.scratch_req[..nreq].fill(NONE);
             let mut any = false;
             let mut wake = Time::MAX;
             let start = self.switches.state[swi as usize].rr as usize % nbits;
@@ -360,9 +368,9 @@ impl Simulation {
                 let mut cur = lo;
                 while let Some(idx) = self.next_pending(&sm, cur, hi) {
                     cur = idx + 1;
-                    let slot = (idx % nvl) as u8;
-                    let gp = sm.port_base + (idx / nvl) as u32;
-                    let Some(id) = self.eligible_head(swi, gp, slot, &mut cands) else {
+                    let q = (idx % qpp) as u8;
+                    let gp = sm.port_base + (idx / qpp) as u32;
+                    let Some(id) = self.eligible_head(swi, gp, q, &mut cands) else {
                         self.clear_pending(&sm, idx);
                         continue;
                     };
@@ -373,6 +381,7 @@ impl Simulation {
                         ports: &self.ports.model,
                         now: self.now,
                         port_base: sm.port_base,
+                        layout: self.layout,
                         blocks: p.blocks as u32,
                         wire: p.wire_bytes as u32,
                         tail_at: p.tail_at,
@@ -388,6 +397,7 @@ impl Simulation {
                             let r = (c.port as usize - 1) * nvl + c.slot as usize;
                             if self.switches.scratch_req[r] == NONE {
                                 self.switches.scratch_req[r] = idx as u32;
+                                self.switches.scratch_part[r] = c.partition;
                             }
                             any = true;
                         }
@@ -439,18 +449,19 @@ impl Simulation {
                     let req = &self.switches.scratch_req;
                     let inq = &self.ports.inq;
                     let arena = &self.arena;
-                    let base = sm.port_base as usize * nvl;
+                    let base = sm.port_base as usize * qpp;
                     let blocks_of = |s: u8| arena[inq[base + req[o * nvl + s as usize] as usize].head].blocks;
                     match self.ports.arbiter.pick(table, &mut self.ports.tx[ogp as usize].arb, ready, self.layout.data_vls, blocks_of) {
                         Some(s) => s,
                         None => continue,
                     }
                 };
-                let idx = self.switches.scratch_req[o * nvl + slot as usize] as usize;
-                let in_slot = (idx % nvl) as u8;
-                let gp = sm.port_base + (idx / nvl) as u32;
+                let r = o * nvl + slot as usize;
+                let idx = self.switches.scratch_req[r] as usize;
+                let in_q = (idx % qpp) as u8;
+                let gp = sm.port_base + (idx / qpp) as u32;
                 self.clear_pending(&sm, idx);
-                self.grant_bufferless(gp, in_slot, ogp, slot);
+                self.grant_bufferless(gp, in_q, ogp, slot, self.switches.scratch_part[r]);
                 let st = &mut self.switches.state[swi as usize];
                 st.out_rr = ((o + 1) % np) as u32;
                 st.rr = ((idx + 1) % nbits) as u32;
@@ -460,11 +471,11 @@ impl Simulation {
             if !granted {
                 // Requests exist but no VL arbiter would serve them (e.g. a VL
                 // without a table entry): they wait for a change at the outputs.
-                for idx in 0..nbits {
-                    let r = self.switches.scratch_req[idx];
+                for k in 0..nreq {
+                    let r = self.switches.scratch_req[k];
                     if r != NONE {
                         self.clear_pending(&sm, r as usize);
-                        self.park(swi, r as usize, (idx / nvl + 1) as u8);
+                        self.park(swi, r as usize, (k / nvl + 1) as u8);
                     }
                 }
                 return;
@@ -472,17 +483,22 @@ impl Simulation {
         }
     }
 
-    fn grant_bufferless(&mut self, gp: u32, slot: u8, ogp: u32, oslot: u8) {
+    fn grant_bufferless(&mut self, gp: u32, q: u8, ogp: u32, oslot: u8, opart: u8) {
         let now = self.now;
-        let id = self.ports.inq[self.layout.pv(gp, slot)].head;
+        let slot = self.layout.slot_of_q(q);
+        let id = self.ports.inq[self.layout.pq(gp, q)].head;
         let p = self.arena[id];
         let end = now + self.ports.model[ogp as usize].timing.ser_ps(p.wire_bytes as u32);
         let xi = self.xidx(gp, slot);
         self.switches.xin_busy[xi] = true;
-        let popped = self.pop_input(gp, slot, end);
+        let popped = self.pop_input(gp, q, end);
         debug_assert_eq!(popped, id);
-        self.arena[id].pinned = 0;
-        self.return_input_credits(gp, slot, p.blocks, p.flags & FLAG_VL15 != 0, end);
+        {
+            let p = &mut self.arena[id];
+            p.pinned = 0;
+            p.set_part(opart);
+        }
+        self.return_input_credits(gp, q, p.blocks, p.flags & FLAG_VL15 != 0, end);
         self.start_transmission(ogp, id, oslot, false);
         let tx = &mut self.ports.tx[ogp as usize];
         tx.feeding_input = gp;

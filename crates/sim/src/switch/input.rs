@@ -1,5 +1,6 @@
-//! Switch input buffers: one FIFO per (port, VL slot), with a bitset per switch
-//! of the non-empty ones so that arbitration visits only queues with packets.
+//! Switch input buffers: one FIFO per (port, VL slot, buffer partition) — an
+//! input *queue* (see [`crate::layout`]) — with a bitset per switch of the
+//! non-empty ones so that arbitration visits only queues with packets.
 //!
 //! A packet enters when its first byte starts on the incoming link (its credits
 //! were taken then); its header is routed at `ready_at`. Only the head of a
@@ -19,65 +20,65 @@ use crate::packet::PacketId;
 use crate::sim::Simulation;
 
 impl Simulation {
-    /// Bit position of `(gp, slot)` within its switch's bitset.
+    /// Bit position of input queue `(gp, q)` within its switch's bitset.
     #[inline]
-    fn input_bit(&self, gp: u32, slot: u8) -> (usize, u64) {
+    fn input_bit(&self, gp: u32, q: u8) -> (usize, u64) {
         let pm = &self.ports.model[gp as usize];
         let sm = &self.switches.model[pm.switch as usize];
-        let local = (gp - sm.port_base) as usize * self.layout.nvl + slot as usize;
+        let local = self.layout.local(sm.port_base, gp, q);
         (sm.bits_base as usize + local / 64, 1u64 << (local % 64))
     }
 
-    /// Appends an arriving packet to input queue `(gp, slot)`.
-    pub(crate) fn push_input(&mut self, gp: u32, slot: u8, id: PacketId) {
-        let i = self.layout.pv(gp, slot);
+    /// Appends an arriving packet to input queue `(gp, q)`.
+    pub(crate) fn push_input(&mut self, gp: u32, q: u8, id: PacketId) {
+        let i = self.layout.pq(gp, q);
         let was_empty = self.ports.inq[i].is_empty();
         self.ports.inq[i].push(&mut self.arena, id);
         if was_empty {
-            let (w, b) = self.input_bit(gp, slot);
+            let (w, b) = self.input_bit(gp, q);
             self.switches.in_bits[w] |= b;
-            if slot == self.layout.vl15_slot {
+            if self.layout.slot_of_q(q) == self.layout.vl15_slot {
                 self.switches.state[self.ports.model[gp as usize].switch as usize].vl15_inputs += 1;
             }
             let at = self.arena[id].ready_at;
-            self.schedule(at, Event::Routed { port: gp, slot });
+            self.schedule(at, Event::Routed { port: gp, queue: q });
         }
     }
 
-    /// Removes the head of input queue `(gp, slot)`; the crossbar input is busy
+    /// Removes the head of input queue `(gp, q)`; the crossbar input is busy
     /// until `free_at`, after which the switch re-arbitrates anyway, so the new
     /// head needs its own `Routed` event only if it is routed later than that.
-    pub(crate) fn pop_input(&mut self, gp: u32, slot: u8, free_at: Time) -> PacketId {
-        let i = self.layout.pv(gp, slot);
+    pub(crate) fn pop_input(&mut self, gp: u32, q: u8, free_at: Time) -> PacketId {
+        let i = self.layout.pq(gp, q);
         let id = self.ports.inq[i].pop(&mut self.arena).expect("pop from an empty input queue");
         let head = self.ports.inq[i].head;
         if self.ports.inq[i].is_empty() {
-            let (w, b) = self.input_bit(gp, slot);
+            let (w, b) = self.input_bit(gp, q);
             self.switches.in_bits[w] &= !b;
-            if slot == self.layout.vl15_slot {
+            if self.layout.slot_of_q(q) == self.layout.vl15_slot {
                 self.switches.state[self.ports.model[gp as usize].switch as usize].vl15_inputs -= 1;
             }
         } else {
             let at = self.arena[head].ready_at;
             if at > free_at.max(self.now) {
-                self.schedule(at, Event::Routed { port: gp, slot });
+                self.schedule(at, Event::Routed { port: gp, queue: q });
             }
         }
         id
     }
 
-    /// Marks input queue `(gp, slot)` for arbitration.
+    /// Marks input queue `(gp, q)` for arbitration.
     #[inline]
-    pub(crate) fn mark_pending(&mut self, gp: u32, slot: u8) {
-        let (w, b) = self.input_bit(gp, slot);
+    pub(crate) fn mark_pending(&mut self, gp: u32, q: u8) {
+        let (w, b) = self.input_bit(gp, q);
         self.switches.pend_bits[w] |= b;
     }
 
-    /// Marks every VL slot of input port `gp` for arbitration.
+    /// Marks every input queue of port `gp` for arbitration.
     #[inline]
     pub(crate) fn mark_port_pending(&mut self, gp: u32) {
-        for s in 0..self.layout.nvl as u8 {
-            let (w, b) = self.input_bit(gp, s);
+        for q in 0..self.layout.qpp as u8 {
+            let (w, b) = self.input_bit(gp, q);
             self.switches.pend_bits[w] |= b & self.switches.in_bits[w];
         }
     }
@@ -105,8 +106,8 @@ impl Simulation {
         }
     }
 
-    /// Parks input `local` (bit index within switch `swi`) as a waiter of its
-    /// output port `port`.
+    /// Parks input queue `local` (bit index within switch `swi`) as a waiter
+    /// of its output port `port`.
     #[inline]
     pub(crate) fn park(&mut self, swi: u32, local: usize, port: u8) {
         let sm = &self.switches.model[swi as usize];

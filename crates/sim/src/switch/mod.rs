@@ -99,4 +99,6 @@ pub(crate) struct Switches {
     pub wait_bits: Vec<u64>,
     /// Scratch for bufferless arbitration: request per (output port, slot).
     pub scratch_req: Vec<u32>,
+    /// The partition of the next hop each request is for.
+    pub scratch_part: Vec<u8>,
 }

@@ -4,7 +4,8 @@
 //! port's send buffers — the same mechanism). When the link is idle, the heads
 //! that may start now — data present without underrun, and credits at the
 //! receiver for the whole packet (virtual cut-through) — compete: VL15 first,
-//! then the port's VL arbiter (IBA tables or round robin). A packet's blocks
+//! then the port's VL arbiter (IBA tables or round robin). Credits are those of
+//! the receiver's input partition the head is sent towards. A packet's blocks
 //! stay held in the buffer until its last byte has left. When a head is only
 //! waiting for its data, an `OutputReady` event is set for the time it can go.
 
@@ -32,7 +33,7 @@ impl Simulation {
             let p = &self.arena[self.ports.outq[base + s as usize].head];
             if p.ready_at > now {
                 wake = wake.min(p.ready_at);
-            } else if s == vl15 || self.ports.credits.available(gp, s) >= p.blocks as u32 {
+            } else if s == vl15 || self.ports.credits.available(gp, self.layout.q(s, p.part())) >= p.blocks as u32 {
                 ready |= 1 << s;
             }
         }
