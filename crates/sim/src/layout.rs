@@ -28,7 +28,12 @@ pub struct Layout {
     pub vl15_slot: u8,
     /// Partitions per input VL buffer (1..=[`MAX_PARTITIONS`]).
     pub parts: usize,
-    /// Input queues per port: slots × partitions.
+    /// Bits of a queue number that give the partition: a queue is
+    /// `slot << part_bits | partition`, so that taking it apart is a shift
+    /// and a mask on the hot path, not a division. (With 3 partitions the
+    /// fourth queue of each slot exists and holds nothing.)
+    part_bits: u32,
+    /// Input queues per port: slots × 2^`part_bits`.
     pub qpp: usize,
 }
 
@@ -43,25 +48,26 @@ impl Layout {
     pub fn partitioned(data_vls: u8, parts: usize) -> Self {
         debug_assert!((1..=MAX_PARTITIONS).contains(&parts));
         let nvl = data_vls as usize + 1;
-        Layout { data_vls, nvl, vl15_slot: data_vls, parts, qpp: nvl * parts }
+        let part_bits = parts.next_power_of_two().trailing_zeros();
+        Layout { data_vls, nvl, vl15_slot: data_vls, parts, part_bits, qpp: nvl << part_bits }
     }
 
     /// The input queue of partition `part` of slot `slot`, within its port.
     #[inline]
     pub fn q(&self, slot: u8, part: u8) -> u8 {
-        (slot as usize * self.parts + part as usize) as u8
+        (slot << self.part_bits) | part
     }
 
     /// The slot of input queue `q`.
     #[inline]
     pub fn slot_of_q(&self, q: u8) -> u8 {
-        (q as usize / self.parts) as u8
+        q >> self.part_bits
     }
 
     /// The partition of input queue `q`.
     #[inline]
     pub fn part_of_q(&self, q: u8) -> u8 {
-        (q as usize % self.parts) as u8
+        q & ((1 << self.part_bits) - 1)
     }
 
     /// Index of input queue `q` of port `gp` in per-input-queue arrays.
@@ -149,5 +155,7 @@ mod tests {
         assert_eq!(l.split_q(15), (2, 3));
         assert_eq!(l.local(10, 11, 5), 11);
         assert_eq!(l.q(l.vl15_slot, 0), 4);
+        let three = Layout::partitioned(1, 3);
+        assert_eq!((three.qpp, three.q(1, 2), three.slot_of_q(6), three.part_of_q(6)), (8, 6, 1, 2));
     }
 }

@@ -21,9 +21,9 @@ use crate::hca::{Hcas, HostState};
 use crate::link::wire_bytes;
 use crate::mechanism::Mechanisms;
 use crate::metrics::{ConnMetrics, Metrics};
-use crate::packet::PacketArena;
+use crate::packet::{PacketArena, NIL};
 use crate::qos::QosTables;
-use crate::selection::{Selection, MAX_CANDIDATES};
+use crate::selection::{Candidates, Selection, MAX_CANDIDATES};
 use crate::sim::{Simulation, NONE};
 use crate::switch::{SwitchState, Switches};
 use crate::watchdog::Watchdog;
@@ -62,6 +62,8 @@ pub(crate) fn build(
         in_bits: vec![0; topo.bits_words as usize],
         pend_bits: vec![0; topo.bits_words as usize],
         wait_bits: vec![0; topo.wait_words as usize],
+        routed_head: vec![NIL; sim_buffers - npv],
+        routed_cands: vec![Candidates::new(); sim_buffers - npv],
         scratch_req: vec![NONE; max_ports * nvl],
         scratch_part: vec![0; max_ports * nvl],
     };

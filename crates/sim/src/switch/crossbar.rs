@@ -209,12 +209,20 @@ impl Simulation {
             if head == NIL {
                 return None;
             }
-            let p = self.arena[head];
+            let p = &self.arena[head];
             if p.ready_at > self.now || self.switches.xin_busy[self.xidx(gp, slot)] {
                 return None;
             }
+            // A head keeps its options (and a routing-time choice) while it
+            // waits: a head that had to wait is not routed again (see
+            // `remember_route`).
+            if self.switches.routed_head[i] == head {
+                *cands = self.switches.routed_cands[i];
+                return Some(head);
+            }
+            let (tail_at, blocks, vl15) = (p.tail_at, p.blocks, p.flags & FLAG_VL15 != 0);
             *cands = Candidates::new();
-            match self.route(swi, self.ports.model[gp as usize].port, &p, cands) {
+            match self.route(swi, self.ports.model[gp as usize].port, p, cands) {
                 Ok(()) => {
                     if self.mech.selection.decides_at_routing() {
                         self.pin_choice(swi, head, cands);
@@ -224,14 +232,24 @@ impl Simulation {
                 Err(reason) => {
                     // The packet is discarded once it has fully arrived; its
                     // buffer space is returned then.
-                    let release = p.tail_at.max(self.now);
+                    let release = tail_at.max(self.now);
                     let id = self.pop_input(gp, q, self.now);
                     debug_assert_eq!(id, head);
-                    self.return_input_credits(gp, q, p.blocks, p.flags & FLAG_VL15 != 0, release);
+                    self.return_input_credits(gp, q, blocks, vl15, release);
                     self.drop_packet(id, reason);
                 }
             }
         }
+    }
+
+    /// Keeps the options of head `id` of input queue `(gp, q)`, which has to
+    /// wait, for its next arbitration attempts (most heads move at their first
+    /// attempt and are never remembered).
+    #[inline]
+    fn remember_route(&mut self, gp: u32, q: u8, id: PacketId, cands: &Candidates) {
+        let i = self.layout.pq(gp, q);
+        self.switches.routed_head[i] = id;
+        self.switches.routed_cands[i] = *cands;
     }
 
     /// Sends the credits of a packet that has left input queue `(gp, q)` at
@@ -305,6 +323,7 @@ impl Simulation {
                             self.switches.state[swi as usize].rr = ((idx + 1) % nbits) as u32;
                         }
                         None => {
+                            self.remember_route(gp, q, id, &cands);
                             for c in cands.as_slice() {
                                 self.park(swi, idx, c.port);
                             }
@@ -403,8 +422,9 @@ impl Simulation {
                         }
                         // Held back only until its tail can no longer be
                         // overtaken: keep it pending (time, not an event, frees it).
-                        None if underrun != Time::MAX => {}
+                        None if underrun != Time::MAX => self.remember_route(gp, q, id, &cands),
                         None => {
+                            self.remember_route(gp, q, id, &cands);
                             self.clear_pending(&sm, idx);
                             for c in cands.as_slice() {
                                 self.park(swi, idx, c.port);

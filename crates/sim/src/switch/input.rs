@@ -16,7 +16,7 @@
 //! again. The outcome is the same as re-examining every head each time.
 
 use crate::engine::{Event, Time};
-use crate::packet::PacketId;
+use crate::packet::{PacketId, NIL};
 use crate::sim::Simulation;
 
 impl Simulation {
@@ -51,6 +51,7 @@ impl Simulation {
     pub(crate) fn pop_input(&mut self, gp: u32, q: u8, free_at: Time) -> PacketId {
         let i = self.layout.pq(gp, q);
         let id = self.ports.inq[i].pop(&mut self.arena).expect("pop from an empty input queue");
+        self.switches.routed_head[i] = NIL;
         let head = self.ports.inq[i].head;
         if self.ports.inq[i].is_empty() {
             let (w, b) = self.input_bit(gp, q);
@@ -74,11 +75,13 @@ impl Simulation {
         self.switches.pend_bits[w] |= b;
     }
 
-    /// Marks every input queue of port `gp` for arbitration.
+    /// Marks every non-empty input queue of port `gp` for arbitration.
     #[inline]
     pub(crate) fn mark_port_pending(&mut self, gp: u32) {
-        for q in 0..self.layout.qpp as u8 {
-            let (w, b) = self.input_bit(gp, q);
+        let sm = &self.switches.model[self.ports.model[gp as usize].switch as usize];
+        let (first, base) = (self.layout.local(sm.port_base, gp, 0), sm.bits_base as usize);
+        for local in first..first + self.layout.qpp {
+            let (w, b) = (base + local / 64, 1u64 << (local % 64));
             self.switches.pend_bits[w] |= b & self.switches.in_bits[w];
         }
     }

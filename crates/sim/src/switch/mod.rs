@@ -97,6 +97,11 @@ pub(crate) struct Switches {
     pub pend_bits: Vec<u64>,
     /// Per output port, the input queues whose head waits for it.
     pub wait_bits: Vec<u64>,
+    /// Per input queue, the head whose routing options are in `routed_cands`
+    /// (`NIL`: none); cleared when the head leaves.
+    pub routed_head: Vec<crate::packet::PacketId>,
+    /// Those options (after a routing-time choice narrowed them).
+    pub routed_cands: Vec<crate::selection::Candidates>,
     /// Scratch for bufferless arbitration: request per (output port, slot).
     pub scratch_req: Vec<u32>,
     /// The partition of the next hop each request is for.

@@ -76,6 +76,7 @@ fn partitions_are_checked() {
         Simulation::new(&net.fabric, &net.lids, &net.tables, &c).err().map(|e| e.to_string())
     };
     assert_eq!(build(vec![512, 512]), None);
+    assert_eq!(build(vec![320, 320, 384]), None);
     let e = build(vec![256, 768]).unwrap();
     assert!(e.contains("switch.input_partition_bytes[0]") && e.contains("whole MTU packet"), "{e}");
     let e = build(vec![512, 448]).unwrap();
