@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ibnetsim import _core
+from ibnetsim.errors import ConfigError
 from ibnetsim.topology import Fabric
 
 __all__ = ["SubnetManager", "CheckReport", "routing_engines"]
@@ -54,6 +55,11 @@ class SubnetManager:
     ``updn``, ``dor`` or ``file`` (with ``lfts_file=`` an OpenSM ``opensm-lfts.dump``,
     a ``dump_ucast_routes`` file, or an ib_flit_sim ``.fdbs`` plus ``fdbs_key=`` its
     ``.fdbs.ini``). ``root`` names the up*/down* root switch(es) by name or GUID.
+    ``multicast_groups`` maps a multicast LID (``0xC000``..``0xFFFE``) to the
+    hosts that join it (``node`` or ``node:port``); each group gets a spanning
+    tree in the multicast forwarding tables, as OpenSM's multicast manager
+    builds it, and traffic can be sent to it with
+    :func:`ibnetsim.traffic.multicast`.
     """
 
     def __init__(
@@ -65,9 +71,15 @@ class SubnetManager:
         lfts_file: Optional[str | os.PathLike] = None,
         fdbs_key: Optional[str | os.PathLike] = None,
         seed: int = 0,
+        multicast_groups: Optional[Mapping[int, Sequence[str]]] = None,
     ):
         roots = [root] if isinstance(root, str) else list(root or [])
         self.fabric = fabric
+        groups = []
+        for mlid, members in (multicast_groups or {}).items():
+            if isinstance(members, str):
+                raise ConfigError(f"multicast group 0x{int(mlid):04x}: give its members as a list of host names, not one string")
+            groups.append((int(mlid), [str(m) for m in members]))
         self._inner = _core.Subnet.configure(
             fabric._inner,
             routing,
@@ -76,6 +88,7 @@ class SubnetManager:
             None if lfts_file is None else os.fspath(lfts_file),
             None if fdbs_key is None else os.fspath(fdbs_key),
             int(seed),
+            groups,
         )
 
     @property

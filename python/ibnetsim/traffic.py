@@ -34,6 +34,7 @@ __all__ = [
     "is_trace",
     "closed_loop",
     "is_closed_loop",
+    "multicast",
     "PATTERNS",
     "pattern",
     "uniform",
@@ -159,6 +160,14 @@ def is_trace(cls: Mapping[str, Any]) -> bool:
     """Whether a class dict is a trace (from :func:`trace`), which the
     simulation config keeps in ``traffic.traces`` rather than ``traffic.classes``."""
     return "file" in cls
+
+
+def multicast(mlid: int, load: float, packet_bytes: Sizes = 256, **kw: Any) -> dict[str, Any]:
+    """Every member of the multicast group ``mlid`` sends to the group (set it
+    up with ``SubnetManager(..., multicast_groups={mlid: [hosts]})``); the
+    switches replicate each packet along the group's tree, and every other
+    member receives one copy. Accepted traffic counts every copy delivered."""
+    return pattern("multicast", load, packet_bytes, mlid=int(mlid), **kw)
 
 
 def uniform(load: float, packet_bytes: Sizes = 256, **kw: Any) -> dict[str, Any]:

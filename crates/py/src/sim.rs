@@ -85,12 +85,7 @@ impl PySimulation {
                 Some(QosTables::from_subnet_manager(fabric, &sl2vl, &vlarb))
             }
         };
-        let sim = py
-            .detach(|| match qos {
-                Some(q) => Simulation::with_qos(fabric, &s.lids, &s.tables, &config, q),
-                None => Simulation::new(fabric, &s.lids, &s.tables, &config),
-            })
-            .map_err(|e| sim_err(py, e))?;
+        let sim = py.detach(|| Simulation::from_subnet(fabric, s, &config, qos)).map_err(|e| sim_err(py, e))?;
         Ok(PySimulation { sim })
     }
 

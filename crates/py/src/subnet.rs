@@ -6,7 +6,7 @@ use ibnetsim_fabric::{LinkEnd, NodeId};
 use ibnetsim_sm::analysis::{analyze, uniform_loads, AnalysisOptions, DirLink, LoadLids, PathSl, SlView};
 use ibnetsim_sm::dump::opensm_lfts;
 use ibnetsim_sm::qos::{QosConfig, Sl2VlTables};
-use ibnetsim_sm::{RoutingOptions, SmConfig, SmError, Subnet, SubnetManager, ENGINES};
+use ibnetsim_sm::{MulticastGroupConfig, RoutingOptions, SmConfig, SmError, Subnet, SubnetManager, ENGINES};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2};
 use pyo3::prelude::*;
@@ -55,7 +55,7 @@ impl PySubnet {
     /// Runs the subnet manager on a fabric.
     #[staticmethod]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (fabric, engine, lmc, roots, file, file_key, seed))]
+    #[pyo3(signature = (fabric, engine, lmc, roots, file, file_key, seed, multicast_groups=Vec::new()))]
     fn configure(
         py: Python<'_>,
         fabric: Py<PyFabric>,
@@ -65,13 +65,14 @@ impl PySubnet {
         file: Option<std::path::PathBuf>,
         file_key: Option<std::path::PathBuf>,
         seed: u64,
+        multicast_groups: Vec<(u16, Vec<String>)>,
     ) -> PyResult<Self> {
         let fab = fabric.get();
         let config = SmConfig {
             routing_engine: engine,
             lmc,
             options: RoutingOptions { roots, file, file_key, seed, topology_lids: fab.file_lids.clone() },
-            ..SmConfig::default()
+            multicast_groups: multicast_groups.into_iter().map(|(mlid, members)| MulticastGroupConfig { mlid, members }).collect(),
         };
         let inner = py.detach(|| SubnetManager::new(config).configure(&fab.inner)).map_err(sm_err)?;
         Ok(PySubnet { fabric, inner })

@@ -10,7 +10,7 @@
 //! `metrics/` and `watchdog.rs`.
 
 use ibnetsim_fabric::Fabric;
-use ibnetsim_sm::{ForwardingTables, LidMap};
+use ibnetsim_sm::{ForwardingTables, LidMap, MulticastTables, Subnet};
 
 use crate::config::{CrossbarKind, SimConfig};
 use crate::engine::{Event, EventQueue, Queue, Time};
@@ -109,7 +109,20 @@ impl Simulation {
         config: &SimConfig,
         qos: QosTables,
     ) -> Result<Simulation, SimError> {
-        crate::build::build(fabric, lids, tables, config, qos)
+        crate::build::build(fabric, lids, tables, &MulticastTables::new(), config, qos)
+    }
+
+    /// A simulation of `fabric` as the subnet manager configured it: its
+    /// LIDs, forwarding tables and multicast tables (groups that traffic
+    /// classes can send to with `pattern = { kind = "multicast", mlid = … }`).
+    /// `qos` gives per-port SL2VL and VLArbitration tables as in
+    /// [`Simulation::with_qos`]; `None` takes them from the config.
+    pub fn from_subnet(fabric: &Fabric, subnet: &Subnet, config: &SimConfig, qos: Option<QosTables>) -> Result<Simulation, SimError> {
+        let qos = match qos {
+            Some(q) => q,
+            None => crate::qos::from_config(config)?,
+        };
+        crate::build::build(fabric, &subnet.lids, &subnet.tables, &subnet.mfts, config, qos)
     }
 
     /// Current simulated time in picoseconds.
@@ -347,7 +360,11 @@ impl Simulation {
             }
         }
         let m = &self.metrics;
-        if m.generated != m.delivered + m.dropped + queued || queued + self.traffic.injections_pending != self.arena.live() as u64 {
+        // A multicast packet becomes its copies at the switches: each copy is
+        // one more packet, the original retires.
+        if m.generated + m.copies != m.delivered + m.dropped + m.retired + queued
+            || queued + self.traffic.injections_pending != self.arena.live() as u64
+        {
             return Err(SimError::Conservation {
                 generated: m.generated,
                 delivered: m.delivered,
@@ -378,6 +395,30 @@ impl Simulation {
     /// As [`Simulation::inject`], with `payload_bytes` of payload (1..=MTU,
     /// at most 256 on VL15).
     pub fn inject_payload(&mut self, at_ps: Time, class: usize, src: usize, dst: usize, payload_bytes: u32) -> Result<(), SimError> {
+        let n = self.hcas.model.len();
+        if dst >= n {
+            return Err(SimError::config("inject.dst", format!("host {dst} does not exist ({n} hosts)")));
+        }
+        if src == dst {
+            return Err(SimError::config("inject.dst", "a host cannot send to itself"));
+        }
+        self.inject_to(at_ps, class, src, dst as u32, self.hcas.model[dst].base_lid, payload_bytes)
+    }
+
+    /// As [`Simulation::inject`], to the multicast group `mlid` (the subnet
+    /// manager's multicast tables, see [`Simulation::from_subnet`]), from a
+    /// member host.
+    pub fn inject_to_group(&mut self, at_ps: Time, class: usize, src: usize, mlid: u16, payload_bytes: u32) -> Result<(), SimError> {
+        let Some(members) = self.switches.mcast.members(mlid) else {
+            return Err(SimError::config("inject.mlid", format!("no multicast group 0x{mlid:04x}")));
+        };
+        if !members.contains(&(src as u32)) {
+            return Err(SimError::config("inject.src", format!("host {src} is not a member of group 0x{mlid:04x}")));
+        }
+        self.inject_to(at_ps, class, src, NONE, mlid, payload_bytes)
+    }
+
+    fn inject_to(&mut self, at_ps: Time, class: usize, src: usize, dst: u32, dlid: u16, payload_bytes: u32) -> Result<(), SimError> {
         if class >= self.traffic.classes.len() {
             return Err(SimError::config("inject.class", format!("class {class} does not exist ({} classes)", self.traffic.classes.len())));
         }
@@ -386,22 +427,23 @@ impl Simulation {
             return Err(SimError::config("inject.payload_bytes", format!("must be 1..={max}, got {payload_bytes}")));
         }
         let n = self.hcas.model.len();
-        for (key, h) in [("inject.src", src), ("inject.dst", dst)] {
-            if h >= n {
-                return Err(SimError::config(key, format!("host {h} does not exist ({n} hosts)")));
-            }
-        }
-        if src == dst {
-            return Err(SimError::config("inject.dst", "a host cannot send to itself"));
+        if src >= n {
+            return Err(SimError::config("inject.src", format!("host {src} does not exist ({n} hosts)")));
         }
         if at_ps < self.now {
             return Err(SimError::config("inject.at_ps", format!("{at_ps} ps is in the past (now is {} ps)", self.now)));
         }
         let sl = self.traffic.classes[class].sl;
-        let id = self.new_packet(at_ps, class as u8, sl, src as u32, dst as u32, self.hcas.model[dst].base_lid, payload_bytes);
+        let id = self.new_packet(at_ps, class as u8, sl, src as u32, dst, dlid, payload_bytes);
         self.traffic.injections_pending += 1;
         self.schedule(at_ps, Event::Inject { packet: id });
         Ok(())
+    }
+
+    /// Packets host `host` has received (delivered to it) since time 0;
+    /// `None` for a host that does not exist.
+    pub fn host_deliveries(&self, host: usize) -> Option<u64> {
+        self.hcas.state.get(host).map(|h| h.delivered)
     }
 
     /// Number of hosts (CA ports with LIDs), the traffic endpoints, in LID order.

@@ -94,7 +94,7 @@ impl Simulation {
                 return 0;
             }
             let mut cands = Candidates::new();
-            if self.route(pm.switch, pm.port, &p, &mut cands).is_err() {
+            if self.route(pm.switch, pm.port, node, head, &p, &mut cands).is_err() {
                 return 0;
             }
             // A pinned head waits for its pinned option only.

@@ -11,7 +11,7 @@ mod topology;
 mod traffic;
 
 use ibnetsim_fabric::{Fabric, NodeId};
-use ibnetsim_sm::{ForwardingTables, LidMap, NO_PATH};
+use ibnetsim_sm::{ForwardingTables, LidMap, MulticastTables, NO_PATH};
 
 use crate::config::SimConfig;
 use crate::engine::{Event, EventQueue};
@@ -25,6 +25,7 @@ use crate::packet::{PacketArena, NIL};
 use crate::qos::QosTables;
 use crate::selection::{Candidates, Selection, MAX_CANDIDATES};
 use crate::sim::{Simulation, NONE};
+use crate::switch::multicast::Multicast;
 use crate::switch::{SwitchState, Switches};
 use crate::watchdog::Watchdog;
 
@@ -34,6 +35,7 @@ pub(crate) fn build(
     fabric: &Fabric,
     lids: &LidMap,
     tables: &ForwardingTables,
+    mfts: &MulticastTables,
     c: &SimConfig,
     qos: QosTables,
 ) -> Result<Simulation, SimError> {
@@ -45,7 +47,13 @@ pub(crate) fn build(
     let npv = layout.len(ports.model.len());
     selection.prepare(npv);
     check_candidates(fabric, lids, &topo, &selection)?;
-    let (traffic, used_sls, reply_class) = traffic::build(fabric, c, &topo, &qos)?;
+    let switch_nodes: Vec<u32> = topo.switches.iter().map(|s| s.node).collect();
+    let host_of = |n: NodeId, port: u8| match topo.host_of_gp[topo.gp(n, port) as usize] {
+        NONE => None,
+        h => Some(h),
+    };
+    let mcast = Multicast::new(mfts, &switch_nodes, host_of, ports.inq.len());
+    let (traffic, used_sls, reply_class) = traffic::build(fabric, c, &topo, &qos, &mcast)?;
     let mech = Mechanisms::build(selection, &c.mechanisms, topo.hosts.len())?;
 
     let nvl = layout.nvl;
@@ -64,6 +72,7 @@ pub(crate) fn build(
         wait_bits: vec![0; topo.wait_words as usize],
         routed_head: vec![NIL; sim_buffers - npv],
         routed_cands: vec![Candidates::new(); sim_buffers - npv],
+        mcast,
         scratch_req: vec![NONE; max_ports * nvl],
         scratch_part: vec![0; max_ports * nvl],
     };

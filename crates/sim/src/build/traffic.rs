@@ -10,6 +10,8 @@ use crate::link::{wire_bytes, VL15_MAX_PAYLOAD};
 use crate::qos::QosTables;
 use crate::sim::NONE;
 use crate::traffic::pattern::DestMap;
+use crate::switch::multicast::Multicast;
+use crate::traffic::pattern::PatternConfig;
 use crate::traffic::{Class, ClosedLoopSource, Connection, PathBits, PayloadSize, Pattern, Process, ProcessKind, Source, Trace, Workload};
 
 use super::topology::Topology;
@@ -20,7 +22,13 @@ pub const MAX_LOAD: f64 = 100.0;
 
 /// The workload, the SLs it uses (sorted) and the class of the transport's
 /// replies (`u8::MAX` without replies).
-pub(super) fn build(fabric: &Fabric, c: &SimConfig, topo: &Topology, qos: &QosTables) -> Result<(Workload, Vec<u8>, u8), SimError> {
+pub(super) fn build(
+    fabric: &Fabric,
+    c: &SimConfig,
+    topo: &Topology,
+    qos: &QosTables,
+    mcast: &Multicast,
+) -> Result<(Workload, Vec<u8>, u8), SimError> {
     let (hosts, ports) = (&topo.hosts, &topo.ports);
     let num_hosts = hosts.len() as u32;
     let data_vls = c.data_vls;
@@ -84,7 +92,10 @@ pub(super) fn build(fabric: &Fabric, c: &SimConfig, topo: &Topology, qos: &QosTa
                 format!("must be a fraction of the link rate in 0..={MAX_LOAD}, got {}", k.load),
             ));
         }
-        let pattern = Pattern::build(&k.pattern, num_hosts, &resolve_host, c.seed, &format!("{key}.pattern"))?;
+        let pattern = match k.pattern {
+            PatternConfig::Multicast { mlid } => multicast_pattern(mlid, num_hosts, mcast, &format!("{key}.pattern.mlid"))?,
+            _ => Pattern::build(&k.pattern, num_hosts, &resolve_host, c.seed, &format!("{key}.pattern"))?,
+        };
         let mean_wire = size.mean_wire_bytes(c.extra_header_bytes);
         if k.load > 0.0 {
             for (h, hm) in hosts.iter().enumerate() {
@@ -298,4 +309,19 @@ pub(super) fn build(fabric: &Fabric, c: &SimConfig, topo: &Topology, qos: &QosTa
     }
 
     Ok((Workload { classes, sources, traces, closed_loop, connections, conn_class, injections_pending: 0 }, used_sls, reply_class))
+}
+
+/// The pattern of a class sending to multicast group `mlid`: its members send.
+fn multicast_pattern(mlid: u16, num_hosts: u32, mcast: &Multicast, key: &str) -> Result<Pattern, SimError> {
+    let members = mcast.members(mlid).ok_or_else(|| {
+        SimError::config(
+            key,
+            format!("no multicast group 0x{mlid:04x}: the subnet manager routes the groups in its multicast_groups"),
+        )
+    })?;
+    let mut senders = vec![false; num_hosts as usize];
+    for &h in members {
+        senders[h as usize] = true;
+    }
+    Ok(Pattern::Multicast { mlid, senders })
 }

@@ -19,7 +19,8 @@ use crate::link::wire_bytes;
 use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, PacketKind, PacketQueue, FLAG_CONN, FLAG_FLOW, FLAG_VL15, NIL};
 use crate::sim::{Simulation, NONE};
-use crate::traffic::PathBits;
+use crate::switch::multicast::is_multicast;
+use crate::traffic::{PathBits, Pattern};
 
 pub mod transport;
 
@@ -54,6 +55,8 @@ pub(crate) struct HostState {
     pub queued: u64,
     /// Most packets ever in the send queues.
     pub peak: u64,
+    /// Packets delivered to this host.
+    pub delivered: u64,
 }
 
 /// The hosts (traffic endpoints): CA ports with LIDs, in LID order.
@@ -76,10 +79,15 @@ impl Simulation {
             let src = &mut self.traffic.sources[s as usize];
             let class = &self.traffic.classes[src.class as usize];
             let dst = class.pattern.dest(src);
-            let dm = self.hcas.model[dst as usize];
-            let dlid = match class.path_bits {
-                PathBits::Base => dm.base_lid,
-                PathBits::Random => dm.base_lid + src.pick(dm.lid_count as u32) as u16,
+            let dlid = match &class.pattern {
+                Pattern::Multicast { mlid, .. } => *mlid,
+                _ => {
+                    let dm = self.hcas.model[dst as usize];
+                    match class.path_bits {
+                        PathBits::Base => dm.base_lid,
+                        PathBits::Random => dm.base_lid + src.pick(dm.lid_count as u32) as u16,
+                    }
+                }
             };
             let payload = src.payload(&class.size);
             src.advance();
@@ -98,7 +106,8 @@ impl Simulation {
             return;
         }
         let p = self.arena[id];
-        if p.flags & FLAG_VL15 != 0 {
+        if p.flags & FLAG_VL15 != 0 || is_multicast(p.dlid) {
+            // Management and multicast datagrams are unacknowledged.
             return;
         }
         let (flow, psn) = self.hcas.transport.open_message(p.src, p.dst, p.sl, p.class, 1, self.now, NONE);
@@ -308,11 +317,17 @@ impl Simulation {
             self.schedule(at, Event::Credit { port: pm.peer, queue: q, blocks: p.blocks });
         }
         self.last_progress = now;
-        if self.hcas.lid_host[p.dlid as usize] != pm.host {
+        let for_me = if is_multicast(p.dlid) {
+            self.switches.mcast.members(p.dlid).is_some_and(|m| m.contains(&pm.host)) && p.src != pm.host
+        } else {
+            self.hcas.lid_host[p.dlid as usize] == pm.host
+        };
+        if !for_me {
             self.drop_packet(id, DropReason::Misrouted);
             return;
         }
         self.metrics.on_deliver(now, &p);
+        self.hcas.state[pm.host as usize].delivered += 1;
         self.in_network -= 1;
         self.arena.free(id);
         self.transport_on_deliver(&p);

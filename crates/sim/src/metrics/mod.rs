@@ -101,6 +101,11 @@ pub struct Metrics {
     pub delivered: u64,
     /// Packets dropped since time 0.
     pub dropped: u64,
+    /// Copies a switch made of a multicast packet, since time 0.
+    pub copies: u64,
+    /// Multicast packets retired at a switch once all their copies were
+    /// made, since time 0.
+    pub retired: u64,
     /// Events handled.
     pub events: u64,
     /// Per CBR connection.
@@ -127,6 +132,8 @@ impl Metrics {
             generated: 0,
             delivered: 0,
             dropped: 0,
+            copies: 0,
+            retired: 0,
             events: 0,
             conns: ConnMetrics::default(),
         }

@@ -172,6 +172,9 @@ pub struct SimResults {
     pub message_completion: LatencySummary,
     /// Flows and messages of the transport layer.
     pub transport: TransportResult,
+    /// Copies the switches made of multicast packets since time 0 (each
+    /// copy is delivered or dropped like any packet).
+    pub multicast_copies: u64,
     /// Per traffic class.
     pub classes: Vec<FlowResult>,
     /// Per SL used by some class.
@@ -378,6 +381,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             out_of_order: transport.out_of_order(),
             closed_loop_peak_outstanding: sim.traffic.closed_loop.iter().map(|c| c.peak_outstanding).max().unwrap_or(0),
         },
+        multicast_copies: m.copies,
         classes,
         sls,
         ports,

@@ -33,6 +33,7 @@ use crate::selection::{Candidate, Candidates, SelectionView};
 use crate::layout::Layout;
 use crate::port::{PortModel, TxState};
 use crate::sim::{Simulation, NONE};
+use crate::switch::multicast::is_multicast;
 use crate::switch::SwitchModel;
 
 use super::input::next_bit;
@@ -115,6 +116,13 @@ impl SelectionView for LinkView<'_> {
     }
 }
 
+/// A multicast head takes any port it owes a copy to that can take one now:
+/// the selection policy chooses among paths, and a copy has exactly one.
+#[inline]
+fn first_acceptable(cands: &Candidates, view: &impl SelectionView) -> Option<usize> {
+    cands.as_slice().iter().position(|c| view.can_accept(c))
+}
+
 impl Simulation {
     /// Re-arbitrates switch `swi` after any change that may let a packet move.
     pub(crate) fn arbitrate_switch(&mut self, swi: u32) {
@@ -148,7 +156,7 @@ impl Simulation {
                 continue;
             }
             let mut cands = Candidates::new();
-            if self.route(swi, self.ports.model[gp as usize].port, &p, &mut cands).is_err() {
+            if self.route(swi, self.ports.model[gp as usize].port, self.layout.pq(gp, q), head, &p, &mut cands).is_err() {
                 continue;
             }
             Self::pinned_only(&p, &mut cands);
@@ -222,9 +230,9 @@ impl Simulation {
             }
             let (tail_at, blocks, vl15) = (p.tail_at, p.blocks, p.flags & FLAG_VL15 != 0);
             *cands = Candidates::new();
-            match self.route(swi, self.ports.model[gp as usize].port, p, cands) {
+            match self.route(swi, self.ports.model[gp as usize].port, i, head, p, cands) {
                 Ok(()) => {
-                    if self.mech.selection.decides_at_routing() {
+                    if self.mech.selection.decides_at_routing() && !is_multicast(self.arena[head].dlid) {
                         self.pin_choice(swi, head, cands);
                     }
                     return Some(head);
@@ -242,11 +250,43 @@ impl Simulation {
         }
     }
 
+    /// The packet that crosses to output `port` now from the head `id` of
+    /// input queue `(gp, q)` of switch `swi`, and whether the head leaves its
+    /// queue (the crossbar input is busy until `free_at`). A unicast head
+    /// itself leaves. A multicast head sends a copy and stays until its last
+    /// copy, when it is retired.
+    #[inline]
+    fn take_for_output(&mut self, swi: u32, gp: u32, q: u8, id: PacketId, port: u8, free_at: Time) -> (PacketId, bool) {
+        let p = self.arena[id];
+        if !is_multicast(p.dlid) {
+            let popped = self.pop_input(gp, q, free_at);
+            debug_assert_eq!(popped, id);
+            return (id, true);
+        }
+        let in_port = self.ports.model[gp as usize].port;
+        let more = self.switches.mcast.copied(swi, self.layout.pq(gp, q), id, p.dlid, in_port, port);
+        let copy = self.arena.alloc(p);
+        self.metrics.copies += 1;
+        self.in_network += 1;
+        if !more {
+            let popped = self.pop_input(gp, q, free_at);
+            debug_assert_eq!(popped, id);
+            self.arena.free(id);
+            self.in_network -= 1;
+            self.metrics.retired += 1;
+        }
+        (copy, !more)
+    }
+
     /// Keeps the options of head `id` of input queue `(gp, q)`, which has to
     /// wait, for its next arbitration attempts (most heads move at their first
     /// attempt and are never remembered).
     #[inline]
     fn remember_route(&mut self, gp: u32, q: u8, id: PacketId, cands: &Candidates) {
+        if is_multicast(self.arena[id].dlid) {
+            // Its options shrink with every copy.
+            return;
+        }
         let i = self.layout.pq(gp, q);
         self.switches.routed_head[i] = id;
         self.switches.routed_cands[i] = *cands;
@@ -305,7 +345,7 @@ impl Simulation {
                     // Not routed yet (a `Routed` event will come), crossbar input
                     // busy (an `XbarDone` will come), or empty: nothing to do now.
                     let Some(id) = self.eligible_head(swi, gp, q, &mut cands) else { continue };
-                    let blocks = self.arena[id].blocks as u32;
+                    let (blocks, dlid) = (self.arena[id].blocks as u32, self.arena[id].dlid);
                     let view = BufferedView {
                         credits: &self.ports.credits,
                         out_used: &self.ports.out_used,
@@ -316,7 +356,8 @@ impl Simulation {
                         mux: self.p.crossbar == CrossbarKind::Multiplexed,
                         blocks,
                     };
-                    match self.mech.selection.select(&cands, &view) {
+                    let sel = if is_multicast(dlid) { first_acceptable(&cands, &view) } else { self.mech.selection.select(&cands, &view) };
+                    match sel {
                         Some(k) => {
                             let c = cands.as_slice()[k];
                             self.grant_buffered(swi, gp, q, id, c);
@@ -346,10 +387,9 @@ impl Simulation {
         self.switches.xin_busy[xi] = true;
         let xo = self.xidx(ogp, c.slot);
         self.switches.xout_busy[xo] = true;
-        let popped = self.pop_input(gp, q, xend);
-        debug_assert_eq!(popped, id);
+        let (moved, last) = self.take_for_output(swi, gp, q, id, c.port, xend);
         {
-            let p = &mut self.arena[id];
+            let p = &mut self.arena[moved];
             p.ready_at = now.max(xend.saturating_sub(ser_o));
             p.tail_at = xend;
             p.slot = c.slot;
@@ -358,9 +398,11 @@ impl Simulation {
         }
         let o = self.layout.pv(ogp, c.slot);
         self.ports.out_used[o] += p.blocks as u32;
-        self.ports.outq[o].push(&mut self.arena, id);
+        self.ports.outq[o].push(&mut self.arena, moved);
         self.ports.tx[ogp as usize].outq_mask |= 1 << c.slot;
-        self.return_input_credits(gp, q, p.blocks, p.flags & FLAG_VL15 != 0, xend);
+        if last {
+            self.return_input_credits(gp, q, p.blocks, p.flags & FLAG_VL15 != 0, xend);
+        }
         self.schedule(xend, Event::XbarDone { input: gp, output: ogp, in_slot: slot, out_slot: c.slot });
         self.last_progress = now;
         self.try_transmit(ogp);
@@ -407,7 +449,7 @@ impl Simulation {
                         vl15: p.flags & FLAG_VL15 != 0,
                         wake: Cell::new(Time::MAX),
                     };
-                    let sel = self.mech.selection.select(&cands, &view);
+                    let sel = if is_multicast(p.dlid) { first_acceptable(&cands, &view) } else { self.mech.selection.select(&cands, &view) };
                     let underrun = view.wake.get();
                     wake = wake.min(underrun);
                     match sel {
@@ -511,15 +553,17 @@ impl Simulation {
         let end = now + self.ports.model[ogp as usize].timing.ser_ps(p.wire_bytes as u32);
         let xi = self.xidx(gp, slot);
         self.switches.xin_busy[xi] = true;
-        let popped = self.pop_input(gp, q, end);
-        debug_assert_eq!(popped, id);
+        let oport = self.ports.model[ogp as usize].port;
+        let (moved, last) = self.take_for_output(self.ports.model[gp as usize].switch, gp, q, id, oport, end);
         {
-            let p = &mut self.arena[id];
+            let p = &mut self.arena[moved];
             p.pinned = 0;
             p.set_part(opart);
         }
-        self.return_input_credits(gp, q, p.blocks, p.flags & FLAG_VL15 != 0, end);
-        self.start_transmission(ogp, id, oslot, false);
+        if last {
+            self.return_input_credits(gp, q, p.blocks, p.flags & FLAG_VL15 != 0, end);
+        }
+        self.start_transmission(ogp, moved, oslot, false);
         let tx = &mut self.ports.tx[ogp as usize];
         tx.feeding_input = gp;
         tx.feeding_slot = slot;

@@ -8,6 +8,7 @@
 //! * [`crossbar`] — arbitration among input heads, selection among options,
 //!   and the transfer, multiplexed (one crossbar port per physical port, papers
 //!   000/001) or per VL (papers 002/003), with a configurable speedup.
+//! * [`multicast`] — MFT entries and the replication of a multicast packet.
 //! * [`output`] — output buffers and their link, with VL arbitration.
 //!
 //! # Timing and the zero-load latency
@@ -38,6 +39,7 @@
 
 pub mod crossbar;
 pub mod input;
+pub mod multicast;
 pub mod output;
 pub mod route;
 
@@ -102,6 +104,8 @@ pub(crate) struct Switches {
     pub routed_head: Vec<crate::packet::PacketId>,
     /// Those options (after a routing-time choice narrowed them).
     pub routed_cands: Vec<crate::selection::Candidates>,
+    /// Multicast forwarding sets and replication state.
+    pub mcast: multicast::Multicast,
     /// Scratch for bufferless arbitration: request per (output port, slot).
     pub scratch_req: Vec<u32>,
     /// The partition of the next hop each request is for.

@@ -20,6 +20,7 @@ use crate::link::{LinkTiming, CUT_THROUGH_HEADER_BYTES};
 use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, FLAG_VL15};
 use crate::selection::{Candidate, Candidates};
+use crate::switch::multicast::is_multicast;
 use crate::sim::{Simulation, NONE};
 
 impl Simulation {
@@ -31,10 +32,14 @@ impl Simulation {
         first_byte + timing.ser_ps(CUT_THROUGH_HEADER_BYTES) + self.p.switch_delay_ps
     }
 
-    /// Fills `out` with the options of `p` at switch `swi`, arrived on `in_port`;
-    /// `Err` gives the drop reason when there is none.
+    /// Fills `out` with the options of `p`, the head `head` of input queue
+    /// `queue` (a [`crate::layout::Layout::pq`] index) of switch `swi`, arrived
+    /// on `in_port`; `Err` gives the drop reason when there is none.
     #[inline]
-    pub(crate) fn route(&self, swi: u32, in_port: PortNum, p: &Packet, out: &mut Candidates) -> Result<(), DropReason> {
+    pub(crate) fn route(&self, swi: u32, in_port: PortNum, queue: usize, head: PacketId, p: &Packet, out: &mut Candidates) -> Result<(), DropReason> {
+        if is_multicast(p.dlid) {
+            return self.route_multicast(swi, in_port, queue, head, p, out);
+        }
         let sm = &self.switches.model[swi as usize];
         let row = swi as usize * self.switches.lft_stride;
         let vl15 = p.flags & FLAG_VL15 != 0;
@@ -68,6 +73,28 @@ impl Simulation {
         }
         if out.is_empty() {
             return Err(if back_to_input { DropReason::InputPortIsOutput } else { DropReason::NoRoute });
+        }
+        Ok(())
+    }
+
+    /// The options of a multicast head: the ports of the switch's MFT entry it
+    /// still owes a copy (never the arrival port), at most
+    /// [`crate::selection::MAX_CANDIDATES`] at a time — the next ones come
+    /// once those have their copies.
+    fn route_multicast(&self, swi: u32, in_port: PortNum, queue: usize, head: PacketId, p: &Packet, out: &mut Candidates) -> Result<(), DropReason> {
+        let sm = &self.switches.model[swi as usize];
+        let left = self.switches.mcast.ports_left(swi, queue, head, p.dlid, in_port);
+        for port in left.iter() {
+            if port == 0 || port as u32 > sm.num_ports || self.ports.model[(sm.port_base + port as u32 - 1) as usize].peer == NONE {
+                continue;
+            }
+            let slot = self.ports.sl2vl.vl(sm.node, in_port, port, p.sl);
+            if !out.push_unique_port(Candidate { port, slot, partition: 0 }) {
+                break;
+            }
+        }
+        if out.is_empty() {
+            return Err(DropReason::NoRoute);
         }
         Ok(())
     }

@@ -9,6 +9,7 @@ mod deadlock;
 mod determinism;
 mod lfu;
 mod md1;
+mod multicast;
 mod partitions;
 mod sizes;
 mod traces;

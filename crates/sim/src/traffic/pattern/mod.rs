@@ -4,7 +4,9 @@
 //! with its `NAME`; at run time they reduce to three shapes, gathered in the
 //! [`Pattern`] enum (dispatched by `match`): uniform draws, hot-spot draws, and
 //! a fixed destination per host ([`DestMap`]), which covers fixed pairs, the
-//! bit permutations, tornado and random permutations. Adding a pattern is one
+//! bit permutations, tornado and random permutations — and a multicast group,
+//! whose members send to it (built from the subnet manager's multicast
+//! tables in `build/traffic.rs`). Adding a pattern is one
 //! file, one variant in [`PatternConfig`] and one arm in [`Pattern::build`].
 //!
 //! Hosts are numbered in fabric order (cabled CA ports, node by node). A host
@@ -66,6 +68,13 @@ pub enum PatternConfig {
         #[serde(default)]
         seed: Option<u64>,
     },
+    /// Every member of the multicast group `mlid` sends to the group (the
+    /// subnet manager's `multicast_groups`); each other member receives a
+    /// copy of every packet.
+    Multicast {
+        /// The group's multicast LID, 0xC000..=0xFFFE.
+        mlid: u16,
+    },
 }
 
 /// A pattern ready to draw from.
@@ -77,6 +86,13 @@ pub enum Pattern {
     HotSpot(HotSpot),
     /// One destination per host.
     Map(DestMap),
+    /// To a multicast group, from its members.
+    Multicast {
+        /// The group's multicast LID.
+        mlid: u16,
+        /// Whether each host is a member (and so sends).
+        senders: Vec<bool>,
+    },
 }
 
 impl Pattern {
@@ -91,6 +107,7 @@ impl Pattern {
         tornado::NAME,
         hot_spot::NAME,
         random_permutation::NAME,
+        "multicast",
     ];
 
     /// Builds the pattern over `num_hosts` hosts; `resolve` maps a host name
@@ -132,6 +149,10 @@ impl Pattern {
             PatternConfig::RandomPermutation { seed: own } => {
                 random_permutation::map(num_hosts, own.unwrap_or(seed)).map(Pattern::Map).map_err(err)
             }
+            PatternConfig::Multicast { mlid } => Err(SimError::config(
+                format!("{key}.kind"),
+                format!("multicast (group 0x{mlid:04x}) is for open-loop classes only: a message has one destination"),
+            )),
         }
     }
 
@@ -141,16 +162,19 @@ impl Pattern {
         match self {
             Pattern::Uniform(_) | Pattern::HotSpot(_) => true,
             Pattern::Map(m) => m.sends(host),
+            Pattern::Multicast { senders, .. } => senders[host as usize],
         }
     }
 
-    /// A destination for the next packet of `src`.
+    /// A destination for the next packet of `src` (`u32::MAX` for a
+    /// multicast group, which has no one destination host).
     #[inline]
     pub fn dest(&self, src: &mut Source) -> u32 {
         match self {
             Pattern::Uniform(p) => p.dest(src),
             Pattern::HotSpot(p) => p.dest(src),
             Pattern::Map(m) => m.dest(src),
+            Pattern::Multicast { .. } => u32::MAX,
         }
     }
 }

@@ -1,0 +1,115 @@
+//! Multicast: a packet to a multicast LID is replicated at the switches of
+//! the subnet manager's spanning tree, and every member other than the
+//! sender receives exactly one copy.
+
+use ibnetsim_sim::{PatternConfig, ProcessKind, SimConfig, Simulation};
+use ibnetsim_sm::{MulticastGroupConfig, SmConfig, Subnet, SubnetManager};
+
+use crate::common::*;
+
+fn subnet(fabric: &ibnetsim_fabric::Fabric, members: &[&str]) -> Subnet {
+    let groups = vec![MulticastGroupConfig { mlid: 0xC000, members: members.iter().map(|m| m.to_string()).collect() }];
+    SubnetManager::new(SmConfig { routing_engine: "updn".into(), multicast_groups: groups, ..SmConfig::default() })
+        .configure(fabric)
+        .unwrap()
+}
+
+fn quiet() -> SimConfig {
+    config(vec![class("m", 0, 0.0, ProcessKind::Poisson, 256, PatternConfig::Uniform)])
+}
+
+#[test]
+fn one_packet_reaches_every_other_member_once() {
+    let net = small_irregular();
+    let members = ["h0", "h3", "h4", "h7", "h9"];
+    let sn = subnet(&net.fabric, &members);
+    let mut sim = Simulation::from_subnet(&net.fabric, &sn, &quiet(), None).unwrap();
+    sim.inject_to_group(0, 0, 3, 0xC000, 256).unwrap();
+    sim.run(100_000_000).unwrap();
+    sim.check_conservation().unwrap();
+    let got: Vec<u64> = (0..10).map(|h| sim.host_deliveries(h).unwrap()).collect();
+    assert_eq!(got, vec![1, 0, 0, 0, 1, 0, 0, 1, 0, 1], "h3 sent; h0, h4, h7, h9 each receive one copy");
+    let r = sim.results();
+    assert_eq!((r.generated, r.delivered, r.dropped, r.in_flight), (1, 4, 0, 0));
+    // The copies are made along the tree: at least one per receiver, and each
+    // switch on the tree retires the packet it copied.
+    assert!(r.multicast_copies >= 4, "{}", r.multicast_copies);
+}
+
+#[test]
+fn every_member_sending_reaches_every_other_member() {
+    let net = small_irregular();
+    let members = ["h1", "h2", "h5", "h6", "h8"];
+    let sn = subnet(&net.fabric, &members);
+    let mut sim = Simulation::from_subnet(&net.fabric, &sn, &quiet(), None).unwrap();
+    let hosts = [1usize, 2, 5, 6, 8];
+    for (k, &h) in hosts.iter().enumerate() {
+        // Several packets each, sent together: copies meet in the buffers.
+        for i in 0..3 {
+            sim.inject_to_group(k as u64 * 1_000 + i, 0, h, 0xC000, 256).unwrap();
+        }
+    }
+    sim.run(1_000_000_000).unwrap();
+    sim.check_conservation().unwrap();
+    for h in 0..10 {
+        let want = if hosts.contains(&h) { 3 * 4 } else { 0 };
+        assert_eq!(sim.host_deliveries(h), Some(want), "host h{h}");
+    }
+    assert_eq!(sim.results().delivered, 15 * 4);
+}
+
+#[test]
+fn copies_leave_one_crossbar_input_one_after_another() {
+    // One switch, members h0..h3; h0 sends one 256 B packet. The crossbar
+    // input copies it to h1, h2, h3 in turn, each copy taking one packet time
+    // (282 B at 4 ns/B, speedup 1): latencies L, L + 1 128 ns, L + 2 256 ns
+    // with L the one-switch zero-load latency 1 318 000 ps.
+    let fabric = star(4);
+    let sn = subnet(&fabric, &["h0", "h1", "h2", "h3"]);
+    let mut sim = Simulation::from_subnet(&fabric, &sn, &quiet(), None).unwrap();
+    sim.inject_to_group(0, 0, 0, 0xC000, 256).unwrap();
+    sim.run(50_000_000).unwrap();
+    let l = sim.results().classes[0].latency.clone();
+    assert_eq!((l.count, l.min_ps, l.max_ps), (3, Some(1_318_000), Some(1_318_000 + 2 * 1_128_000)));
+    assert_eq!(l.mean_ps, Some(1_318_000.0 + 1_128_000.0));
+}
+
+#[test]
+fn a_multicast_class_sends_from_its_members_and_conserves_packets() {
+    for output_buffers in [true, false] {
+        let net = small_irregular();
+        let sn = subnet(&net.fabric, &["h0", "h2", "h5", "h9"]);
+        let mut c = config(vec![class("m", 0, 0.05, ProcessKind::Poisson, 128, PatternConfig::Multicast { mlid: 0xC000 })]);
+        if !output_buffers {
+            c.switch.output_buffer_bytes = 0;
+        }
+        let mut sim = Simulation::from_subnet(&net.fabric, &sn, &c, None).unwrap();
+        sim.run(200_000_000).unwrap();
+        sim.check_conservation().unwrap();
+        let r = sim.results();
+        assert!(r.generated > 20, "{}", r.generated);
+        // Only members send and receive.
+        for h in [1usize, 3, 4, 6, 7, 8] {
+            assert_eq!(sim.host_deliveries(h), Some(0));
+        }
+        let to_members: u64 = [0usize, 2, 5, 9].iter().map(|&h| sim.host_deliveries(h).unwrap()).sum();
+        assert_eq!(to_members, r.delivered);
+        // Three receivers per packet; at 5 % load nearly all have arrived.
+        assert!(r.delivered <= 3 * r.generated && 10 * r.delivered >= 27 * r.generated, "{} of {}", r.delivered, r.generated);
+    }
+}
+
+#[test]
+fn multicast_errors_name_the_group() {
+    let net = small_irregular();
+    let sn = subnet(&net.fabric, &["h0", "h2"]);
+    let c = config(vec![class("m", 0, 0.1, ProcessKind::Poisson, 128, PatternConfig::Multicast { mlid: 0xC001 })]);
+    let e = Simulation::from_subnet(&net.fabric, &sn, &c, None).unwrap_err().to_string();
+    assert!(e.contains("traffic.classes[0].pattern.mlid") && e.contains("0xc001"), "{e}");
+    let mut sim = Simulation::from_subnet(&net.fabric, &sn, &quiet(), None).unwrap();
+    let e = sim.inject_to_group(0, 0, 1, 0xC000, 64).unwrap_err().to_string();
+    assert!(e.contains("not a member"), "{e}");
+    // Without the subnet's multicast tables there is no group.
+    let mut plain = Simulation::new(&net.fabric, &net.lids, &net.tables, &quiet()).unwrap();
+    assert!(plain.inject_to_group(0, 0, 0, 0xC000, 64).is_err());
+}
