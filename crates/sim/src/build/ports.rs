@@ -39,7 +39,7 @@ pub(super) fn build(
     let vl15_blocks = blocks_for(wire_bytes(VL15_MAX_PAYLOAD, c.extra_header_bytes)) as u32;
     let output_buffers = p.output_buffers;
     let vl15_wire = wire_bytes(VL15_MAX_PAYLOAD, c.extra_header_bytes);
-    let check_buf = |key: &str, bytes: u32, need_blocks: u32, what: &str| -> Result<u32, SimError> {
+    let check_buf = move |key: &str, bytes: u32, need_blocks: u32, what: &str| -> Result<u32, SimError> {
         let b = buffer_blocks(bytes);
         if b < need_blocks {
             let wire = if what == "VL15 packet" { vl15_wire } else { max_wire };
@@ -181,12 +181,16 @@ pub(super) fn build(
     })
 }
 
+/// Checks that a buffer of some bytes (config key, bytes, blocks needed,
+/// what must fit) holds a whole packet; returns its blocks.
+type CheckBuffer = dyn Fn(&str, u32, u32, &str) -> Result<u32, SimError>;
+
 /// The blocks of each partition of a switch's input VL buffers
 /// (`switch.input_partition_bytes`), empty when they are not split.
 fn partitions(
     c: &SimConfig,
     whole_blocks: u32,
-    check_buf: &dyn Fn(&str, u32, u32, &str) -> Result<u32, SimError>,
+    check_buf: &CheckBuffer,
     max_blocks: u32,
 ) -> Result<Vec<u32>, SimError> {
     let parts = &c.switch.input_partition_bytes;

@@ -24,7 +24,7 @@ use crate::traffic::{PathBits, Pattern};
 
 pub mod transport;
 
-use transport::{Completion, Reply, Transport};
+use transport::{Completion, FlowKey, Reply, Transport};
 
 /// Index of the management (VL15) send queue of a host: QP0 traffic does not
 /// wait behind the data SL queues and is served first.
@@ -110,7 +110,8 @@ impl Simulation {
             // Management and multicast datagrams are unacknowledged.
             return;
         }
-        let (flow, psn) = self.hcas.transport.open_message(p.src, p.dst, p.sl, p.class, 1, self.now, NONE);
+        let key = FlowKey { src: p.src, dst: p.dst, sl: p.sl, class: p.class };
+        let (flow, psn) = self.hcas.transport.open_message(key, 1, self.now, NONE);
         let q = &mut self.arena[id];
         q.flow = flow;
         q.psn = psn;
@@ -125,7 +126,7 @@ impl Simulation {
     fn send_message(&mut self, src: u32, dst: u32, dlid: u16, sl: u8, class: u8, bytes: u32, source: u32) {
         let mtu = self.p.mtu_bytes;
         let packets = bytes.div_ceil(mtu);
-        let (flow, first) = self.hcas.transport.open_message(src, dst, sl, class, packets, self.now, source);
+        let (flow, first) = self.hcas.transport.open_message(FlowKey { src, dst, sl, class }, packets, self.now, source);
         let mut left = bytes;
         let mut psn = first;
         while left > 0 {

@@ -63,6 +63,15 @@ impl Default for TransportConfig {
     }
 }
 
+/// What names a flow: source and destination hosts, SL and class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct FlowKey {
+    pub src: u32,
+    pub dst: u32,
+    pub sl: u8,
+    pub class: u8,
+}
+
 /// One message not yet complete.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Outstanding {
@@ -124,7 +133,7 @@ pub(crate) struct Transport {
     /// Class the replies count in (`u8::MAX`: no replies configured).
     pub reply_class: u8,
     pub flows: Vec<Flow>,
-    index: HashMap<(u32, u32, u8, u8), u32>,
+    index: HashMap<FlowKey, u32>,
 }
 
 impl Transport {
@@ -145,12 +154,13 @@ impl Transport {
         self.ack != AckMode::None
     }
 
-    /// Opens a message of `packets` packets from `src` to `dst` generated at
-    /// `now`; returns its flow and first PSN (the packets take consecutive PSNs).
-    pub fn open_message(&mut self, src: u32, dst: u32, sl: u8, class: u8, packets: u32, now: Time, source: u32) -> (u32, u32) {
+    /// Opens a message of `packets` packets on flow `key` generated at `now`;
+    /// returns its flow and first PSN (the packets take consecutive PSNs).
+    pub fn open_message(&mut self, key: FlowKey, packets: u32, now: Time, source: u32) -> (u32, u32) {
         debug_assert!(packets > 0);
         let flows = &mut self.flows;
-        let f = *self.index.entry((src, dst, sl, class)).or_insert_with(|| {
+        let class = key.class;
+        let f = *self.index.entry(key).or_insert_with(|| {
             flows.push(Flow { class, next_psn: 0, expected_psn: 0, out_of_order: 0, msgs: VecDeque::new() });
             (flows.len() - 1) as u32
         });
