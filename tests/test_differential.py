@@ -29,6 +29,9 @@ def _diff(a, b, path=""):
     Keys the reference lacks are new results (a feature added since) and are
     not compared; every key the reference has must be there, equal.
     """
+    if path.endswith(".drops") and isinstance(a, list) and isinstance(b, list):
+        # (reason, count) pairs: a drop reason added since is a new result.
+        a, b = dict(map(tuple, a)), dict(map(tuple, b))
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(b):
             if k not in a:

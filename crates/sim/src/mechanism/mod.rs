@@ -7,6 +7,7 @@
 //! | hook | called by | when | mechanisms |
 //! |---|---|---|---|
 //! | routing | switch (`switch/route.rs`, `switch/crossbar.rs`) | a packet's routing options are listed and one is chosen | [`selection`] |
+//! | input head | switch (`switch/crossbar.rs`, `eligible_head`) | the head of an input queue is considered for the crossbar | [`lifetime`] |
 //! | injection | HCA (`hca/mod.rs`, `hca_fill`) | a packet leaves its SL send queue for the port | [`injection_delay`] |
 //! | delivery | HCA (`hca/mod.rs`, `on_deliver`) | a packet has been consumed at its destination | the transport layer (`hca/transport.rs`) |
 //!
@@ -14,13 +15,17 @@
 //! trait object per packet. To add a mechanism: see `crates/sim/README.md`.
 
 pub mod injection_delay;
+pub mod lifetime;
 pub mod selection;
 
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
 use crate::error::SimError;
+use crate::metrics::DropReason;
+use crate::packet::Packet;
 use injection_delay::InjectionDelay;
+use lifetime::Lifetime;
 use selection::Selection;
 
 /// The `[mechanisms]` table: one optional table per mechanism; an absent
@@ -31,6 +36,8 @@ use selection::Selection;
 pub struct MechanismsConfig {
     /// Fixed inter-packet delay at every source ([`injection_delay`]).
     pub injection_delay: Option<injection_delay::Options>,
+    /// Switch lifetime limit ([`lifetime`]).
+    pub lifetime: Option<lifetime::Options>,
 }
 
 /// Every mechanism of a simulation, each off unless configured.
@@ -40,6 +47,8 @@ pub(crate) struct Mechanisms {
     pub selection: Selection,
     /// Source pacing (injection hook).
     pub injection_delay: Option<InjectionDelay>,
+    /// Switch lifetime limit (input-head hook).
+    pub lifetime: Option<Lifetime>,
 }
 
 impl Mechanisms {
@@ -49,7 +58,28 @@ impl Mechanisms {
             Some(o) => Some(InjectionDelay::new(o, hosts, "mechanisms.injection_delay")?),
             None => None,
         };
-        Ok(Mechanisms { selection, injection_delay })
+        let lifetime = match &cfg.lifetime {
+            Some(o) => Some(Lifetime::new(o, "mechanisms.lifetime")?),
+            None => None,
+        };
+        Ok(Mechanisms { selection, injection_delay, lifetime })
+    }
+
+    /// Input-head hook: why the routed head `p` of a switch input queue must
+    /// be discarded now, if it must.
+    #[inline]
+    pub fn at_input_head(&self, p: &Packet, now: Time) -> Option<DropReason> {
+        match &self.lifetime {
+            Some(l) if l.expired(p, now) => Some(DropReason::Lifetime),
+            _ => None,
+        }
+    }
+
+    /// When the input-head hook would discard head `p` if it is still waiting
+    /// (the switch is woken then), or `None`.
+    #[inline]
+    pub fn head_deadline(&self, p: &Packet) -> Option<Time> {
+        self.lifetime.as_ref().map(|l| l.deadline(p))
     }
 
     /// Injection hook: the earliest start of a packet of `host` that enters

@@ -36,12 +36,15 @@ pub enum DropReason {
     Vl15Overflow,
     /// The packet reached a CA that does not own its DLID.
     Misrouted,
+    /// A switch discarded the packet when it outlived the switch lifetime
+    /// limit (`mechanisms.lifetime`).
+    Lifetime,
 }
 
 impl DropReason {
     /// All reasons, in report order.
-    pub const ALL: [DropReason; 4] =
-        [DropReason::NoRoute, DropReason::InputPortIsOutput, DropReason::Vl15Overflow, DropReason::Misrouted];
+    pub const ALL: [DropReason; 5] =
+        [DropReason::NoRoute, DropReason::InputPortIsOutput, DropReason::Vl15Overflow, DropReason::Misrouted, DropReason::Lifetime];
 
     /// Name in results.
     pub fn name(self) -> &'static str {
@@ -50,6 +53,7 @@ impl DropReason {
             DropReason::InputPortIsOutput => "input_port_is_output",
             DropReason::Vl15Overflow => "vl15_overflow",
             DropReason::Misrouted => "misrouted",
+            DropReason::Lifetime => "lifetime",
         }
     }
 }

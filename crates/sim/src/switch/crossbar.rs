@@ -28,6 +28,7 @@ use std::cell::Cell;
 use crate::config::CrossbarKind;
 use crate::credits::Credits;
 use crate::engine::{Event, Time};
+use crate::metrics::DropReason;
 use crate::packet::{PacketId, FLAG_VL15, NIL};
 use crate::selection::{Candidate, Candidates, SelectionView};
 use crate::layout::Layout;
@@ -221,6 +222,10 @@ impl Simulation {
             if p.ready_at > self.now || self.switches.xin_busy[self.xidx(gp, slot)] {
                 return None;
             }
+            if let Some(reason) = self.mech.at_input_head(p, self.now) {
+                self.discard_head(gp, q, head, reason);
+                continue;
+            }
             // A head keeps its options (and a routing-time choice) while it
             // waits: a head that had to wait is not routed again (see
             // `remember_route`).
@@ -228,7 +233,6 @@ impl Simulation {
                 *cands = self.switches.routed_cands[i];
                 return Some(head);
             }
-            let (tail_at, blocks, vl15) = (p.tail_at, p.blocks, p.flags & FLAG_VL15 != 0);
             *cands = Candidates::new();
             match self.route(swi, self.ports.model[gp as usize].port, i, head, p, cands) {
                 Ok(()) => {
@@ -237,15 +241,31 @@ impl Simulation {
                     }
                     return Some(head);
                 }
-                Err(reason) => {
-                    // The packet is discarded once it has fully arrived; its
-                    // buffer space is returned then.
-                    let release = tail_at.max(self.now);
-                    let id = self.pop_input(gp, q, self.now);
-                    debug_assert_eq!(id, head);
-                    self.return_input_credits(gp, q, blocks, vl15, release);
-                    self.drop_packet(id, reason);
-                }
+                Err(reason) => self.discard_head(gp, q, head, reason),
+            }
+        }
+    }
+
+    /// Discards the head `head` of input queue `(gp, q)` for `reason`. Its
+    /// buffer space is returned once it has fully arrived.
+    fn discard_head(&mut self, gp: u32, q: u8, head: PacketId, reason: DropReason) {
+        let p = self.arena[head];
+        let release = p.tail_at.max(self.now);
+        let id = self.pop_input(gp, q, self.now);
+        debug_assert_eq!(id, head);
+        self.return_input_credits(gp, q, p.blocks, p.flags & FLAG_VL15 != 0, release);
+        self.drop_packet(id, reason);
+    }
+
+    /// A head that has to wait: the switch is woken when a mechanism would
+    /// act on it (its lifetime running out).
+    #[inline]
+    fn arm_head_deadline(&mut self, swi: u32, id: PacketId) {
+        if let Some(at) = self.mech.head_deadline(&self.arena[id]) {
+            let st = &mut self.switches.state[swi as usize];
+            if st.wake_at == 0 || st.wake_at > at {
+                st.wake_at = at;
+                self.schedule(at, Event::SwitchWake { switch: swi });
             }
         }
     }
@@ -365,6 +385,7 @@ impl Simulation {
                         }
                         None => {
                             self.remember_route(gp, q, id, &cands);
+                            self.arm_head_deadline(swi, id);
                             for c in cands.as_slice() {
                                 self.park(swi, idx, c.port);
                             }
@@ -467,6 +488,7 @@ impl Simulation {
                         None if underrun != Time::MAX => self.remember_route(gp, q, id, &cands),
                         None => {
                             self.remember_route(gp, q, id, &cands);
+                            self.arm_head_deadline(swi, id);
                             self.clear_pending(&sm, idx);
                             for c in cands.as_slice() {
                                 self.park(swi, idx, c.port);

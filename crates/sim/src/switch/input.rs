@@ -52,6 +52,7 @@ impl Simulation {
         let i = self.layout.pq(gp, q);
         let id = self.ports.inq[i].pop(&mut self.arena).expect("pop from an empty input queue");
         self.switches.routed_head[i] = NIL;
+        self.switches.mcast.forget(i);
         let head = self.ports.inq[i].head;
         if self.ports.inq[i].is_empty() {
             let (w, b) = self.input_bit(gp, q);

@@ -92,6 +92,15 @@ impl Multicast {
         }
     }
 
+    /// The head of input queue `queue` has left it (copied, discarded or
+    /// unicast): whatever was owed for it is void.
+    #[inline]
+    pub fn forget(&mut self, queue: usize) {
+        if let Some(h) = self.head.get_mut(queue) {
+            *h = NIL;
+        }
+    }
+
     /// A copy of `head` has been granted towards `port`; returns whether
     /// copies remain to be made.
     pub fn copied(&mut self, swi: u32, queue: usize, head: PacketId, mlid: Lid, in_port: u8, port: u8) -> bool {

@@ -8,6 +8,7 @@ mod conservation;
 mod deadlock;
 mod determinism;
 mod lfu;
+mod lifetime;
 mod md1;
 mod multicast;
 mod partitions;
