@@ -54,7 +54,7 @@ pub(crate) fn build(
     };
     let mcast = Multicast::new(mfts, &switch_nodes, host_of, ports.inq.len());
     let (traffic, used_sls, reply_class) = traffic::build(fabric, c, &topo, &qos, &mcast)?;
-    let mech = Mechanisms::build(selection, &c.mechanisms, topo.hosts.len())?;
+    let mech = Mechanisms::build(selection, &c.mechanisms, topo.hosts.len(), npv, p.output_buffers)?;
 
     let nvl = layout.nvl;
     // The watchdog looks at every input queue and output buffer.

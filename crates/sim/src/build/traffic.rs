@@ -36,7 +36,7 @@ pub(super) fn build(
         + c.traffic.traces.len()
         + c.traffic.closed_loop.len()
         + usize::from(!c.traffic.connections.is_empty())
-        + usize::from(c.transport.ack != AckMode::None);
+        + usize::from(c.transport.ack != AckMode::None || c.mechanisms.fecn.is_some());
     if nclasses > 255 {
         return Err(SimError::config("traffic", format!("at most 255 classes and traces together, got {nclasses}")));
     }
@@ -260,7 +260,8 @@ pub(super) fn build(
     }
 
     // Replies of the transport count in a class of their own.
-    let reply_class = if c.transport.ack != AckMode::None {
+    // Replies: acknowledgements, and congestion notifications answering FECN.
+    let reply_class = if c.transport.ack != AckMode::None || c.mechanisms.fecn.is_some() {
         let name = "transport";
         if classes.iter().any(|k| k.name == name) {
             return Err(SimError::config("transport.ack", format!("class name '{name}' (the replies' class) is used twice")));

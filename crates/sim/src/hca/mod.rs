@@ -17,7 +17,7 @@ use crate::credits::blocks_for;
 use crate::engine::{Event, Time};
 use crate::link::wire_bytes;
 use crate::metrics::DropReason;
-use crate::packet::{Packet, PacketId, PacketKind, PacketQueue, FLAG_CONN, FLAG_FLOW, FLAG_VL15, NIL};
+use crate::packet::{Packet, PacketId, PacketKind, PacketQueue, FLAG_CONN, FLAG_FECN, FLAG_FLOW, FLAG_VL15, NIL};
 use crate::sim::{Simulation, NONE};
 use crate::switch::multicast::is_multicast;
 use crate::traffic::{PathBits, Pattern};
@@ -338,11 +338,18 @@ impl Simulation {
     /// destination's flow state, a reply, a completed message.
     #[inline]
     fn transport_on_deliver(&mut self, p: &Packet) {
-        if p.flags & FLAG_FLOW == 0 {
+        if p.flags & (FLAG_FLOW | FLAG_FECN) == 0 {
             return;
         }
         match p.kind() {
             PacketKind::Data => {
+                if p.flags & FLAG_FECN != 0 {
+                    // The destination's half of congestion control: a BECN back.
+                    self.send_reply(p.dst, p.src, Reply { kind: PacketKind::Cn, flow: p.flow, psn: p.psn });
+                }
+                if p.flags & FLAG_FLOW == 0 {
+                    return;
+                }
                 let out = self.hcas.transport.on_data_delivered(p);
                 if let Some(r) = out.reply {
                     self.send_reply(p.dst, p.src, r);
@@ -356,7 +363,8 @@ impl Simulation {
                     self.complete_message(c);
                 }
             }
-            PacketKind::Nack | PacketKind::Cn => {}
+            PacketKind::Cn => self.hcas.transport.congestion_notifications += 1,
+            PacketKind::Nack => {}
         }
     }
 

@@ -134,6 +134,8 @@ pub(crate) struct Transport {
     pub reply_class: u8,
     pub flows: Vec<Flow>,
     index: HashMap<FlowKey, u32>,
+    /// Congestion notifications that reached their source.
+    pub congestion_notifications: u64,
 }
 
 impl Transport {
@@ -145,6 +147,7 @@ impl Transport {
             reply_class,
             flows: Vec::new(),
             index: HashMap::new(),
+            congestion_notifications: 0,
         }
     }
 

@@ -8,12 +8,14 @@
 //! |---|---|---|---|
 //! | routing | switch (`switch/route.rs`, `switch/crossbar.rs`) | a packet's routing options are listed and one is chosen | [`selection`] |
 //! | input head | switch (`switch/crossbar.rs`, `eligible_head`) | the head of an input queue is considered for the crossbar | [`lifetime`] |
+//! | crossbar grant | switch (`switch/crossbar.rs`, `grant_buffered`) | the crossbar moves a packet into an output buffer | [`fecn`] (marking) |
 //! | injection | HCA (`hca/mod.rs`, `hca_fill`) | a packet leaves its SL send queue for the port | [`injection_delay`] |
 //! | delivery | HCA (`hca/mod.rs`, `on_deliver`) | a packet has been consumed at its destination | the transport layer (`hca/transport.rs`) |
 //!
 //! Dispatch is static (a `match` or an `Option` check per call), never a
 //! trait object per packet. To add a mechanism: see `crates/sim/README.md`.
 
+pub mod fecn;
 pub mod injection_delay;
 pub mod lifetime;
 pub mod selection;
@@ -24,6 +26,7 @@ use crate::engine::Time;
 use crate::error::SimError;
 use crate::metrics::DropReason;
 use crate::packet::Packet;
+use fecn::Fecn;
 use injection_delay::InjectionDelay;
 use lifetime::Lifetime;
 use selection::Selection;
@@ -38,6 +41,8 @@ pub struct MechanismsConfig {
     pub injection_delay: Option<injection_delay::Options>,
     /// Switch lifetime limit ([`lifetime`]).
     pub lifetime: Option<lifetime::Options>,
+    /// FECN marking at congested output buffers ([`fecn`]).
+    pub fecn: Option<fecn::Options>,
 }
 
 /// Every mechanism of a simulation, each off unless configured.
@@ -49,11 +54,14 @@ pub(crate) struct Mechanisms {
     pub injection_delay: Option<InjectionDelay>,
     /// Switch lifetime limit (input-head hook).
     pub lifetime: Option<Lifetime>,
+    /// FECN marking (crossbar-grant hook).
+    pub fecn: Option<Fecn>,
 }
 
 impl Mechanisms {
-    /// The mechanisms `cfg` switches on, for `hosts` hosts.
-    pub fn build(selection: Selection, cfg: &MechanismsConfig, hosts: usize) -> Result<Self, SimError> {
+    /// The mechanisms `cfg` switches on, for `hosts` hosts and `outputs`
+    /// output (port, VL) buffers (`output_buffers`: switches have them).
+    pub fn build(selection: Selection, cfg: &MechanismsConfig, hosts: usize, outputs: usize, output_buffers: bool) -> Result<Self, SimError> {
         let injection_delay = match &cfg.injection_delay {
             Some(o) => Some(InjectionDelay::new(o, hosts, "mechanisms.injection_delay")?),
             None => None,
@@ -62,7 +70,21 @@ impl Mechanisms {
             Some(o) => Some(Lifetime::new(o, "mechanisms.lifetime")?),
             None => None,
         };
-        Ok(Mechanisms { selection, injection_delay, lifetime })
+        let fecn = match &cfg.fecn {
+            Some(o) => Some(Fecn::new(o, outputs, output_buffers, "mechanisms.fecn")?),
+            None => None,
+        };
+        Ok(Mechanisms { selection, injection_delay, lifetime, fecn })
+    }
+
+    /// Crossbar-grant hook: a packet enters output buffer `out`, which now
+    /// holds `used` of `cap` blocks; whether it is to be marked FECN.
+    #[inline]
+    pub fn on_grant(&mut self, out: usize, used: u32, cap: u32) -> bool {
+        match &mut self.fecn {
+            Some(f) => f.on_grant(out, used, cap),
+            None => false,
+        }
     }
 
     /// Input-head hook: why the routed head `p` of a switch input queue must

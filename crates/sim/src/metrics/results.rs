@@ -109,6 +109,10 @@ pub struct TransportResult {
     pub out_of_order: u64,
     /// Most messages a closed-loop source ever had outstanding.
     pub closed_loop_peak_outstanding: u32,
+    /// Congestion notifications (BECN) that reached their source, since time 0.
+    pub congestion_notifications: u64,
+    /// Packets the switches marked FECN (`mechanisms.fecn`), since time 0.
+    pub fecn_marked: u64,
 }
 
 /// What the partial-deadlock scan saw (see `watchdog.rs`).
@@ -380,6 +384,8 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             open_messages: transport.open_messages(),
             out_of_order: transport.out_of_order(),
             closed_loop_peak_outstanding: sim.traffic.closed_loop.iter().map(|c| c.peak_outstanding).max().unwrap_or(0),
+            congestion_notifications: transport.congestion_notifications,
+            fecn_marked: sim.mech.fecn.as_ref().map_or(0, |f| f.marked),
         },
         multicast_copies: m.copies,
         classes,

@@ -6,6 +6,7 @@ mod adaptive;
 mod connections;
 mod conservation;
 mod deadlock;
+mod fecn;
 mod determinism;
 mod lfu;
 mod lifetime;
