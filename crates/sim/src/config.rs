@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::PS_PER_NS;
 use crate::error::SimError;
 pub use crate::hca::transport::{AckMode, TransportConfig};
+pub use crate::mechanism::selection::SelectionConfig;
 pub use crate::mechanism::MechanismsConfig;
 use crate::qos::VlArbConfig;
 use crate::traffic::TrafficConfig;
@@ -182,8 +183,10 @@ pub struct SimConfig {
     /// Event queue implementation: `fifo` or `heap` (identical results).
     pub event_queue: String,
     /// Selection policy among routing options: `deterministic`, `adaptive-by-credits`
-    /// (both at arbitration time) or `lfu` (at routing time).
-    pub selection: String,
+    /// (both at arbitration time) or `lfu` (at routing time); a name, or a
+    /// table `{ kind = …, parameters… }` (`prefer_first_within` for
+    /// adaptive-by-credits, `counters` for lfu).
+    pub selection: SelectionConfig,
     /// Switch parameters.
     pub switch: SwitchConfig,
     /// Channel adapter parameters.
@@ -213,7 +216,7 @@ impl Default for SimConfig {
             auto_warmup: None,
             watchdog_ns: 100_000.0,
             event_queue: "fifo".into(),
-            selection: "deterministic".into(),
+            selection: SelectionConfig::named("deterministic"),
             switch: SwitchConfig::default(),
             hca: HcaConfig::default(),
             sl2vl: Sl2VlConfig::Modulo,
@@ -357,6 +360,28 @@ mod tests {
         assert!(e.contains("scale") && e.contains("line 3"), "{e}");
         let e = SimConfig::from_toml("[[traffic.traces]]\nname = \"a\"\n", "s.toml").unwrap_err().to_string();
         assert!(e.contains("file"), "{e}");
+    }
+
+    #[test]
+    fn selection_is_a_name_or_a_table_with_parameters() {
+        use crate::mechanism::selection::{LfuCounters, Selection, SelectionConfig};
+        let c = SimConfig::from_toml("selection = \"lfu\"\n", "t.toml").unwrap();
+        assert_eq!(c.selection, SelectionConfig::named("lfu"));
+        let c = SimConfig::from_toml("[selection]\nkind = \"lfu\"\ncounters = \"port\"\n", "t.toml").unwrap();
+        assert_eq!(c.selection.counters, Some(LfuCounters::Port));
+        let Selection::Lfu(l) = Selection::from_config(&c.selection, "selection").unwrap() else { panic!() };
+        assert!(!l.per_vl);
+        let c = SimConfig::from_toml("selection = { kind = \"adaptive-by-credits\", prefer_first_within = 4 }\n", "t.toml").unwrap();
+        let Selection::AdaptiveByCredits(a) = Selection::from_config(&c.selection, "selection").unwrap() else { panic!() };
+        assert_eq!(a.prefer_first_within, 4);
+        // The table round-trips through JSON (the Python binding's route), a bare name as a string.
+        assert_eq!(serde_json::to_value(&c.selection).unwrap()["prefer_first_within"], 4);
+        assert_eq!(serde_json::to_value(SelectionConfig::named("lfu")).unwrap(), serde_json::json!("lfu"));
+        let e = SimConfig::from_toml("[selection]\nkind = \"lfu\"\ncounter = \"port\"\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("counter") && e.contains("line"), "{e}");
+        let bad = SelectionConfig { prefer_first_within: Some(2), ..SelectionConfig::named("lfu") };
+        let e = Selection::from_config(&bad, "selection").unwrap_err().to_string();
+        assert!(e.contains("selection.prefer_first_within") && e.contains("adaptive-by-credits"), "{e}");
     }
 
     #[test]

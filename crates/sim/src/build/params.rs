@@ -83,7 +83,7 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
             format!("unknown event queue '{}' (known: {})", c.event_queue, Queue::NAMES.join(", ")),
         )
     })?;
-    let selection = Selection::from_name(&c.selection, "selection")?;
+    let selection = Selection::from_config(&c.selection, "selection")?;
     let arbiter = match c.vl_arbitration {
         VlArbitrationConfig::Iba(_) => VlArbiter::from_name("iba", "vl_arbitration.kind")?,
         VlArbitrationConfig::RoundRobin => VlArbiter::from_name("round-robin", "vl_arbitration.kind")?,

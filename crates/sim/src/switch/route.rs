@@ -113,7 +113,11 @@ impl Simulation {
         }
         let base = self.switches.model[swi as usize].port_base as usize;
         let nvl = self.layout.nvl;
-        let k = self.mech.selection.choose_at_routing(cands, |c| (base + c.port as usize - 1) * nvl + c.slot as usize);
+        let per_vl = self.mech.selection.counts_per_vl();
+        let k = self
+            .mech
+            .selection
+            .choose_at_routing(cands, |c| (base + c.port as usize - 1) * nvl + if per_vl { c.slot as usize } else { 0 });
         self.arena[id].pinned = cands.as_slice()[k].port;
         cands.keep_only(k);
     }

@@ -9,7 +9,12 @@ use super::{Candidates, SelectionView};
 
 /// Most downstream credits among the destination's paths.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AdaptiveByCredits;
+pub struct AdaptiveByCredits {
+    /// Keep the first acceptable option (the DLID's own path) unless another
+    /// has more than this many more credits (parameter
+    /// `prefer_first_within`; 0: always the most credits).
+    pub prefer_first_within: u32,
+}
 
 impl AdaptiveByCredits {
     /// Registry name.
@@ -19,16 +24,21 @@ impl AdaptiveByCredits {
     #[inline]
     pub fn select(&self, cands: &Candidates, view: &impl SelectionView) -> Option<usize> {
         let mut best: Option<(usize, u32)> = None;
+        let mut first: Option<(usize, u32)> = None;
         for (i, c) in cands.as_slice().iter().enumerate() {
             if !view.can_accept(c) {
                 continue;
             }
             let cr = view.credits(c);
+            first.get_or_insert((i, cr));
             if !matches!(best, Some((_, b)) if cr <= b) {
                 best = Some((i, cr));
             }
         }
-        best.map(|(i, _)| i)
+        match (first, best) {
+            (Some((f, fc)), Some((_, bc))) if bc <= fc.saturating_add(self.prefer_first_within) => Some(f),
+            _ => best.map(|(i, _)| i),
+        }
     }
 }
 
@@ -62,8 +72,19 @@ mod tests {
     fn most_credits_among_acceptable_ties_to_first() {
         let v = View { credits: [0, 4, 9, 9, 12, 0, 0, 0], accept: [true, true, true, true, false, true, true, true] };
         // Port 4 has the most credits but cannot accept; 2 and 3 tie, 2 is first.
-        assert_eq!(AdaptiveByCredits.select(&cands(&[1, 4, 2, 3]), &v), Some(2));
-        assert_eq!(AdaptiveByCredits.select(&cands(&[4]), &v), None);
+        let a = AdaptiveByCredits::default();
+        assert_eq!(a.select(&cands(&[1, 4, 2, 3]), &v), Some(2));
+        assert_eq!(a.select(&cands(&[4]), &v), None);
+    }
+
+    #[test]
+    fn prefer_first_within_keeps_the_first_path_unless_clearly_worse() {
+        let v = View { credits: [0, 4, 9, 9, 12, 0, 0, 0], accept: [true; 8] };
+        // Port 1 (4 credits) first; the best is port 4 (12): 8 more.
+        let within = |m| AdaptiveByCredits { prefer_first_within: m }.select(&cands(&[1, 2, 4]), &v);
+        assert_eq!(within(0), Some(2));
+        assert_eq!(within(7), Some(2), "8 more credits is more than 7");
+        assert_eq!(within(8), Some(0));
     }
 
     #[test]

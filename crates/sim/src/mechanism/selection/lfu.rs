@@ -15,14 +15,29 @@
 use super::Candidates;
 
 /// Use counters of every (port, VL slot) of the fabric.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lfu {
     counts: Vec<u32>,
+    /// One counter per (port, VL) (paper 000; parameter `counters =
+    /// "port-vl"`, the default), or per port (`"port"`: the counter of VL
+    /// slot 0 counts every VL).
+    pub per_vl: bool,
+}
+
+impl Default for Lfu {
+    fn default() -> Self {
+        Lfu::new()
+    }
 }
 
 impl Lfu {
     /// Registry name.
     pub const NAME: &'static str = "lfu";
+
+    /// Counters per (port, VL), none sized yet.
+    pub fn new() -> Self {
+        Lfu { counts: Vec::new(), per_vl: true }
+    }
 
     /// Sizes the counters for `outputs` (port, VL slot) pairs, all zero.
     pub fn reset(&mut self, outputs: usize) {

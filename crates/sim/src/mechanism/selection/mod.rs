@@ -22,6 +22,7 @@
 //!   (the packet waits for it, it never re-chooses).
 
 pub mod adaptive_credits;
+pub mod config;
 pub mod deterministic;
 pub mod lfu;
 
@@ -30,6 +31,7 @@ use ibnetsim_fabric::PortNum;
 use crate::error::SimError;
 
 pub use adaptive_credits::AdaptiveByCredits;
+pub use config::{LfuCounters, SelectionConfig};
 pub use deterministic::Deterministic;
 pub use lfu::Lfu;
 
@@ -131,13 +133,35 @@ impl Selection {
     /// Registry names.
     pub const NAMES: &'static [&'static str] = &[Deterministic::NAME, AdaptiveByCredits::NAME, Lfu::NAME];
 
-    /// The policy called `name`; the error (for config key `key`) lists the
-    /// valid names.
+    /// The policy `cfg` describes, with its parameters; errors name `key`
+    /// (or `key.parameter`).
+    pub fn from_config(cfg: &SelectionConfig, key: &str) -> Result<Self, SimError> {
+        let mut s = Self::from_name(&cfg.kind, key)?;
+        let misplaced = |p: &str, owner: &str| {
+            SimError::config(format!("{key}.{p}"), format!("is a parameter of {owner}, not of '{}'", cfg.kind))
+        };
+        if let Some(m) = cfg.prefer_first_within {
+            match &mut s {
+                Selection::AdaptiveByCredits(a) => a.prefer_first_within = m,
+                _ => return Err(misplaced("prefer_first_within", AdaptiveByCredits::NAME)),
+            }
+        }
+        if let Some(k) = cfg.counters {
+            match &mut s {
+                Selection::Lfu(l) => l.per_vl = k == LfuCounters::PortVl,
+                _ => return Err(misplaced("counters", Lfu::NAME)),
+            }
+        }
+        Ok(s)
+    }
+
+    /// The policy called `name`, with default parameters; the error (for
+    /// config key `key`) lists the valid names.
     pub fn from_name(name: &str, key: &str) -> Result<Self, SimError> {
         match name {
             Deterministic::NAME => Ok(Selection::Deterministic(Deterministic)),
-            AdaptiveByCredits::NAME => Ok(Selection::AdaptiveByCredits(AdaptiveByCredits)),
-            Lfu::NAME => Ok(Selection::Lfu(Lfu::default())),
+            AdaptiveByCredits::NAME => Ok(Selection::AdaptiveByCredits(AdaptiveByCredits::default())),
+            Lfu::NAME => Ok(Selection::Lfu(Lfu::new())),
             _ => Err(SimError::config(
                 key,
                 format!("unknown selection policy '{name}' (known: {})", Self::NAMES.join(", ")),
@@ -179,6 +203,13 @@ impl Selection {
             Selection::Lfu(s) => s.choose(cands, counter),
             Selection::Deterministic(_) | Selection::AdaptiveByCredits(_) => 0,
         }
+    }
+
+    /// Whether routing-time counters are kept per (port, VL) rather than per
+    /// port (then slot 0's counter counts every VL).
+    #[inline]
+    pub fn counts_per_vl(&self) -> bool {
+        !matches!(self, Selection::Lfu(l) if !l.per_vl)
     }
 
     /// Routing-time use counters per (port, VL slot), for policies that keep them.
