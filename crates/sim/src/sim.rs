@@ -10,7 +10,7 @@
 //! `metrics/` and `watchdog.rs`.
 
 use ibnetsim_fabric::Fabric;
-use ibnetsim_sm::{ForwardingTables, LidMap, MulticastTables, Subnet};
+use ibnetsim_sm::{ForwardingTables, LidMap, MulticastTables, PathSl, Subnet};
 
 use crate::config::{CrossbarKind, SimConfig};
 use crate::engine::{Event, EventQueue, Queue, Time};
@@ -109,12 +109,15 @@ impl Simulation {
         config: &SimConfig,
         qos: QosTables,
     ) -> Result<Simulation, SimError> {
-        crate::build::build(fabric, lids, tables, &MulticastTables::new(), config, qos)
+        let (mfts, path_sl) = (MulticastTables::new(), PathSl::none());
+        crate::build::build(fabric, crate::build::Routing { lids, tables, mfts: &mfts, path_sl: &path_sl }, config, qos)
     }
 
     /// A simulation of `fabric` as the subnet manager configured it: its
-    /// LIDs, forwarding tables and multicast tables (groups that traffic
-    /// classes can send to with `pattern = { kind = "multicast", mlid = … }`).
+    /// LIDs, forwarding tables, multicast tables (groups that traffic
+    /// classes can send to with `pattern = { kind = "multicast", mlid = … }`)
+    /// and the per-path SLs its routing engine chose (a packet takes its
+    /// path's SL where the engine gave one, its class's otherwise).
     /// `qos` gives per-port SL2VL and VLArbitration tables as in
     /// [`Simulation::with_qos`]; `None` takes them from the config.
     pub fn from_subnet(fabric: &Fabric, subnet: &Subnet, config: &SimConfig, qos: Option<QosTables>) -> Result<Simulation, SimError> {
@@ -122,7 +125,8 @@ impl Simulation {
             Some(q) => q,
             None => crate::qos::from_config(config)?,
         };
-        crate::build::build(fabric, &subnet.lids, &subnet.tables, &subnet.mfts, config, qos)
+        let routing = crate::build::Routing { lids: &subnet.lids, tables: &subnet.tables, mfts: &subnet.mfts, path_sl: &subnet.path_sl };
+        crate::build::build(fabric, routing, config, qos)
     }
 
     /// Current simulated time in picoseconds.

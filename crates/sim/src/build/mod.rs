@@ -11,7 +11,7 @@ mod topology;
 mod traffic;
 
 use ibnetsim_fabric::{Fabric, NodeId};
-use ibnetsim_sm::{ForwardingTables, LidMap, MulticastTables, NO_PATH};
+use ibnetsim_sm::{ForwardingTables, LidMap, MulticastTables, PathSl, NO_PATH};
 
 use crate::config::SimConfig;
 use crate::engine::{Event, EventQueue};
@@ -31,14 +31,17 @@ use crate::watchdog::Watchdog;
 
 pub(crate) use params::check_data_vls;
 
-pub(crate) fn build(
-    fabric: &Fabric,
-    lids: &LidMap,
-    tables: &ForwardingTables,
-    mfts: &MulticastTables,
-    c: &SimConfig,
-    qos: QosTables,
-) -> Result<Simulation, SimError> {
+/// What the subnet manager hands the data plane: LIDs, unicast and multicast
+/// forwarding tables, and the per-path SLs its routing engine chose.
+pub(crate) struct Routing<'a> {
+    pub lids: &'a LidMap,
+    pub tables: &'a ForwardingTables,
+    pub mfts: &'a MulticastTables,
+    pub path_sl: &'a PathSl,
+}
+
+pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: QosTables) -> Result<Simulation, SimError> {
+    let Routing { lids, tables, mfts, path_sl } = routing;
     let params::Resolved { layout, params: p, routing_ps, arbitration_ps, warmup_ps, detector, queue, mut selection, arbiter } =
         params::resolve(c)?;
     let topo = topology::build(fabric, lids, tables, &layout)?;
@@ -53,7 +56,8 @@ pub(crate) fn build(
         h => Some(h),
     };
     let mcast = Multicast::new(mfts, &switch_nodes, host_of, ports.inq.len());
-    let (traffic, used_sls, reply_class) = traffic::build(fabric, c, &topo, &qos, &mcast)?;
+    let (traffic, mut used_sls, reply_class) = traffic::build(fabric, c, &topo, &qos, &mcast)?;
+    check_path_sls(path_sl, &topo, &qos, layout.data_vls, &mut used_sls)?;
     let mech = Mechanisms::build(selection, &c.mechanisms, topo.hosts.len(), npv, p.output_buffers)?;
 
     let nvl = layout.nvl;
@@ -81,6 +85,7 @@ pub(crate) fn build(
         model: topo.hosts,
         lid_host: topo.lid_host,
         transport: Transport::new(&c.transport, reply_class),
+        path_sl: path_sl.clone(),
     };
     let watchdog_ps = p.watchdog_ps;
     let mut sim = Simulation {
@@ -147,6 +152,39 @@ fn check_watchdog(c: &SimConfig, topo: &topology::Topology, switch_ps: u64, watc
             ),
         ));
     }
+    Ok(())
+}
+
+/// The SLs the routing engine gives paths between hosts must map to data VLs
+/// too; they join the SLs in use (measured per SL).
+fn check_path_sls(path_sl: &PathSl, topo: &topology::Topology, qos: &QosTables, data_vls: u8, used: &mut Vec<u8>) -> Result<(), SimError> {
+    if path_sl.is_none() {
+        return Ok(());
+    }
+    let mut seen = [false; 16];
+    for s in &topo.hosts {
+        for d in &topo.hosts {
+            for dlid in d.base_lid..d.base_lid + d.lid_count {
+                if let Some(sl) = path_sl.get(s.base_lid, dlid) {
+                    seen[sl as usize & 15] = true;
+                }
+            }
+        }
+    }
+    let path_sls: Vec<u8> = (0..16u8).filter(|&sl| seen[sl as usize]).collect();
+    if !path_sls.is_empty() && qos.sl2vl.max_vl(&path_sls) >= data_vls {
+        return Err(SimError::config(
+            "sl2vl",
+            format!(
+                "the routing engine's path SLs {path_sls:?} map to VL {} but data VLs are 0..={}",
+                qos.sl2vl.max_vl(&path_sls),
+                data_vls - 1
+            ),
+        ));
+    }
+    used.extend(path_sls);
+    used.sort_unstable();
+    used.dedup();
     Ok(())
 }
 

@@ -19,6 +19,8 @@ use crate::link::wire_bytes;
 use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, PacketKind, PacketQueue, FLAG_CONN, FLAG_FECN, FLAG_FLOW, FLAG_VL15, NIL};
 use crate::sim::{Simulation, NONE};
+use ibnetsim_sm::PathSl;
+
 use crate::switch::multicast::is_multicast;
 use crate::traffic::{PathBits, Pattern};
 
@@ -70,6 +72,9 @@ pub(crate) struct Hcas {
     pub lid_host: Vec<u32>,
     /// Flows, messages and replies.
     pub transport: Transport,
+    /// The routing engine's per-path SLs (none: every packet keeps its
+    /// class's SL).
+    pub path_sl: PathSl,
 }
 
 impl Simulation {
@@ -210,6 +215,12 @@ impl Simulation {
     pub(crate) fn new_packet(&mut self, at: Time, class: u8, sl: u8, host: u32, dst: u32, dlid: u16, payload: u32) -> PacketId {
         let vl15 = self.traffic.classes[class as usize].vl15;
         let hm = self.hcas.model[host as usize];
+        // The routing engine's SL for this path, where it chose one (as an
+        // application takes the SL of the PathRecord the SA answers).
+        let sl = match self.hcas.path_sl.is_none() || vl15 || is_multicast(dlid) {
+            true => sl,
+            false => self.hcas.path_sl.get(hm.base_lid, dlid).unwrap_or(sl),
+        };
         let slot = if vl15 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(hm.node, 0, self.ports.model[hm.gp as usize].port, sl) };
         let flags = if vl15 { FLAG_VL15 } else { 0 };
         let wire = wire_bytes(payload, self.p.extra_header_bytes);

@@ -13,6 +13,7 @@ mod lifetime;
 mod md1;
 mod multicast;
 mod partitions;
+mod path_sl;
 mod sizes;
 mod traces;
 mod transport;
