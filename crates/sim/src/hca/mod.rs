@@ -342,28 +342,29 @@ impl Simulation {
         self.hcas.state[pm.host as usize].delivered += 1;
         self.in_network -= 1;
         self.arena.free(id);
-        self.transport_on_deliver(&p);
+        self.transport_on_deliver(&p, pm.host);
     }
 
     /// The transport's part of a delivery (the delivery hook): the
     /// destination's flow state, a reply, a completed message.
     #[inline]
-    fn transport_on_deliver(&mut self, p: &Packet) {
+    fn transport_on_deliver(&mut self, p: &Packet, me: u32) {
         if p.flags & (FLAG_FLOW | FLAG_FECN) == 0 {
             return;
         }
         match p.kind() {
             PacketKind::Data => {
                 if p.flags & FLAG_FECN != 0 {
-                    // The destination's half of congestion control: a BECN back.
-                    self.send_reply(p.dst, p.src, Reply { kind: PacketKind::Cn, flow: p.flow, psn: p.psn });
+                    // The destination's half of congestion control: a BECN back
+                    // (from this host: a multicast copy names no destination).
+                    self.send_reply(me, p.src, Reply { kind: PacketKind::Cn, flow: p.flow, psn: p.psn });
                 }
                 if p.flags & FLAG_FLOW == 0 {
                     return;
                 }
                 let out = self.hcas.transport.on_data_delivered(p);
                 if let Some(r) = out.reply {
-                    self.send_reply(p.dst, p.src, r);
+                    self.send_reply(me, p.src, r);
                 }
                 if let Some(c) = out.completion {
                     self.complete_message(c);

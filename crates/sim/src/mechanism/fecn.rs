@@ -11,7 +11,8 @@
 //! (`SimResults.transport.congestion_notifications`).
 //!
 //! The hook is the crossbar grant: the occupancy is that of the output buffer
-//! with the packet in it, so marking needs switch output buffers.
+//! with the packet in it, so marking needs switch output buffers. Only data
+//! packets are marked (and counted towards the marking rate); replies are not.
 
 use serde::{Deserialize, Serialize};
 

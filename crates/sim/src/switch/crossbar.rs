@@ -29,7 +29,7 @@ use crate::config::CrossbarKind;
 use crate::credits::Credits;
 use crate::engine::{Event, Time};
 use crate::metrics::DropReason;
-use crate::packet::{PacketId, FLAG_FECN, FLAG_VL15, NIL};
+use crate::packet::{PacketId, PacketKind, FLAG_FECN, FLAG_VL15, NIL};
 use crate::selection::{Candidate, Candidates, SelectionView};
 use crate::layout::Layout;
 use crate::port::{PortModel, TxState};
@@ -419,7 +419,8 @@ impl Simulation {
         }
         let o = self.layout.pv(ogp, c.slot);
         self.ports.out_used[o] += p.blocks as u32;
-        if self.mech.on_grant(o, self.ports.out_used[o], self.ports.out_cap[o]) {
+        // Replies (ACKs, notifications) are not marked: only data congests.
+        if p.kind() == PacketKind::Data && self.mech.on_grant(o, self.ports.out_used[o], self.ports.out_cap[o]) {
             self.arena[moved].flags |= FLAG_FECN;
         }
         self.ports.outq[o].push(&mut self.arena, moved);

@@ -113,3 +113,28 @@ fn multicast_errors_name_the_group() {
     let mut plain = Simulation::new(&net.fabric, &net.lids, &net.tables, &quiet()).unwrap();
     assert!(plain.inject_to_group(0, 0, 0, 0xC000, 64).is_err());
 }
+
+#[test]
+fn marked_copies_draw_notifications_from_their_receivers() {
+    // FECN marks copies at the congested buffers on the way; each receiving
+    // member (a copy names no destination) answers its source.
+    let fabric = star(4);
+    let sn = subnet(&fabric, &["h0", "h1", "h2", "h3"]);
+    let mut c = quiet();
+    c.switch.speedup = 2.0;
+    c.mechanisms.fecn = Some(ibnetsim_sim::mechanism::fecn::Options { threshold: 0.1, marking_rate: 1 });
+    let mut sim = Simulation::from_subnet(&fabric, &sn, &c, None).unwrap();
+    for src in 0..4 {
+        for _ in 0..10 {
+            sim.inject_to_group(0, 0, src, 0xC000, 256).unwrap();
+        }
+    }
+    sim.run(2_000_000_000).unwrap();
+    sim.check_conservation().unwrap();
+    let r = sim.results();
+    assert_eq!(r.in_flight, 0);
+    assert!(r.transport.fecn_marked > 0);
+    assert_eq!(r.transport.congestion_notifications, r.transport.fecn_marked);
+    // 40 packets × 3 receivers, plus one notification per marked copy.
+    assert_eq!(r.delivered, 120 + r.transport.fecn_marked);
+}
