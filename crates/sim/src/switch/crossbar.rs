@@ -233,7 +233,7 @@ impl Simulation {
                 *cands = self.switches.routed_cands[i];
                 return Some(head);
             }
-            *cands = Candidates::new();
+            cands.clear();
             match self.route(swi, self.ports.model[gp as usize].port, i, head, p, cands) {
                 Ok(()) => {
                     if self.mech.selection.decides_at_routing() && !is_multicast(self.arena[head].dlid) {

@@ -94,6 +94,18 @@ pub fn config(classes: Vec<ClassConfig>) -> SimConfig {
     c
 }
 
+/// `src` —4x SDR— `sw0` (port 1, port 4) —1x SDR— `dst`: the switch
+/// receives four times faster than it can send, so packets wait in it.
+pub fn fast_to_slow() -> Fabric {
+    let mut f = Fabric::new();
+    let src = f.add_hca("src", 1).unwrap();
+    let dst = f.add_hca("dst", 1).unwrap();
+    let sw = f.add_switch("sw0", 4).unwrap();
+    f.connect(src, 1, sw, 1, sdr4(1.0)).unwrap();
+    f.connect(dst, 1, sw, 4, sdr(1.0)).unwrap();
+    f
+}
+
 /// 4x SDR.
 pub fn sdr4(m: f64) -> LinkSpec {
     LinkSpec { length_m: m, ..LinkSpec::new(LinkWidth::X4, LinkSpeed::Sdr) }

@@ -10,13 +10,7 @@ use crate::common::*;
 /// `src` —4x— sw0 —1x— `dst` without output buffers: packets that follow
 /// the first one wait at the switch input for the slow link.
 fn run(limit_ns: Option<f64>) -> ibnetsim_sim::SimResults {
-    let mut f = ibnetsim_fabric::Fabric::new();
-    let src = f.add_hca("src", 1).unwrap();
-    let dst = f.add_hca("dst", 1).unwrap();
-    let sw = f.add_switch("sw0", 4).unwrap();
-    f.connect(src, 1, sw, 1, sdr4(1.0)).unwrap();
-    f.connect(dst, 1, sw, 4, sdr(1.0)).unwrap();
-    let net = routed(f);
+    let net = routed(fast_to_slow());
     let mut c: SimConfig = config(vec![class("a", 0, 0.0, ProcessKind::Poisson, 256, pair("src", "dst"))]);
     c.switch.output_buffer_bytes = 0;
     c.mechanisms.lifetime = limit_ns.map(|switch_lifetime_ns| lifetime::Options { switch_lifetime_ns });

@@ -10,18 +10,7 @@ use crate::common::*;
 /// `src` —4x— sw0 —1x— `dst`, no output buffers: the switch drains its input
 /// buffer four times slower than it fills, so packets wait there.
 fn net_and_config(partitions: Vec<u32>) -> (Net, SimConfig) {
-    let mut f = chain(1, sdr4(1.0), sdr(1.0));
-    // The chain helper uses one spec for both host links; slow the sink's.
-    f = {
-        let mut g = ibnetsim_fabric::Fabric::new();
-        let src = g.add_hca("src", 1).unwrap();
-        let dst = g.add_hca("dst", 1).unwrap();
-        let sw = g.add_switch("sw0", 4).unwrap();
-        g.connect(src, 1, sw, 1, sdr4(1.0)).unwrap();
-        g.connect(dst, 1, sw, 4, sdr(1.0)).unwrap();
-        drop(f);
-        g
-    };
+    let f = fast_to_slow();
     let mut c = config(vec![class("a", 0, 0.0, ProcessKind::Poisson, 256, pair("src", "dst"))]);
     c.switch.output_buffer_bytes = 0;
     c.switch.input_buffer_bytes = 1024;

@@ -80,6 +80,12 @@ impl Candidates {
         true
     }
 
+    /// Empties the list (its items are left as they are, unread).
+    #[inline]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
     /// Keeps only option `k` (a routing-time choice).
     #[inline]
     pub fn keep_only(&mut self, k: usize) {
