@@ -272,9 +272,13 @@ def simulate(
     """Simulates ``time_us`` microseconds of ``traffic`` on ``fabric`` routed by ``sm``.
 
     ``traffic`` is one class dict or a list of them (:mod:`ibnetsim.traffic`):
-    open-loop classes and :func:`ibnetsim.traffic.trace` replays may be mixed;
-    results list the open-loop classes first, then the traces, each with its
-    per-class and per-SL statistics.
+    open-loop classes, :func:`ibnetsim.traffic.trace` replays and
+    :func:`ibnetsim.traffic.closed_loop` classes may be mixed; results list the
+    open-loop classes first, then the traces, then the closed-loop classes
+    (and ``transport``, the replies' class, when acknowledgements or FECN are
+    on), each with its per-class and per-SL statistics. ``transport={...}``
+    and ``mechanisms={...}`` set the transport layer and the mechanisms
+    (docs/traffic.md, docs/mechanisms.md).
     ``preset`` starts from a paper's switch/HCA parameters (see :func:`presets`);
     other keyword arguments override config keys (``data_vls=2``,
     ``switch={"routing_delay_ns": 100}``, ``selection="adaptive-by-credits"`` or ``"lfu"``);

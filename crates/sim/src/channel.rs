@@ -83,6 +83,8 @@ impl Simulation {
     pub(crate) fn drop_packet(&mut self, id: PacketId, reason: DropReason) {
         self.metrics.on_drop(reason);
         self.in_network -= 1;
+        let p = self.arena[id];
         self.arena.free(id);
+        self.transport_on_drop(&p);
     }
 }

@@ -488,12 +488,14 @@ impl Simulation {
     /// queue (`vl`, `partition`) across its link, and that queue's capacity,
     /// in 64-byte blocks (what a selection policy reads); `None` for an
     /// unknown or uncabled port, VL or partition. VL 15 is the management VL.
+    /// A receiver that does not split its buffers (a CA, VL15) has capacity 0
+    /// in partitions other than 0.
     pub fn credits(&self, node: &str, port: u8, vl: u8, partition: u8) -> Option<(u32, u32)> {
         let n = self.node_names.iter().position(|x| x == node)? as u32;
         let gp = self.ports.model.iter().position(|pm| pm.node == n && pm.port == port)? as u32;
         let peer = self.ports.model[gp as usize].peer;
         let slot = if vl == 15 { self.layout.vl15_slot } else { vl };
-        if peer == NONE || slot > self.layout.vl15_slot || partition as usize >= self.layout.parts {
+        if peer == NONE || (vl != 15 && vl >= self.layout.data_vls) || partition as usize >= self.layout.parts {
             return None;
         }
         let q = self.layout.q(slot, partition);

@@ -55,10 +55,14 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         NONE => None,
         h => Some(h),
     };
-    let mcast = Multicast::new(mfts, &switch_nodes, host_of, ports.inq.len());
+    let cabled = |s: usize, port: u8| {
+        let sm = &topo.switches[s];
+        port >= 1 && port as u32 <= sm.num_ports && topo.ports[(sm.port_base + port as u32 - 1) as usize].peer != NONE
+    };
+    let mcast = Multicast::new(mfts, &switch_nodes, host_of, cabled, ports.inq.len());
     let (traffic, mut used_sls, reply_class) = traffic::build(fabric, c, &topo, &qos, &mcast)?;
     check_path_sls(path_sl, &topo, &qos, layout.data_vls, &mut used_sls)?;
-    let mech = Mechanisms::build(selection, &c.mechanisms, topo.hosts.len(), npv, p.output_buffers)?;
+    let mech = Mechanisms::build(selection, &c.mechanisms, topo.hosts.len(), npv, p.output_buffers, p.watchdog_ps)?;
 
     let nvl = layout.nvl;
     // The watchdog looks at every input queue and output buffer.

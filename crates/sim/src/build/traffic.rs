@@ -320,6 +320,9 @@ fn multicast_pattern(mlid: u16, num_hosts: u32, mcast: &Multicast, key: &str) ->
             format!("no multicast group 0x{mlid:04x}: the subnet manager routes the groups in its multicast_groups"),
         )
     })?;
+    if members.len() < 2 {
+        return Err(SimError::config(key, format!("multicast group 0x{mlid:04x} has {} member host(s): nobody to send to", members.len())));
+    }
     let mut senders = vec![false; num_hosts as usize];
     for &h in members {
         senders[h as usize] = true;

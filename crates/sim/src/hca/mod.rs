@@ -216,8 +216,10 @@ impl Simulation {
         let vl15 = self.traffic.classes[class as usize].vl15;
         let hm = self.hcas.model[host as usize];
         // The routing engine's SL for this path, where it chose one (as an
-        // application takes the SL of the PathRecord the SA answers).
-        let sl = match self.hcas.path_sl.is_none() || vl15 || is_multicast(dlid) {
+        // application takes the SL of the PathRecord the SA answers); replies
+        // keep `transport.reply_sl`.
+        let reply = class == self.hcas.transport.reply_class;
+        let sl = match self.hcas.path_sl.is_none() || vl15 || reply || is_multicast(dlid) {
             true => sl,
             false => self.hcas.path_sl.get(hm.base_lid, dlid).unwrap_or(sl),
         };
@@ -349,7 +351,7 @@ impl Simulation {
     /// destination's flow state, a reply, a completed message.
     #[inline]
     fn transport_on_deliver(&mut self, p: &Packet, me: u32) {
-        if p.flags & (FLAG_FLOW | FLAG_FECN) == 0 {
+        if p.flags & (FLAG_FLOW | FLAG_FECN) == 0 && p.kind() == PacketKind::Data {
             return;
         }
         match p.kind() {
@@ -357,14 +359,15 @@ impl Simulation {
                 if p.flags & FLAG_FECN != 0 {
                     // The destination's half of congestion control: a BECN back
                     // (from this host: a multicast copy names no destination).
-                    self.send_reply(me, p.src, Reply { kind: PacketKind::Cn, flow: p.flow, psn: p.psn });
+                    let of_flow = p.flags & FLAG_FLOW != 0;
+                    self.send_reply(me, p.src, Reply { kind: PacketKind::Cn, flow: p.flow, psn: p.psn }, of_flow);
                 }
                 if p.flags & FLAG_FLOW == 0 {
                     return;
                 }
                 let out = self.hcas.transport.on_data_delivered(p);
                 if let Some(r) = out.reply {
-                    self.send_reply(me, p.src, r);
+                    self.send_reply(me, p.src, r, true);
                 }
                 if let Some(c) = out.completion {
                     self.complete_message(c);
@@ -380,25 +383,46 @@ impl Simulation {
         }
     }
 
-    /// Host `from` sends reply `r` to host `to` now, on the transport's reply SL.
-    fn send_reply(&mut self, from: u32, to: u32, r: Reply) {
+    /// A dropped packet of a flow loses its message (there is no
+    /// retransmission); a closed-loop source then sends its next one.
+    #[inline]
+    pub(crate) fn transport_on_drop(&mut self, p: &Packet) {
+        if p.flags & FLAG_FLOW == 0 || !matches!(p.kind(), PacketKind::Data | PacketKind::Ack) {
+            return;
+        }
+        if let Some(c) = self.hcas.transport.on_lost(p) {
+            self.end_message(c);
+        }
+    }
+
+    /// Host `from` sends reply `r` to host `to` now, on the transport's reply
+    /// SL; the reply belongs to the flow it answers, if that had one.
+    fn send_reply(&mut self, from: u32, to: u32, r: Reply, of_flow: bool) {
         let t = &self.hcas.transport;
         let (class, sl, payload) = (t.reply_class, t.reply_sl, t.reply_payload);
         let dlid = self.hcas.model[to as usize].base_lid;
         let id = self.new_packet(self.now, class, sl, from, to, dlid, payload);
         let p = &mut self.arena[id];
-        p.flow = r.flow;
-        p.psn = r.psn;
-        p.flags |= FLAG_FLOW;
         p.set_kind(r.kind);
+        if of_flow {
+            p.flow = r.flow;
+            p.psn = r.psn;
+            p.flags |= FLAG_FLOW;
+        }
         self.enqueue_generated(id);
     }
 
     /// A message has completed: it is measured, and its closed-loop source
     /// sends the next one after its gap.
     fn complete_message(&mut self, c: Completion) {
+        self.metrics.on_message_complete(self.now, c.class, c.gen_time);
+        self.end_message(c);
+    }
+
+    /// A message is over (completed or lost): its closed-loop source sends
+    /// the next one after its gap.
+    fn end_message(&mut self, c: Completion) {
         let now = self.now;
-        self.metrics.on_message_complete(now, c.class, c.gen_time);
         if c.source != NONE {
             let cl = &mut self.traffic.closed_loop[c.source as usize];
             cl.outstanding -= 1;

@@ -16,6 +16,11 @@
 //! at the source, otherwise when its last packet is delivered. The completion
 //! time (generation of the message → completion) is a per-class metric.
 //!
+//! There is no retransmission: a message one of whose packets (or
+//! acknowledgements) is dropped — by a lifetime limit, a routing hole — is
+//! given up as lost (counted in `SimResults.transport.lost_messages`), and a
+//! closed-loop source sends its next message as after a completion.
+//!
 //! Flows are found by a hash lookup once per message, never per packet, and
 //! their state grows only when a new (source, destination) pair first talks.
 
@@ -86,6 +91,14 @@ pub(crate) struct Outstanding {
     source: u32,
 }
 
+impl Outstanding {
+    /// Whether `psn` is one of this message's packets (PSNs wrap at 2^32).
+    #[inline]
+    fn holds(&self, psn: u32) -> bool {
+        psn.wrapping_sub(self.first_psn) <= self.last_psn.wrapping_sub(self.first_psn)
+    }
+}
+
 /// One flow's state at both ends.
 #[derive(Debug, Clone)]
 pub(crate) struct Flow {
@@ -136,6 +149,9 @@ pub(crate) struct Transport {
     index: HashMap<FlowKey, u32>,
     /// Congestion notifications that reached their source.
     pub congestion_notifications: u64,
+    /// Messages given up because one of their packets or acknowledgements
+    /// was dropped.
+    pub lost: u64,
 }
 
 impl Transport {
@@ -148,6 +164,7 @@ impl Transport {
             flows: Vec::new(),
             index: HashMap::new(),
             congestion_notifications: 0,
+            lost: 0,
         }
     }
 
@@ -177,7 +194,7 @@ impl Transport {
         };
         flow.msgs.push_back(Outstanding {
             first_psn: first,
-            last_psn: first + packets - 1,
+            last_psn: first.wrapping_add(packets - 1),
             gen_time: now,
             packets_left: packets,
             acks_left: acks,
@@ -191,13 +208,18 @@ impl Transport {
         let ack = self.ack;
         let flow = &mut self.flows[p.flow as usize];
         if p.psn == flow.expected_psn {
-            flow.expected_psn += 1;
+            flow.expected_psn = flow.expected_psn.wrapping_add(1);
         } else {
             flow.out_of_order += 1;
-            flow.expected_psn = flow.expected_psn.max(p.psn + 1);
+            // PSNs are compared modulo 2^32: ahead means less than half the
+            // space ahead.
+            if p.psn.wrapping_sub(flow.expected_psn) < 1 << 31 {
+                flow.expected_psn = p.psn.wrapping_add(1);
+            }
         }
-        let Some(i) = flow.msgs.iter().position(|m| m.first_psn <= p.psn && p.psn <= m.last_psn) else {
-            debug_assert!(false, "a delivered data packet belongs to an open message");
+        // A packet of a message already given up as lost (see `on_lost`) has
+        // no message any more.
+        let Some(i) = flow.msgs.iter().position(|m| m.holds(p.psn)) else {
             return Outcome::default();
         };
         let m = &mut flow.msgs[i];
@@ -219,7 +241,7 @@ impl Transport {
     /// The source has received acknowledgement `p`.
     pub fn on_ack_delivered(&mut self, p: &Packet) -> Option<Completion> {
         let flow = &mut self.flows[p.flow as usize];
-        let i = flow.msgs.iter().position(|m| m.first_psn <= p.psn && p.psn <= m.last_psn)?;
+        let i = flow.msgs.iter().position(|m| m.holds(p.psn))?;
         let m = &mut flow.msgs[i];
         m.acks_left -= 1;
         if m.acks_left > 0 {
@@ -227,6 +249,18 @@ impl Transport {
         }
         debug_assert_eq!(m.packets_left, 0, "every packet is delivered before its last acknowledgement");
         let m = flow.msgs.remove(i).expect("found above");
+        Some(Completion { class: flow.class, gen_time: m.gen_time, source: m.source })
+    }
+
+    /// A data packet or acknowledgement `p` of a flow was dropped: there is
+    /// no retransmission, so its message can never complete. It is given up
+    /// as lost (its closed-loop source gets its window slot back); `None`
+    /// when the message is already gone.
+    pub fn on_lost(&mut self, p: &Packet) -> Option<Completion> {
+        let flow = self.flows.get_mut(p.flow as usize)?;
+        let i = flow.msgs.iter().position(|m| m.holds(p.psn))?;
+        let m = flow.msgs.remove(i).expect("found above");
+        self.lost += 1;
         Some(Completion { class: flow.class, gen_time: m.gen_time, source: m.source })
     }
 

@@ -31,9 +31,21 @@ pub(crate) struct InjectionDelay {
 }
 
 impl InjectionDelay {
-    /// Pacing for `hosts` hosts; errors name `key`.
-    pub fn new(o: &Options, hosts: usize, key: &str) -> Result<Self, SimError> {
+    /// Pacing for `hosts` hosts; errors name `key`. A packet waiting for its
+    /// start is a packet that does not move, so the gap must stay well below
+    /// the deadlock watchdog's period (`watchdog_ps`).
+    pub fn new(o: &Options, hosts: usize, watchdog_ps: Time, key: &str) -> Result<Self, SimError> {
         let gap_ps = ns_to_ps(&format!("{key}.gap_ns"), o.gap_ns)?;
+        if gap_ps.saturating_mul(2) >= watchdog_ps {
+            return Err(SimError::config(
+                format!("{key}.gap_ns"),
+                format!(
+                    "{} ns would keep packets waiting for half the deadlock watchdog's period or more (watchdog_ns = {} ns): raise watchdog_ns",
+                    o.gap_ns,
+                    watchdog_ps as f64 / 1e3
+                ),
+            ));
+        }
         Ok(InjectionDelay { gap_ps, next_start: vec![0; hosts] })
     }
 
@@ -53,13 +65,15 @@ mod tests {
 
     #[test]
     fn packets_are_spaced_by_the_gap_per_host() {
-        let mut d = InjectionDelay::new(&Options { gap_ns: 10.0 }, 2, "k").unwrap();
+        let mut d = InjectionDelay::new(&Options { gap_ns: 10.0 }, 2, 100_000_000, "k").unwrap();
         assert_eq!(d.earliest_start(0, 0), 0);
         assert_eq!(d.earliest_start(0, 0), 10_000);
         assert_eq!(d.earliest_start(0, 3_000), 20_000);
         assert_eq!(d.earliest_start(1, 3_000), 3_000, "hosts are paced apart");
         assert_eq!(d.earliest_start(0, 50_000), 50_000, "an idle host starts at once");
-        let e = InjectionDelay::new(&Options { gap_ns: -1.0 }, 1, "mechanisms.injection_delay").unwrap_err().to_string();
+        let e = InjectionDelay::new(&Options { gap_ns: -1.0 }, 1, 100_000_000, "mechanisms.injection_delay").unwrap_err().to_string();
         assert!(e.contains("mechanisms.injection_delay.gap_ns"), "{e}");
+        let e = InjectionDelay::new(&Options { gap_ns: 50_000.0 }, 1, 100_000_000, "k").unwrap_err().to_string();
+        assert!(e.contains("k.gap_ns") && e.contains("watchdog_ns"), "{e}");
     }
 }

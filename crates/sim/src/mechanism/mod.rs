@@ -60,10 +60,18 @@ pub(crate) struct Mechanisms {
 
 impl Mechanisms {
     /// The mechanisms `cfg` switches on, for `hosts` hosts and `outputs`
-    /// output (port, VL) buffers (`output_buffers`: switches have them).
-    pub fn build(selection: Selection, cfg: &MechanismsConfig, hosts: usize, outputs: usize, output_buffers: bool) -> Result<Self, SimError> {
+    /// output (port, VL) buffers (`output_buffers`: switches have them),
+    /// under a deadlock watchdog of `watchdog_ps`.
+    pub fn build(
+        selection: Selection,
+        cfg: &MechanismsConfig,
+        hosts: usize,
+        outputs: usize,
+        output_buffers: bool,
+        watchdog_ps: Time,
+    ) -> Result<Self, SimError> {
         let injection_delay = match &cfg.injection_delay {
-            Some(o) => Some(InjectionDelay::new(o, hosts, "mechanisms.injection_delay")?),
+            Some(o) => Some(InjectionDelay::new(o, hosts, watchdog_ps, "mechanisms.injection_delay")?),
             None => None,
         };
         let lifetime = match &cfg.lifetime {

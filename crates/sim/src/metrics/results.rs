@@ -113,6 +113,9 @@ pub struct TransportResult {
     pub congestion_notifications: u64,
     /// Packets the switches marked FECN (`mechanisms.fecn`), since time 0.
     pub fecn_marked: u64,
+    /// Messages given up because a packet or acknowledgement of theirs was
+    /// dropped (there is no retransmission), since time 0.
+    pub lost_messages: u64,
 }
 
 /// What the partial-deadlock scan saw (see `watchdog.rs`).
@@ -386,6 +389,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             closed_loop_peak_outstanding: sim.traffic.closed_loop.iter().map(|c| c.peak_outstanding).max().unwrap_or(0),
             congestion_notifications: transport.congestion_notifications,
             fecn_marked: sim.mech.fecn.as_ref().map_or(0, |f| f.marked),
+            lost_messages: transport.lost,
         },
         multicast_copies: m.copies,
         classes,

@@ -219,12 +219,17 @@ impl Simulation {
                 return None;
             }
             let p = &self.arena[head];
-            if p.ready_at > self.now || self.switches.xin_busy[self.xidx(gp, slot)] {
+            if p.ready_at > self.now {
                 return None;
             }
             if let Some(reason) = self.mech.at_input_head(p, self.now) {
                 self.discard_head(gp, q, head, reason);
                 continue;
+            }
+            if self.switches.xin_busy[self.xidx(gp, slot)] {
+                // Waiting for its crossbar input: a mechanism may act first.
+                self.arm_head_deadline(swi, head);
+                return None;
             }
             // A head keeps its options (and a routing-time choice) while it
             // waits: a head that had to wait is not routed again (see
@@ -420,7 +425,11 @@ impl Simulation {
         let o = self.layout.pv(ogp, c.slot);
         self.ports.out_used[o] += p.blocks as u32;
         // Replies (ACKs, notifications) are not marked: only data congests.
-        if p.kind() == PacketKind::Data && self.mech.on_grant(o, self.ports.out_used[o], self.ports.out_cap[o]) {
+        // A marked packet stays marked (and counts once).
+        if p.kind() == PacketKind::Data
+            && p.flags & FLAG_FECN == 0
+            && self.mech.on_grant(o, self.ports.out_used[o], self.ports.out_cap[o])
+        {
             self.arena[moved].flags |= FLAG_FECN;
         }
         self.ports.outq[o].push(&mut self.arena, moved);
@@ -564,6 +573,9 @@ impl Simulation {
                     if r != NONE {
                         self.clear_pending(&sm, r as usize);
                         self.park(swi, r as usize, (k / nvl + 1) as u8);
+                        let (gp, q) = (sm.port_base + (r as usize / qpp) as u32, (r as usize % qpp) as u8);
+                        let head = self.ports.inq[self.layout.pq(gp, q)].head;
+                        self.arm_head_deadline(swi, head);
                     }
                 }
                 return;

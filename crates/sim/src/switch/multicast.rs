@@ -48,7 +48,16 @@ impl Multicast {
     /// The tables of `mfts` for switches `switch_nodes` (dense switch order),
     /// with `host_of` mapping a member (node, port) to its host index, over
     /// `queues` input queues. Empty (and never consulted) without groups.
-    pub fn new(mfts: &MulticastTables, switch_nodes: &[u32], host_of: impl Fn(NodeId, u8) -> Option<u32>, queues: usize) -> Self {
+    /// `cabled(switch, port)` tells the ports that lead somewhere: the others
+    /// are left out of every set, so that a head is never owed a copy it
+    /// cannot send.
+    pub fn new(
+        mfts: &MulticastTables,
+        switch_nodes: &[u32],
+        host_of: impl Fn(NodeId, u8) -> Option<u32>,
+        cabled: impl Fn(usize, u8) -> bool,
+        queues: usize,
+    ) -> Self {
         if mfts.is_empty() {
             return Multicast::default();
         }
@@ -59,7 +68,7 @@ impl Multicast {
         for (s, &node) in switch_nodes.iter().enumerate() {
             for (g, &mlid) in mlids.iter().enumerate() {
                 if let Some(set) = mfts.get(NodeId(node), mlid) {
-                    sets[s * mlids.len() + g] = set;
+                    sets[s * mlids.len() + g] = set.iter().filter(|&p| cabled(s, p)).collect();
                 }
             }
         }

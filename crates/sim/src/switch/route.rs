@@ -88,7 +88,7 @@ impl Simulation {
             if port == 0 || port as u32 > sm.num_ports || self.ports.model[(sm.port_base + port as u32 - 1) as usize].peer == NONE {
                 continue;
             }
-            let slot = self.ports.sl2vl.vl(sm.node, in_port, port, p.sl);
+            let slot = if p.flags & FLAG_VL15 != 0 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(sm.node, in_port, port, p.sl) };
             if !out.push_unique_port(Candidate { port, slot, partition: 0 }) {
                 break;
             }

@@ -47,6 +47,31 @@ fn packets_that_outlive_the_limit_are_discarded() {
 }
 
 #[test]
+fn a_waiting_head_is_discarded_just_after_its_limit() {
+    // Packet 2 is routed at 407 ns and waits for the crossbar input packet 1
+    // holds; with a 500 ns limit it has expired from 907.001 ns on, and the
+    // switch is woken then — long before packet 1's link frees (1 253 ns),
+    // which would otherwise be the next arbitration. Packet 3 likewise at
+    // 1 189.001 ns.
+    let net = routed(fast_to_slow());
+    let mut c: SimConfig = config(vec![class("a", 0, 0.0, ProcessKind::Poisson, 256, pair("src", "dst"))]);
+    c.switch.output_buffer_bytes = 0;
+    c.mechanisms.lifetime = Some(lifetime::Options { switch_lifetime_ns: 500.0 });
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    for _ in 0..3 {
+        sim.inject(0, 0, 0, 1).unwrap();
+    }
+    sim.run(907_000).unwrap();
+    assert_eq!(lifetime_drops(&sim.results()), 0);
+    sim.run(907_001).unwrap();
+    assert_eq!(lifetime_drops(&sim.results()), 1);
+    sim.run(1_189_000).unwrap();
+    assert_eq!(lifetime_drops(&sim.results()), 1);
+    sim.run(1_189_001).unwrap();
+    assert_eq!(lifetime_drops(&sim.results()), 2);
+}
+
+#[test]
 fn the_limit_is_checked() {
     let net = routed(chain(1, sdr(1.0), sdr(1.0)));
     let mut c = config(vec![]);

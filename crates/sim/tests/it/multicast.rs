@@ -138,3 +138,26 @@ fn marked_copies_draw_notifications_from_their_receivers() {
     // 40 packets × 3 receivers, plus one notification per marked copy.
     assert_eq!(r.delivered, 120 + r.transport.fecn_marked);
 }
+
+#[test]
+fn management_multicast_stays_on_vl15() {
+    // A VL15 class sent to a group: every copy travels on VL15 (not flow
+    // controlled, served first), never on a data VL.
+    let net = small_irregular();
+    let sn = subnet(&net.fabric, &["h0", "h3", "h8"]);
+    let mut c = quiet();
+    c.data_vls = 2;
+    c.traffic.classes[0].vl15 = true;
+    let mut sim = Simulation::from_subnet(&net.fabric, &sn, &c, None).unwrap();
+    sim.inject_to_group(0, 0, 0, 0xC000, 200).unwrap();
+    sim.run(100_000_000).unwrap();
+    sim.check_conservation().unwrap();
+    let r = sim.results();
+    assert_eq!(r.delivered, 2);
+    let vl15 = r.vl_of_slot.iter().position(|&v| v == 15).unwrap();
+    for p in &r.ports {
+        for (slot, &u) in p.vl_utilization.iter().enumerate() {
+            assert!(slot == vl15 || u == 0.0, "{}:{} carried the copy on slot {slot}", p.node, p.port);
+        }
+    }
+}

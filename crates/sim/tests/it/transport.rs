@@ -189,3 +189,33 @@ fn transport_and_closed_loop_keys_are_checked() {
     assert_eq!((c.transport.ack, c.transport.reply_sl, c.traffic.closed_loop[0].window), (AckMode::Message, 2, 4));
     assert_eq!(c.mechanisms.injection_delay, Some(injection_delay::Options { gap_ns: 40.0 }));
 }
+
+#[test]
+fn a_closed_loop_source_goes_on_after_a_lost_message() {
+    // No retransmission: a message whose packet is dropped is given up, and
+    // its closed-loop source sends the next one after its gap, as after a
+    // completion. Here the switch has no route to dst, so every message is
+    // lost at its first hop: one every (routing + gap) instead of one for
+    // the whole run.
+    let mut net = routed(fast_to_slow());
+    let sw = net.fabric.node_by_name("sw0").unwrap();
+    let dst = net.lids.of_port(net.fabric.node_by_name("dst").unwrap(), 1).unwrap().base;
+    net.tables.set(sw, dst, ibnetsim_sm::NO_PATH);
+    let mut c: SimConfig = config(vec![]);
+    c.traffic.closed_loop = vec![ibnetsim_sim::ClosedLoopConfig {
+        name: "rpc".into(),
+        pattern: pair("src", "dst"),
+        message_bytes: 256,
+        gap_ns: 2_000.0,
+        ..Default::default()
+    }];
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    sim.run(100_000_000).unwrap();
+    sim.check_conservation().unwrap();
+    let r = sim.results();
+    // A message is generated, routed 125 ns later and dropped, and the next
+    // leaves 2 µs after: one per 2.125 µs, 48 in 100 µs (the 48th dropped at
+    // 47 × 2.125 + 0.125 = 100 µs).
+    assert_eq!((r.transport.lost_messages, r.generated, r.dropped), (48, 48, 48));
+    assert_eq!(r.classes[0].messages_completed, 0);
+}
