@@ -87,4 +87,39 @@ impl Simulation {
         self.arena.free(id);
         self.transport_on_drop(&p);
     }
+
+    /// The transmitter `gp` has sent its packet's last byte: the output
+    /// buffer space it held is free, and the node may send again.
+    pub(crate) fn on_link_free(&mut self, gp: u32) {
+        let tx = &mut self.ports.tx[gp as usize];
+        let (slot, blocks, feeding, fslot) = (tx.sending_slot, tx.sending_blocks, tx.feeding_input, tx.feeding_slot);
+        tx.sending_blocks = 0;
+        tx.feeding_input = NONE;
+        tx.busy = false;
+        if blocks > 0 {
+            let i = self.layout.pv(gp, slot);
+            self.ports.out_used[i] -= blocks as u32;
+        }
+        let pm = self.ports.model[gp as usize];
+        if pm.is_switch {
+            self.switch_link_freed(gp, pm.switch, feeding, fslot);
+        } else {
+            self.hca_fill(pm.host);
+            self.try_transmit(gp);
+        }
+    }
+
+    /// Credits for `blocks` of input queue `q` come back to transmitter `gp`.
+    pub(crate) fn on_credit(&mut self, gp: u32, q: u8, blocks: u16) {
+        self.ports.credits.give_back(gp, q, blocks);
+        let pm = self.ports.model[gp as usize];
+        if pm.is_switch && !self.p.output_buffers {
+            // Credits only decide which heads may cross when the crossbar feeds
+            // the link directly; with output buffers they concern the link alone.
+            self.wake_waiters(gp);
+            self.arbitrate_switch(pm.switch);
+        } else {
+            self.try_transmit(gp);
+        }
+    }
 }

@@ -1,13 +1,16 @@
-//! The simulation: state, the run loop and event dispatch.
+//! The simulation: the clock, the event queue, the packet arena and the
+//! metrics; the run loop and event dispatch.
 //!
-//! Building ([`Simulation::new`], in `build.rs`) validates the configuration
-//! against the fabric and turns everything into flat arrays indexed by global
-//! port (`gp`, one per `(node, port)`) and by port × VL slot (`pv`). Running
-//! ([`Simulation::run`]) pops events up to a time limit and can be resumed, so a
-//! caller can report progress or check for Ctrl-C between slices. The
-//! behaviour of each component is in its own module: `channel.rs` (a packet on
-//! a link), `switch/` (input, routing, crossbar, output), `hca.rs`, `traffic/`,
-//! `metrics/` and `watchdog.rs`.
+//! Building ([`Simulation::new`], in `build/`) validates the configuration
+//! against the fabric and turns everything into flat arrays indexed as
+//! `layout.rs` says. Running ([`Simulation::run`]) pops events up to a time
+//! limit and can be resumed, so a caller can report progress or check for
+//! Ctrl-C between slices. Each event goes to the handler of the component
+//! whose state it changes: link events (`LinkFree`, `Credit`) to
+//! `channel.rs`, switch events (`Routed`, `XbarDone`, `SwitchWake`,
+//! `OutputReady`) to `switch/`, HCA and source events (`Deliver`, `Inject`,
+//! `Generate`, `TraceNext`, `ConnNext`, `MessageNext`) to `hca/`. Switch state
+//! is changed only in `switch/`, HCA state only in `hca/`.
 
 use ibnetsim_fabric::Fabric;
 use ibnetsim_sm::{ForwardingTables, LidMap, MulticastTables, PathSl, Subnet};
@@ -248,34 +251,14 @@ impl Simulation {
             Event::TraceNext { trace } => self.on_trace(trace),
             Event::ConnNext { conn } => self.on_connection(conn),
             Event::MessageNext { source } => self.on_message_next(source),
-            Event::Routed { port, queue } => {
-                self.mark_pending(port, queue);
-                self.arbitrate_switch(self.ports.model[port as usize].switch);
-            }
-            Event::XbarDone { input, output, in_slot, out_slot } => {
-                let (xi, xo) = (self.xidx(input, in_slot), self.xidx(output, out_slot));
-                self.switches.xin_busy[xi] = false;
-                self.switches.xout_busy[xo] = false;
-                self.mark_port_pending(input);
-                self.wake_waiters(output);
-                self.arbitrate_switch(self.ports.model[input as usize].switch);
-            }
+            Event::Routed { port, queue } => self.on_routed(port, queue),
+            Event::XbarDone { input, output, in_slot, out_slot } => self.on_xbar_done(input, output, in_slot, out_slot),
             Event::LinkFree { port } => self.on_link_free(port),
-            Event::OutputReady { port } => {
-                self.ports.tx[port as usize].ready_wake_at = 0;
-                self.try_transmit(port);
-            }
+            Event::OutputReady { port } => self.on_output_ready(port),
             Event::Credit { port, queue, blocks } => self.on_credit(port, queue, blocks),
             Event::Deliver { port, queue, packet } => self.on_deliver(port, queue, packet),
-            Event::Inject { packet } => {
-                self.traffic.injections_pending -= 1;
-                self.on_inject(packet);
-            }
-            Event::SwitchWake { switch } => {
-                self.switches.state[switch as usize].wake_at = 0;
-                self.mark_all_pending(switch);
-                self.arbitrate_switch(switch);
-            }
+            Event::Inject { packet } => self.on_inject(packet),
+            Event::SwitchWake { switch } => self.on_switch_wake(switch),
         }
     }
 
@@ -283,48 +266,6 @@ impl Simulation {
     #[inline]
     pub(crate) fn schedule(&mut self, at: Time, ev: Event) {
         self.queue.push(self.now, at, ev);
-    }
-
-    fn on_link_free(&mut self, gp: u32) {
-        let tx = &mut self.ports.tx[gp as usize];
-        let (slot, blocks, feeding, fslot) = (tx.sending_slot, tx.sending_blocks, tx.feeding_input, tx.feeding_slot);
-        tx.sending_blocks = 0;
-        tx.feeding_input = NONE;
-        tx.busy = false;
-        if blocks > 0 {
-            let i = self.layout.pv(gp, slot);
-            self.ports.out_used[i] -= blocks as u32;
-        }
-        let pm = self.ports.model[gp as usize];
-        if pm.is_switch {
-            // Room in the output buffer (or the link itself) is free again.
-            self.wake_waiters(gp);
-            if feeding != NONE {
-                let xi = self.xidx(feeding, fslot);
-                self.switches.xin_busy[xi] = false;
-                self.mark_port_pending(feeding);
-            }
-            self.arbitrate_switch(pm.switch);
-            if self.p.output_buffers {
-                self.try_transmit(gp);
-            }
-        } else {
-            self.hca_fill(pm.host);
-            self.try_transmit(gp);
-        }
-    }
-
-    fn on_credit(&mut self, gp: u32, q: u8, blocks: u16) {
-        self.ports.credits.give_back(gp, q, blocks);
-        let pm = self.ports.model[gp as usize];
-        if pm.is_switch && !self.p.output_buffers {
-            // Credits only decide which heads may cross when the crossbar feeds
-            // the link directly; with output buffers they concern the link alone.
-            self.wake_waiters(gp);
-            self.arbitrate_switch(pm.switch);
-        } else {
-            self.try_transmit(gp);
-        }
     }
 
     /// Results so far (the measurement window is `[warmup, now]`).

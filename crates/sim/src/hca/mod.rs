@@ -205,6 +205,7 @@ impl Simulation {
 
     /// A packet made by `inject` reaches its generation time.
     pub(crate) fn on_inject(&mut self, id: PacketId) {
+        self.traffic.injections_pending -= 1;
         self.open_single_packet_message(id);
         self.enqueue_generated(id);
     }

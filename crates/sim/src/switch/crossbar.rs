@@ -125,6 +125,25 @@ fn first_acceptable(cands: &Candidates, view: &impl SelectionView) -> Option<usi
 }
 
 impl Simulation {
+    /// An `XbarDone` event: the crossbar transfer from `input` to `output`
+    /// has ended, so both crossbar ports are free again.
+    pub(crate) fn on_xbar_done(&mut self, input: u32, output: u32, in_slot: u8, out_slot: u8) {
+        let (xi, xo) = (self.xidx(input, in_slot), self.xidx(output, out_slot));
+        self.switches.xin_busy[xi] = false;
+        self.switches.xout_busy[xo] = false;
+        self.mark_port_pending(input);
+        self.wake_waiters(output);
+        self.arbitrate_switch(self.ports.model[input as usize].switch);
+    }
+
+    /// A `SwitchWake` event: a head that was held back by time (underrun, a
+    /// lifetime deadline) may move or must go.
+    pub(crate) fn on_switch_wake(&mut self, swi: u32) {
+        self.switches.state[swi as usize].wake_at = 0;
+        self.mark_all_pending(swi);
+        self.arbitrate_switch(swi);
+    }
+
     /// Re-arbitrates switch `swi` after any change that may let a packet move.
     pub(crate) fn arbitrate_switch(&mut self, swi: u32) {
         if self.p.output_buffers {

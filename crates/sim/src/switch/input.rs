@@ -69,6 +69,12 @@ impl Simulation {
         id
     }
 
+    /// A `Routed` event: the head of input queue `(gp, q)` has been routed.
+    pub(crate) fn on_routed(&mut self, gp: u32, q: u8) {
+        self.mark_pending(gp, q);
+        self.arbitrate_switch(self.ports.model[gp as usize].switch);
+    }
+
     /// Marks input queue `(gp, q)` for arbitration.
     #[inline]
     pub(crate) fn mark_pending(&mut self, gp: u32, q: u8) {

@@ -10,7 +10,7 @@
 //! waiting for its data, an `OutputReady` event is set for the time it can go.
 
 use crate::engine::{Event, Time};
-use crate::sim::Simulation;
+use crate::sim::{Simulation, NONE};
 
 impl Simulation {
     /// Starts the next packet on transmitter `gp` if the link is idle and a
@@ -64,6 +64,28 @@ impl Simulation {
                 }
             }
             None => {}
+        }
+    }
+
+    /// An `OutputReady` event: the head waiting for its data may start now.
+    pub(crate) fn on_output_ready(&mut self, gp: u32) {
+        self.ports.tx[gp as usize].ready_wake_at = 0;
+        self.try_transmit(gp);
+    }
+
+    /// The link of switch port `gp` has sent its packet: room in the output
+    /// buffer (or the link itself) is free again, and without output buffers
+    /// the crossbar input `feeding` that fed it (slot `fslot`) too.
+    pub(crate) fn switch_link_freed(&mut self, gp: u32, swi: u32, feeding: u32, fslot: u8) {
+        self.wake_waiters(gp);
+        if feeding != NONE {
+            let xi = self.xidx(feeding, fslot);
+            self.switches.xin_busy[xi] = false;
+            self.mark_port_pending(feeding);
+        }
+        self.arbitrate_switch(swi);
+        if self.p.output_buffers {
+            self.try_transmit(gp);
         }
     }
 }
