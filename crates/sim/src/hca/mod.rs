@@ -142,7 +142,7 @@ impl Simulation {
             p.flow = flow;
             p.psn = psn;
             p.flags |= FLAG_FLOW;
-            psn += 1;
+            psn = psn.wrapping_add(1);
             self.enqueue_generated(id);
         }
     }

@@ -241,11 +241,17 @@ impl Simulation {
             if p.ready_at > self.now {
                 return None;
             }
+            let xin_busy = self.switches.xin_busy[self.xidx(gp, slot)];
+            if xin_busy && self.switches.mcast.copying(i, head) {
+                // A copy of this head is crossing now: the head stays until
+                // that copy has left its buffer (the transfer's end re-arbitrates).
+                return None;
+            }
             if let Some(reason) = self.mech.at_input_head(p, self.now) {
                 self.discard_head(gp, q, head, reason);
                 continue;
             }
-            if self.switches.xin_busy[self.xidx(gp, slot)] {
+            if xin_busy {
                 // Waiting for its crossbar input: a mechanism may act first.
                 self.arm_head_deadline(swi, head);
                 return None;
@@ -286,11 +292,18 @@ impl Simulation {
     #[inline]
     fn arm_head_deadline(&mut self, swi: u32, id: PacketId) {
         if let Some(at) = self.mech.head_deadline(&self.arena[id]) {
-            let st = &mut self.switches.state[swi as usize];
-            if st.wake_at == 0 || st.wake_at > at {
-                st.wake_at = at;
-                self.schedule(at, Event::SwitchWake { switch: swi });
-            }
+            self.wake_switch_at(swi, at);
+        }
+    }
+
+    /// Makes sure switch `swi` re-arbitrates at `at` (later than now).
+    #[inline]
+    fn wake_switch_at(&mut self, swi: u32, at: Time) {
+        debug_assert!(at > self.now);
+        let st = &mut self.switches.state[swi as usize];
+        if st.wake_at == 0 || st.wake_at > at {
+            st.wake_at = at;
+            self.schedule(at, Event::SwitchWake { switch: swi });
         }
     }
 
@@ -477,6 +490,9 @@ impl Simulation {
             self.switches.scratch_req[..nreq].fill(NONE);
             let mut any = false;
             let mut wake = Time::MAX;
+            // The earliest lifetime deadline among the heads that request an
+            // output: should no VL arbiter serve them, they wait until then.
+            let mut requests_deadline = Time::MAX;
             let start = self.switches.state[swi as usize].rr as usize % nbits;
             for (lo, hi) in [(start, nbits), (0, start)] {
                 let mut cur = lo;
@@ -507,6 +523,9 @@ impl Simulation {
                     wake = wake.min(underrun);
                     match sel {
                         Some(k) => {
+                            if let Some(d) = self.mech.head_deadline(&p) {
+                                requests_deadline = requests_deadline.min(d);
+                            }
                             let c = cands.as_slice()[k];
                             let r = (c.port as usize - 1) * nvl + c.slot as usize;
                             if self.switches.scratch_req[r] == NONE {
@@ -517,7 +536,10 @@ impl Simulation {
                         }
                         // Held back only until its tail can no longer be
                         // overtaken: keep it pending (time, not an event, frees it).
-                        None if underrun != Time::MAX => self.remember_route(gp, q, id, &cands),
+                        None if underrun != Time::MAX => {
+                            self.remember_route(gp, q, id, &cands);
+                            self.arm_head_deadline(swi, id);
+                        }
                         None => {
                             self.remember_route(gp, q, id, &cands);
                             self.arm_head_deadline(swi, id);
@@ -531,11 +553,7 @@ impl Simulation {
             }
             if wake != Time::MAX {
                 // Some head could go once its tail can no longer be overtaken.
-                let st = &mut self.switches.state[swi as usize];
-                if st.wake_at == 0 || st.wake_at > wake {
-                    st.wake_at = wake;
-                    self.schedule(wake, Event::SwitchWake { switch: swi });
-                }
+                self.wake_switch_at(swi, wake);
             }
             if !any {
                 return;
@@ -592,10 +610,10 @@ impl Simulation {
                     if r != NONE {
                         self.clear_pending(&sm, r as usize);
                         self.park(swi, r as usize, (k / nvl + 1) as u8);
-                        let (gp, q) = (sm.port_base + (r as usize / qpp) as u32, (r as usize % qpp) as u8);
-                        let head = self.ports.inq[self.layout.pq(gp, q)].head;
-                        self.arm_head_deadline(swi, head);
                     }
+                }
+                if requests_deadline != Time::MAX {
+                    self.wake_switch_at(swi, requests_deadline);
                 }
                 return;
             }

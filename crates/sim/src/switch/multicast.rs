@@ -101,6 +101,13 @@ impl Multicast {
         }
     }
 
+    /// Whether copies of `head` of input queue `queue` have begun (one may be
+    /// crossing the switch now).
+    #[inline]
+    pub fn copying(&self, queue: usize, head: PacketId) -> bool {
+        self.head.get(queue) == Some(&head)
+    }
+
     /// The head of input queue `queue` has left it (copied, discarded or
     /// unicast): whatever was owed for it is void.
     #[inline]

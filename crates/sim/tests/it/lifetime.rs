@@ -79,3 +79,31 @@ fn the_limit_is_checked() {
     let e = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap_err().to_string();
     assert!(e.contains("mechanisms.lifetime.switch_lifetime_ns"), "{e}");
 }
+
+#[test]
+fn a_head_held_back_for_its_tail_is_discarded_on_time() {
+    // 1x in, 4x out, no output buffers: a 2 KB packet (2 074 B on the wire)
+    // may not start out before 8 296 − 2 074 ns after it starts in (its tail
+    // would be overtaken). It is routed at 185 ns; with a 1 µs limit it is
+    // discarded at 1 185.001 ns, not when the underrun wait ends.
+    let mut f = ibnetsim_fabric::Fabric::new();
+    let src = f.add_hca("src", 1).unwrap();
+    let dst = f.add_hca("dst", 1).unwrap();
+    let sw = f.add_switch("sw0", 4).unwrap();
+    f.connect(src, 1, sw, 1, sdr(1.0)).unwrap();
+    f.connect(dst, 1, sw, 4, sdr4(1.0)).unwrap();
+    let net = routed(f);
+    let mut c: SimConfig = config(vec![class("a", 0, 0.0, ProcessKind::Poisson, 2048, pair("src", "dst"))]);
+    c.mtu_bytes = 2048;
+    c.switch.output_buffer_bytes = 0;
+    c.mechanisms.lifetime = Some(lifetime::Options { switch_lifetime_ns: 1_000.0 });
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    sim.inject(0, 0, 0, 1).unwrap();
+    sim.run(1_185_000).unwrap();
+    assert_eq!(lifetime_drops(&sim.results()), 0);
+    sim.run(1_185_001).unwrap();
+    assert_eq!(lifetime_drops(&sim.results()), 1);
+    sim.run(50_000_000).unwrap();
+    sim.check_conservation().unwrap();
+    assert_eq!(sim.results().delivered, 0);
+}
