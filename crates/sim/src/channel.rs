@@ -90,6 +90,7 @@ impl Simulation {
 
     /// The transmitter `gp` has sent its packet's last byte: the output
     /// buffer space it held is free, and the node may send again.
+    #[inline]
     pub(crate) fn on_link_free(&mut self, gp: u32) {
         let tx = &mut self.ports.tx[gp as usize];
         let (slot, blocks, feeding, fslot) = (tx.sending_slot, tx.sending_blocks, tx.feeding_input, tx.feeding_slot);
@@ -110,6 +111,7 @@ impl Simulation {
     }
 
     /// Credits for `blocks` of input queue `q` come back to transmitter `gp`.
+    #[inline]
     pub(crate) fn on_credit(&mut self, gp: u32, q: u8, blocks: u16) {
         self.ports.credits.give_back(gp, q, blocks);
         let pm = self.ports.model[gp as usize];

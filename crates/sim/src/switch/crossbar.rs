@@ -127,6 +127,7 @@ fn first_acceptable(cands: &Candidates, view: &impl SelectionView) -> Option<usi
 impl Simulation {
     /// An `XbarDone` event: the crossbar transfer from `input` to `output`
     /// has ended, so both crossbar ports are free again.
+    #[inline]
     pub(crate) fn on_xbar_done(&mut self, input: u32, output: u32, in_slot: u8, out_slot: u8) {
         let (xi, xo) = (self.xidx(input, in_slot), self.xidx(output, out_slot));
         self.switches.xin_busy[xi] = false;
@@ -138,6 +139,7 @@ impl Simulation {
 
     /// A `SwitchWake` event: a head that was held back by time (underrun, a
     /// lifetime deadline) may move or must go.
+    #[inline]
     pub(crate) fn on_switch_wake(&mut self, swi: u32) {
         self.switches.state[swi as usize].wake_at = 0;
         self.mark_all_pending(swi);
@@ -314,12 +316,19 @@ impl Simulation {
     /// copy, when it is retired.
     #[inline]
     fn take_for_output(&mut self, swi: u32, gp: u32, q: u8, id: PacketId, port: u8, free_at: Time) -> (PacketId, bool) {
-        let p = self.arena[id];
-        if !is_multicast(p.dlid) {
-            let popped = self.pop_input(gp, q, free_at);
-            debug_assert_eq!(popped, id);
-            return (id, true);
+        if is_multicast(self.arena[id].dlid) {
+            return self.take_copy(swi, gp, q, id, port, free_at);
         }
+        let popped = self.pop_input(gp, q, free_at);
+        debug_assert_eq!(popped, id);
+        (id, true)
+    }
+
+    /// `take_for_output` for a multicast head (kept out of line: the unicast
+    /// path is the hot one).
+    #[inline(never)]
+    fn take_copy(&mut self, swi: u32, gp: u32, q: u8, id: PacketId, port: u8, free_at: Time) -> (PacketId, bool) {
+        let p = self.arena[id];
         let in_port = self.ports.model[gp as usize].port;
         let more = self.switches.mcast.copied(swi, self.layout.pq(gp, q), id, p.dlid, in_port, port);
         let copy = self.arena.alloc(p);

@@ -70,6 +70,7 @@ impl Simulation {
     }
 
     /// A `Routed` event: the head of input queue `(gp, q)` has been routed.
+    #[inline]
     pub(crate) fn on_routed(&mut self, gp: u32, q: u8) {
         self.mark_pending(gp, q);
         self.arbitrate_switch(self.ports.model[gp as usize].switch);

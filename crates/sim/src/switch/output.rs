@@ -68,6 +68,7 @@ impl Simulation {
     }
 
     /// An `OutputReady` event: the head waiting for its data may start now.
+    #[inline]
     pub(crate) fn on_output_ready(&mut self, gp: u32) {
         self.ports.tx[gp as usize].ready_wake_at = 0;
         self.try_transmit(gp);
@@ -76,6 +77,7 @@ impl Simulation {
     /// The link of switch port `gp` has sent its packet: room in the output
     /// buffer (or the link itself) is free again, and without output buffers
     /// the crossbar input `feeding` that fed it (slot `fslot`) too.
+    #[inline]
     pub(crate) fn switch_link_freed(&mut self, gp: u32, swi: u32, feeding: u32, fslot: u8) {
         self.wake_waiters(gp);
         if feeding != NONE {
