@@ -176,16 +176,7 @@ fn check_path_sls(path_sl: &PathSl, topo: &topology::Topology, qos: &QosTables, 
         }
     }
     let path_sls: Vec<u8> = (0..16u8).filter(|&sl| seen[sl as usize]).collect();
-    if !path_sls.is_empty() && qos.sl2vl.max_vl(&path_sls) >= data_vls {
-        return Err(SimError::config(
-            "sl2vl",
-            format!(
-                "the routing engine's path SLs {path_sls:?} map to VL {} but data VLs are 0..={}",
-                qos.sl2vl.max_vl(&path_sls),
-                data_vls - 1
-            ),
-        ));
-    }
+    traffic::check_sls_have_data_vls(qos, &path_sls, data_vls, &format!("the routing engine's path SLs {path_sls:?}"))?;
     used.extend(path_sls);
     used.sort_unstable();
     used.dedup();

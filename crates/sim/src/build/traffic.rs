@@ -298,16 +298,7 @@ pub(super) fn build(
     used_sls.extend(connections.iter().map(|k| k.sl));
     used_sls.sort_unstable();
     used_sls.dedup();
-    if !used_sls.is_empty() && qos.sl2vl.max_vl(&used_sls) >= data_vls {
-        return Err(SimError::config(
-            "sl2vl",
-            format!(
-                "the SL-to-VL tables map a used SL to VL {} but data VLs are 0..={}",
-                qos.sl2vl.max_vl(&used_sls),
-                data_vls - 1
-            ),
-        ));
-    }
+    check_sls_have_data_vls(qos, &used_sls, data_vls, "a used SL")?;
 
     Ok((Workload { classes, sources, traces, closed_loop, connections, conn_class, injections_pending: 0 }, used_sls, reply_class))
 }
@@ -328,4 +319,16 @@ fn multicast_pattern(mlid: u16, num_hosts: u32, mcast: &Multicast, key: &str) ->
         senders[h as usize] = true;
     }
     Ok(Pattern::Multicast { mlid, senders })
+}
+
+/// The SL2VL tables must map every SL in `sls` to a data VL; `what` names
+/// those SLs in the error.
+pub(super) fn check_sls_have_data_vls(qos: &QosTables, sls: &[u8], data_vls: u8, what: &str) -> Result<(), SimError> {
+    if !sls.is_empty() && qos.sl2vl.max_vl(sls) >= data_vls {
+        return Err(SimError::config(
+            "sl2vl",
+            format!("the SL-to-VL tables map {what} to VL {} but data VLs are 0..={}", qos.sl2vl.max_vl(sls), data_vls - 1),
+        ));
+    }
+    Ok(())
 }
