@@ -2,7 +2,7 @@
 //! network under uniform traffic, whose accepted traffic stops following the
 //! offered load at about 0.59 of the link rate (minhop routing, 256 B).
 
-use ibnetsim_sim::{AutoWarmupConfig, ProcessKind, SimConfig, SimResults, Simulation};
+use ibnetsim_sim::{AutoWarmupConfig, PatternConfig, ProcessKind, SimConfig, SimResults, Simulation};
 
 use crate::common::*;
 
@@ -151,4 +151,29 @@ fn before_the_decision_nothing_is_measured() {
     assert_eq!(r.warmup_series.len(), 5);
     assert!(r.generated > 0);
     assert_eq!(r.classes[0].generated_packets, 0);
+}
+
+#[test]
+fn a_fixed_warmup_measures_exactly_the_packets_generated_after_it() {
+    // One switch, four hosts, 1 m 1x SDR links: a packet alone on its path
+    // takes the zero-load 1 318 000 ps. Warm-up 10 µs. h0 → h1 at 9 µs (before
+    // the window: delivered in it at 10.318 µs but not measured); h2 → h3 at
+    // exactly 10 µs and at 12, 14, 16, 18, 20 µs (in the window: all six
+    // measured, each exactly 1 318 ns; the paths share no link).
+    let net = routed(star(4));
+    let mut c = config(vec![class("a", 0, 0.0, ProcessKind::Poisson, 256, PatternConfig::Uniform)]);
+    c.warmup_ns = 10_000.0;
+    let mut s = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    s.inject(9_000_000, 0, 0, 1).unwrap();
+    s.inject(10_000_000, 0, 2, 3).unwrap();
+    for k in 1..=5u64 {
+        s.inject(10_000_000 + 2_000_000 * k, 0, 2, 3).unwrap();
+    }
+    s.run(40_000_000).unwrap();
+    let r = s.results();
+    let a = &r.classes[0];
+    assert_eq!((a.generated_packets, a.delivered_packets), (6, 7));
+    assert_eq!(a.latency.count, 6);
+    assert_eq!((a.latency.min_ps, a.latency.max_ps, a.latency.mean_ps), (Some(1_318_000), Some(1_318_000), Some(1_318_000.0)));
+    assert_eq!(r.delivered, 7);
 }
