@@ -884,3 +884,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_loop_closed_only_through_vl_changes_is_found() {
+    // The clockwise ring where each switch sends on VL (its index mod 2):
+    // s0 -> s1 on VL0, s1 -> s2 on VL1, s2 -> s3 on VL0, s3 -> s0 on VL1.
+    // Every dependency of the loop changes VL, and the loop is real: a
+    // buffer on VL0 waits for one on VL1, which waits for one on VL0, …
+    let alternate = |node: NodeId, _in: PortNum, out_port: PortNum, _sl: u8| -> u8 { u8::from(out_port == 1 && node.0 % 2 == 1) };
+    let r = clockwise().check_with(&SlView::with_tables(&alternate), &AnalysisOptions::default());
+    assert!(r.credit_loops.has_cycle(), "{r}");
+    assert_eq!(r.credit_loops.vls_used, vec![0, 1]);
+    assert_eq!(
+        cycle_links(&r),
+        links(&[("s0/1", "s1/2", 0), ("s1/1", "s2/2", 1), ("s2/1", "s3/2", 0), ("s3/1", "s0/2", 1)])
+    );
+}
