@@ -84,6 +84,8 @@ pub(crate) struct BaseLidRoutes {
     pub tables: ForwardingTables,
     /// The roots used.
     pub roots: Vec<NodeId>,
+    /// Their names, for notes (long lists cut after eight names).
+    pub root_names: String,
     /// `updn`'s notes (how the roots were chosen, min-hop fallback entries).
     pub notes: Vec<String>,
 }
@@ -122,8 +124,9 @@ impl UpDn {
     pub(crate) fn route_base_lids(&self, fabric: &Fabric, lids: &LidMap) -> Result<BaseLidRoutes, SmError> {
         let (routing, roots) = self.route_offsets(fabric, lids, 1)?;
         let hops = SwitchHops::compute(fabric);
+        let root_names = names(&hops, fabric, &roots);
         let roots = roots.into_iter().map(|r| hops.switches()[r]).collect();
-        Ok(BaseLidRoutes { tables: routing.tables, roots, notes: routing.notes })
+        Ok(BaseLidRoutes { tables: routing.tables, roots, root_names, notes: routing.notes })
     }
 
     /// Routes, returning the roots used (dense switch indices) with the tables.
