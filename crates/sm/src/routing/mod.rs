@@ -20,6 +20,7 @@ use crate::lid::LidMap;
 use crate::path_sl::PathSl;
 
 pub mod dor;
+pub mod fa;
 pub mod minhop;
 #[cfg(test)]
 pub(crate) mod testfab;
@@ -111,6 +112,11 @@ pub static ENGINES: &[EngineInfo] = &[
         name: "dor",
         summary: "dimension-order: minhop taking the lowest-numbered productive port (meshes, hypercubes)",
         build: dor::build,
+    },
+    EngineInfo {
+        name: fa::NAME,
+        summary: "fully adaptive (paper 002): LID offset 0 up*/down* escape, offsets 1.. minimal adaptive options; needs LMC ≥ 1",
+        build: fa::build,
     },
     EngineInfo { name: file::NAME, summary: "load forwarding tables from an OpenSM or ib_flit_sim dump", build: file::build },
 ];

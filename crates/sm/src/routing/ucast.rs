@@ -161,6 +161,21 @@ pub(crate) fn build_lfts(
     paths: &dyn PathSet,
     dor: bool,
 ) -> Result<ForwardingTables, SmError> {
+    build_lfts_offsets(fabric, lids, hops, paths, dor, u32::MAX)
+}
+
+/// [`build_lfts`] for the LID offsets `0..offset_count` of every port only; the
+/// entries of higher offsets stay [`crate::lft::NO_PATH`]. Offsets are routed
+/// in increasing order and an offset's choices depend only on the offsets
+/// before it, so the entries filled are exactly those [`build_lfts`] gives.
+pub(crate) fn build_lfts_offsets(
+    fabric: &Fabric,
+    lids: &LidMap,
+    hops: &SwitchHops,
+    paths: &dyn PathSet,
+    dor: bool,
+    offset_count: u32,
+) -> Result<ForwardingTables, SmError> {
     let ports = lids.ports();
     let dests: Vec<Dest> = port_order(fabric, lids)
         .into_iter()
@@ -176,7 +191,7 @@ pub(crate) fn build_lfts(
             Dest { base: p.base, count: p.count(), target, end: p.end }
         })
         .collect();
-    let max_count = dests.iter().map(|d| d.count).max().unwrap_or(1);
+    let max_count = dests.iter().map(|d| d.count).max().unwrap_or(1).min(offset_count);
     let lmc = lids.lmc() > 0;
     // Remote-node tracking, one slot per LID of each destination (at most one new remote per LID).
     let mut offsets = Vec::with_capacity(dests.len() + 1);

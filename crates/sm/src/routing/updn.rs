@@ -54,9 +54,9 @@
 //! Port choice among legal ports is otherwise OpenSM's balancing
 //! ([`super::ucast`]). Options used: `roots`.
 
-use ibnetsim_fabric::Fabric;
+use ibnetsim_fabric::{Fabric, NodeId};
 
-use super::ucast::{build_lfts, switch_table_order, PathSet};
+use super::ucast::{build_lfts_offsets, switch_table_order, PathSet};
 use super::{Routing, RoutingEngine, RoutingOptions};
 use crate::error::SmError;
 use crate::hops::{attachment, SwitchHops, UNREACHABLE};
@@ -72,10 +72,22 @@ pub struct UpDn {
 
 /// Registry constructor.
 pub(crate) fn build(options: &RoutingOptions) -> Result<Box<dyn RoutingEngine>, SmError> {
-    if let Some(bad) = options.roots.iter().find(|r| r.trim().is_empty()) {
-        return Err(SmError::option("roots", format!("empty root name {bad:?}; give switch names or GUIDs")));
-    }
-    Ok(Box::new(UpDn { roots: options.roots.clone() }))
+    Ok(Box::new(UpDn::from_options(options)?))
+}
+
+/// The up*/down* routes of every port's base LID and every switch LID, as
+/// [`UpDn`] routes them; the entries of the other LIDs are left
+/// [`crate::lft::NO_PATH`]. Engines that use up*/down* as an escape function
+/// (`fa`) fill those.
+pub(crate) struct BaseLidRoutes {
+    /// The tables, base LIDs and switch LIDs filled.
+    pub tables: ForwardingTables,
+    /// The roots used.
+    pub roots: Vec<NodeId>,
+    /// Their names, for notes (long lists cut after eight names).
+    pub root_names: String,
+    /// `updn`'s notes (how the roots were chosen, min-hop fallback entries).
+    pub notes: Vec<String>,
 }
 
 /// How the roots were chosen.
@@ -97,8 +109,33 @@ impl RoutingEngine for UpDn {
 }
 
 impl UpDn {
+    /// The engine for `options` (uses `roots`), validating them.
+    pub(crate) fn from_options(options: &RoutingOptions) -> Result<Self, SmError> {
+        if let Some(bad) = options.roots.iter().find(|r| r.trim().is_empty()) {
+            return Err(SmError::option("roots", format!("empty root name {bad:?}; give switch names or GUIDs")));
+        }
+        Ok(UpDn { roots: options.roots.clone() })
+    }
+
+    /// Routes only LID offset 0 of every port (the base LIDs) and the switch
+    /// LIDs. Those entries are exactly the ones [`RoutingEngine::route`]
+    /// gives at the same LMC: the table builder routes offset 0 of every port
+    /// before any higher offset, and the higher offsets never change it.
+    pub(crate) fn route_base_lids(&self, fabric: &Fabric, lids: &LidMap) -> Result<BaseLidRoutes, SmError> {
+        let (routing, roots) = self.route_offsets(fabric, lids, 1)?;
+        let hops = SwitchHops::compute(fabric);
+        let root_names = names(&hops, fabric, &roots);
+        let roots = roots.into_iter().map(|r| hops.switches()[r]).collect();
+        Ok(BaseLidRoutes { tables: routing.tables, roots, root_names, notes: routing.notes })
+    }
+
     /// Routes, returning the roots used (dense switch indices) with the tables.
     fn route_and_roots(&self, fabric: &Fabric, lids: &LidMap) -> Result<(Routing, Vec<usize>), SmError> {
+        self.route_offsets(fabric, lids, u32::MAX)
+    }
+
+    /// [`Self::route_and_roots`] for the LID offsets `0..offset_count` of every port.
+    fn route_offsets(&self, fabric: &Fabric, lids: &LidMap, offset_count: u32) -> Result<(Routing, Vec<usize>), SmError> {
         let hops = SwitchHops::compute(fabric);
         if hops.num_switches() == 0 {
             let routing = Routing::unicast(
@@ -113,7 +150,7 @@ impl UpDn {
             RootSource::Histogram => "found by OpenSM's hop-histogram test",
             RootSource::Centre => "centre switch; OpenSM's hop-histogram test found no root",
         };
-        match route_with_roots(fabric, lids, &hops, &roots, how) {
+        match route_with_roots(fabric, lids, &hops, &roots, how, offset_count) {
             Err(err @ SmError::Unroutable { .. }) if source == RootSource::Histogram => {
                 // A single root always routes everything, so only a detached CA can fail again.
                 let how = format!(
@@ -122,7 +159,7 @@ impl UpDn {
                     names(&hops, fabric, &roots)
                 );
                 let centre = centre_switch(fabric, &hops);
-                let routing = route_with_roots(fabric, lids, &hops, &[centre], &how).map_err(|_| err)?;
+                let routing = route_with_roots(fabric, lids, &hops, &[centre], &how, offset_count).map_err(|_| err)?;
                 Ok((routing, vec![centre]))
             }
             other => other.map(|routing| (routing, roots)),
@@ -225,12 +262,13 @@ fn route_with_roots(
     hops: &SwitchHops,
     roots: &[usize],
     how: &str,
+    offset_count: u32,
 ) -> Result<Routing, SmError> {
     let mut paths = UpDownPaths::compute(fabric, hops, roots);
-    if lids.lmc() > 0 {
+    if lids.lmc() > 0 && offset_count > 1 {
         paths.set_strides(fabric);
     }
-    let tables = build_lfts(fabric, lids, hops, &paths, false).map_err(|err| match err {
+    let tables = build_lfts_offsets(fabric, lids, hops, &paths, false, offset_count).map_err(|err| match err {
         // Say why when a path exists but none is legal: the user can pick other roots.
         SmError::Unroutable { switch, lid, target } => {
             let legal_only = fabric
@@ -248,7 +286,7 @@ fn route_with_roots(
     })?;
     let max_rank = paths.key.iter().map(|k| k.0).filter(|&r| r != u32::MAX).max().unwrap_or(0);
     let mut notes = vec![format!("updn roots ({how}): {}; max rank {max_rank}", names(hops, fabric, roots))];
-    if let Some(note) = paths.fallback_note(fabric, lids, hops) {
+    if let Some(note) = paths.fallback_note(fabric, lids, hops, offset_count) {
         notes.push(note);
     }
     Ok(Routing::unicast(tables, notes))
@@ -486,15 +524,15 @@ impl<'a> UpDownPaths<'a> {
         self.stride = stride;
     }
 
-    /// Describes the min-hop fallback entries, if any.
-    fn fallback_note(&self, fabric: &Fabric, lids: &LidMap, hops: &SwitchHops) -> Option<String> {
+    /// Describes the min-hop fallback entries, if any, among the LID offsets `0..offset_count`.
+    fn fallback_note(&self, fabric: &Fabric, lids: &LidMap, hops: &SwitchHops, offset_count: u32) -> Option<String> {
         let n = self.n;
         // LIDs whose packets are delivered by each switch.
         let mut lids_at = vec![0u64; n];
         for p in lids.ports() {
             let sw = if fabric.node(p.end.node).kind.is_switch() { Some(p.end.node) } else { attachment(fabric, p.end).map(|e| e.node) };
             if let Some(i) = sw.and_then(|s| hops.index_of(s)) {
-                lids_at[i] += p.count() as u64;
+                lids_at[i] += p.count().min(offset_count) as u64;
             }
         }
         let mut entries = 0u64;
@@ -788,6 +826,28 @@ mod tests {
         let lids = LidMap::assign(&f, 0).unwrap();
         let r = UpDn::default().route(&f, &lids).unwrap();
         assert!(r.tables.lft(a).is_none());
+    }
+
+    #[test]
+    fn base_lid_routes_are_those_of_the_full_run() {
+        for (seed, lmc) in [(1u64, 0u8), (2, 1), (3, 2), (4, 3)] {
+            let f = testfab::random_connected(seed, 10, 12, 2);
+            let lids = LidMap::assign(&f, lmc).unwrap();
+            for engine in [UpDn::default(), updn(&["s3"])] {
+                let (full, roots) = engine.route_and_roots(&f, &lids).unwrap();
+                let base = engine.route_base_lids(&f, &lids).unwrap();
+                assert_eq!(base.roots, root_nodes(&f, &roots));
+                assert_eq!(base.notes[0], full.notes[0]);
+                for sw in f.switches() {
+                    for p in lids.ports() {
+                        for lid in p.lids() {
+                            let want = if lid == p.base { full.tables.get(sw, lid) } else { None };
+                            assert_eq!(base.tables.get(sw, lid), want, "seed {seed} LMC {lmc} LID {lid}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     proptest! {
