@@ -6,3 +6,4 @@ mod real_fabrics;
 mod lmc_paths;
 mod multicast;
 mod paper_networks;
+mod updn_legality;
