@@ -36,6 +36,7 @@ fn counts(f: &Fabric) -> (usize, usize, usize) {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn ibsim_examples() {
     let cases = [
         ("ibsim/net", (2, 2, 4)),
@@ -60,6 +61,7 @@ fn ibsim_examples() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn ibnetdiscover_capture() {
     let Some(t) = load("ibnetdiscover-sample/ibnetdiscover.out") else { return };
     let f = &t.fabric;
@@ -82,6 +84,7 @@ fn ibnetdiscover_capture() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn opensm_subnet_lst() {
     let Some(t) = load("ibutils/subnet.lst") else { return };
     let f = &t.fabric;
@@ -111,6 +114,7 @@ fn opensm_subnet_lst() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn ibdm_topologies() {
     let cases = [
         ("ibutils/4-ary-2-tree.topo", (8, 16, 32)),
@@ -138,6 +142,7 @@ fn ibdm_topologies() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn rhino_cable_tags() {
     let Some(t) = load("ibutils/RhinoBased512Nodes.topo") else { return };
     let f = &t.fabric;
@@ -165,6 +170,7 @@ fn omnet_switch_names(f: &Fabric) -> BTreeSet<String> {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn names_match_ib_flit_sim() {
     let Some(data) = shared_data() else { return };
     let dir = data.join("topologies/is4_3l_1944n");
@@ -196,6 +202,7 @@ fn names_match_ib_flit_sim() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn ibnl_lookup_order_and_builtin_fallback() {
     let Some(data) = shared_data() else { return };
     // A copy of the 4-ary-2-tree outside the data folder has no ibnl/ beside it
@@ -256,6 +263,7 @@ fn assert_same_fabric(a: &Fabric, b: &Fabric) {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn real_fabrics_survive_a_netfile_round_trip() {
     for rel in [
         "ibnetdiscover-sample/ibnetdiscover.out",
@@ -272,5 +280,14 @@ fn real_fabrics_survive_a_netfile_round_trip() {
         l1.sort();
         l2.sort();
         assert_eq!(l1, l2, "{rel}");
+    }
+}
+
+#[test]
+fn shared_data_is_present_under_ci() {
+    // Without the data the tests above are ignored (reported as such); CI
+    // must have it.
+    if std::env::var("CI").as_deref() == Ok("true") {
+        assert!(cfg!(shared_data), "CI=true but shared/data is not beside the repository");
     }
 }

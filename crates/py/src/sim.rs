@@ -16,7 +16,8 @@ type PlanArgs = (Vec<crate::qos::Request>, f64, String, u8, String);
 
 /// Converts a simulation error; a deadlock carries its cycle as `.cycle`
 /// (a list of (from_node, from_port, to_node, to_port, vl)), `.time_ps`,
-/// `.partial` (other traffic kept moving) and `.blocked_since_ps`.
+/// `.partial` (other traffic kept moving), `.blocked_since_ps` and
+/// `.last_progress_ps` (when a packet last moved anywhere).
 fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
     match e {
         SimError::Config { .. } | SimError::Parse { .. } => ConfigError::new_err(e.to_string()),
@@ -33,6 +34,7 @@ fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
             let _ = err.value(py).setattr("time_ps", report.time_ps);
             let _ = err.value(py).setattr("partial", report.partial);
             let _ = err.value(py).setattr("blocked_since_ps", report.blocked_since_ps);
+            let _ = err.value(py).setattr("last_progress_ps", report.last_progress_ps);
             err
         }
         SimError::Conservation { .. } => IbnetsimError::new_err(e.to_string()),

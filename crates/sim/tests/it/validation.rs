@@ -189,11 +189,20 @@ fn overrides_that_fit_are_accepted_and_used() {
         node: "s1".into(),
         port: 1,
         vl: Some(0),
-        input_bytes: Some(8192),
+        input_bytes: Some(4096),
         output_bytes: Some(320),
     }];
     let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    // s1 port 1 is cabled to s0 port 1: s0's transmitter starts with the
+    // overridden 4096 B = 64 credits for it, and s1's towards s0 with the
+    // default; the other end of the link keeps its default too.
+    let default = c.switch.input_buffer_bytes / 64;
+    assert_ne!(default, 64, "the override must differ from the default to show");
+    assert_eq!(sim.credits("s0", 1, 0, 0), Some((64, 64)));
+    assert_eq!(sim.credits("s1", 1, 0, 0), Some((default, default)));
+    assert_eq!(sim.credits("s2", 1, 0, 0), Some((default, default)));
     sim.run(100_000_000).unwrap();
+    sim.check_conservation().unwrap();
 }
 
 #[test]

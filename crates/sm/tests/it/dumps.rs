@@ -20,6 +20,7 @@ fn topo(dir: &Path, rel: &str) -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn osm_fdbs_has_62_switches_and_4030_entries() {
     let Some(dir) = data_dir() else { return };
     let d = dump::read(&topo(&dir, "ibutils/osm.fdbs"), None).unwrap();
@@ -95,6 +96,7 @@ fn walk(f: &Fabric, lids: &LidMap, t: &ForwardingTables, mut sw: NodeId, lid: Li
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn osm_fdbs_with_subnet_lst_routes_every_lid_and_writes_back_byte_for_byte() {
     let Some(dir) = data_dir() else { return };
     let fdbs = topo(&dir, "ibutils/osm.fdbs");
@@ -131,6 +133,7 @@ fn osm_fdbs_with_subnet_lst_routes_every_lid_and_writes_back_byte_for_byte() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn ibdiagnet_fdbs_of_a_live_fabric() {
     let Some(dir) = data_dir() else { return };
     let path = topo(&dir, "ibnetdiscover-sample/ibdiagnet.fdbs");
@@ -155,6 +158,7 @@ fn ibdiagnet_fdbs_of_a_live_fabric() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn is4_3l_1944n_vector_table_has_270_rows_of_1945() {
     let Some(dir) = data_dir() else { return };
     let fdbs = topo(&dir, "is4_3l_1944n/is4_3l_1944n.fdbs");
@@ -206,6 +210,7 @@ fn read_flit_topo(path: &Path) -> Fabric {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn is1_3l_32n_vector_table_delivers_every_pair() {
     let Some(dir) = data_dir() else { return };
     let base = topo(&dir, "ib_flit_sim_small/is1_3l_32n/is1_3l_32n");
@@ -234,6 +239,7 @@ fn is1_3l_32n_vector_table_delivers_every_pair() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn is1_1l_8n_table_names_switches_the_fabric_lacks() {
     let Some(dir) = data_dir() else { return };
     let base = topo(&dir, "ib_flit_sim_small/is1_1l_8n/is1_1l_8n");

@@ -74,6 +74,7 @@ fn groups_on_the_papers_irregular_networks() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn groups_on_real_fabrics() {
     let Some(dir) = data_dir() else { return };
     for rel in ["is4_3l_1944n/is4_3l_1944n.topo", "ibutils/RhinoBased512Nodes.topo", "ibsim/net.2sw2path4hca2port"] {

@@ -51,6 +51,7 @@ fn assert_complete(r: &AnalysisReport, what: &str) {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn engines_route_every_real_fabric_completely_and_updn_has_no_credit_loop() {
     let Some(dir) = data_dir() else { return };
     for rel in [
@@ -75,6 +76,7 @@ fn engines_route_every_real_fabric_completely_and_updn_has_no_credit_loop() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn minhop_on_rhino_512_has_the_credit_loop_ibutils_describes() {
     let Some(dir) = data_dir() else { return };
     let topo = load(&dir, "ibutils/RhinoBased512Nodes.topo");
@@ -85,6 +87,7 @@ fn minhop_on_rhino_512_has_the_credit_loop_ibutils_describes() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn real_dumps_check_clean() {
     let Some(dir) = data_dir() else { return };
     let t = dir.join("topologies");
@@ -121,6 +124,7 @@ fn owner(subnet: &Subnet, fabric: &Fabric, lid: Lid) -> String {
 /// routes never turn from a spine back down into SW2 (that is 4 hops where 2
 /// do), so the loop closes only through a route a spine switch sends itself.
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn is3_loop_minhop_credit_loop_through_sw2_and_a_spine_updn_clean() {
     let Some(dir) = data_dir() else { return };
     let topo = load(&dir, "ibutils/IS3-loop.topo");
@@ -204,6 +208,7 @@ fn port_to(f: &Fabric, from: NodeId, to: NodeId) -> (u8, u8) {
 /// OpenSM's own tables for the `subnet.lst` fabric, with defects planted by
 /// hand: the check must find each, naming the LID and the switches.
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn defects_planted_in_osm_fdbs_are_found_where_they_were_planted() {
     let Some(dir) = data_dir() else { return };
     let topo = load(&dir, "ibutils/subnet.lst");
@@ -305,6 +310,7 @@ fn defects_planted_in_osm_fdbs_are_found_where_they_were_planted() {
 /// The 1,944-host fat tree routed by our own engines (not its shipped
 /// tables): complete, minimal and free of credit loops.
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn is4_1944_hosts_routed_by_minhop_and_updn_is_clean() {
     let Some(dir) = data_dir() else { return };
     let topo = load(&dir, "is4_3l_1944n/is4_3l_1944n.topo");
@@ -322,6 +328,7 @@ fn is4_1944_hosts_routed_by_minhop_and_updn_is_clean() {
 /// 1,944 CA ports at LMC 5 need (1,944 + 1) · 32 + 270 − 1 = 62,509 LIDs, more
 /// than the 49,151 unicast LIDs; LMC 4 needs 31,389 and fits.
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs shared/data beside the repository")]
 fn is4_1944_hosts_at_lmc_5_run_out_of_lids() {
     let Some(dir) = data_dir() else { return };
     let topo = load(&dir, "is4_3l_1944n/is4_3l_1944n.topo");
@@ -338,4 +345,13 @@ fn is4_1944_hosts_at_lmc_5_run_out_of_lids() {
     );
     assert!(err.to_string().ends_with("use LMC 4 or lower (the --lmc option, or `lmc` in a scenario)"), "{err}");
     assert_eq!(LidMap::assign(&topo.fabric, 4).unwrap().top_lid(), 31_389);
+}
+
+#[test]
+fn shared_data_is_present_under_ci() {
+    // Without the data the tests that need it are ignored (reported as
+    // such); CI must have it.
+    if std::env::var("CI").as_deref() == Ok("true") {
+        assert!(cfg!(shared_data), "CI=true but shared/data is not beside the repository");
+    }
 }
