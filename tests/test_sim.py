@@ -130,6 +130,30 @@ def test_every_pattern_runs_and_conserves_packets(sixteen, cls):
     assert r["generated"] > 0
     assert r["generated"] == r["delivered"] + r["dropped"] + r["in_flight"]
     assert r["dropped"] == 0
+    # The hosts that receive are exactly the pattern's images, worked out
+    # here from the definitions (64 hosts, 6 address bits, host i = "hi").
+    got = r["delivered_per_host"]
+    assert len(got) == 64 and sum(got) == r["delivered"]
+    kind = cls["pattern"]["kind"]
+    rev = lambda s: int(format(s, "06b")[::-1], 2)  # noqa: E731
+    maps = {
+        "bit-reversal": rev,
+        "bit-complement": lambda s: s ^ 63,
+        "transpose": lambda s: ((s & 7) << 3) | (s >> 3),
+        "perfect-shuffle": lambda s: ((s << 1) | (s >> 5)) & 63,
+        "tornado": lambda s: ((s % 8 + 3) % 8) + 8 * ((s // 8 + 3) % 8),
+    }
+    if kind in maps:
+        receivers = {maps[kind](s) for s in range(64) if maps[kind](s) != s}
+        assert {h for h in range(64) if got[h] > 0} == receivers
+    elif kind == "random-permutation":
+        # A derangement: every host sends to one other, every host receives.
+        assert all(n > 0 for n in got)
+    else:
+        # Hot spot: h0 takes 10 % of all packets plus its uniform share,
+        # about seven times what any other host gets.
+        others = sum(got[1:]) / 63
+        assert got[0] > 4 * others and all(n > 0 for n in got[1:])
 
 
 def test_bit_complement_has_no_silent_host_but_bit_reversal_has_palindromes(sixteen):

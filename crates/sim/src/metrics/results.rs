@@ -179,6 +179,9 @@ pub struct SimResults {
     pub message_completion: LatencySummary,
     /// Flows and messages of the transport layer.
     pub transport: TransportResult,
+    /// Packets delivered to each host since time 0, by host index (cabled CA
+    /// ports in fabric order, as `Simulation::num_hosts` counts them).
+    pub delivered_per_host: Vec<u64>,
     /// Copies the switches made of multicast packets since time 0 (each
     /// copy is delivered or dropped like any packet).
     pub multicast_copies: u64,
@@ -392,6 +395,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             lost_messages: transport.lost,
         },
         multicast_copies: m.copies,
+        delivered_per_host: hs.iter().map(|h| h.delivered).collect(),
         classes,
         sls,
         ports,
