@@ -78,3 +78,28 @@ fn hca_serves_sl_queues_by_priority() {
     assert_eq!(r.sls.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), vec!["SL0", "SL1"]);
     assert_eq!(r.sls[1].delivered_packets, hi.delivered_packets);
 }
+
+#[test]
+fn a_vl15_packet_is_dropped_exactly_when_it_would_overfill_the_buffer() {
+    // src —4x— sw0 —1x— dst without output buffers; VL15 buffers of 320 B =
+    // 5 credits; seven VL15 packets of 30 B (56 B on the wire, 1 credit)
+    // leave src back to back, one every 56 ns. Packet 1 is routed at 125 ns
+    // and leaves the input then (the 1x link takes it until 349 ns); packet
+    // 2 leaves at 349 ns. At 336 ns packet 7 finds packets 2–6 in the
+    // buffer: 5 + 1 credits > 5, so it is dropped — the only one (at 5 of 5
+    // it would still fit).
+    let net = routed(fast_to_slow());
+    let mgmt = ClassConfig { vl15: true, ..class("mad", 0, 0.0, ProcessKind::Poisson, 30, pair("src", "dst")) };
+    let mut c = config(vec![mgmt]);
+    c.switch.output_buffer_bytes = 0;
+    c.switch.vl15_buffer_bytes = 320;
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    for _ in 0..7 {
+        sim.inject(0, 0, 0, 1).unwrap();
+    }
+    sim.run(10_000_000).unwrap();
+    sim.check_conservation().unwrap();
+    let r = sim.results();
+    let overflow = r.drops.iter().find(|(n, _)| n == "vl15_overflow").unwrap().1;
+    assert_eq!((overflow, r.delivered), (1, 6));
+}
