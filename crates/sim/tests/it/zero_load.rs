@@ -156,3 +156,36 @@ fn one_packet_buffers_on_long_cables_are_limited_by_the_credit_round_trip() {
     // 2 ms hold 866 round trips: the window's edges cost at most one packet.
     assert!((got - want).abs() < 0.002, "accepted {got}, the credit round trip allows {want}");
 }
+
+#[test]
+fn an_output_head_ready_sooner_than_a_pending_wake_leaves_on_time() {
+    // One switch, per-VL crossbar, output buffers; inputs hA at 1x (VL0) and
+    // hB at 4x (VL1), output to dst at 12x (3 B/ns: 282 B in 94 ns). A
+    // packet may leave an output buffer only once its tail can no longer be
+    // overtaken: a (injected at 0) is routed at 185 ns but its tail is in at
+    // 1 133 ns, so it may start at 1 133 − 94 = 1 039 ns; b (injected at
+    // 200 ns) has its tail in at 487 ns and may start at 393 ns, before a's
+    // wake-up: it must not wait for a. b: 393 + 5 + 94 = 492 ns, latency
+    // 292 ns; a: 1 039 + 5 + 94 = 1 138 ns.
+    use ibnetsim_fabric::{LinkSpec, LinkSpeed, LinkWidth};
+    let spec = |w| LinkSpec { length_m: 1.0, ..LinkSpec::new(w, LinkSpeed::Sdr) };
+    let mut f = ibnetsim_fabric::Fabric::new();
+    let sw = f.add_switch("sw", 3).unwrap();
+    for (name, port, w) in [("ha", 1, LinkWidth::X1), ("hb", 2, LinkWidth::X4), ("dst", 3, LinkWidth::X12)] {
+        let h = f.add_hca(name, 1).unwrap();
+        f.connect(h, 1, sw, port, spec(w)).unwrap();
+    }
+    let net = routed(f);
+    let mut c = config(vec![
+        class("a", 0, 0.0, ProcessKind::Poisson, 256, pair("ha", "dst")),
+        class("b", 1, 0.0, ProcessKind::Poisson, 256, pair("hb", "dst")),
+    ]);
+    c.data_vls = 2;
+    c.switch.crossbar = CrossbarKind::PerVl;
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    sim.inject(0, 0, 0, 2).unwrap();
+    sim.inject(200_000, 1, 1, 2).unwrap();
+    sim.run(10_000_000).unwrap();
+    let r = sim.results();
+    assert_eq!((r.classes[0].latency.max_ps, r.classes[1].latency.max_ps), (Some(1_138_000), Some(292_000)));
+}
