@@ -113,6 +113,13 @@ impl Layout {
         ports * self.nvl
     }
 
+    /// Global index of port `port` (numbered from 1) of a node whose port 1
+    /// is global port `first_gp`.
+    #[inline]
+    pub fn node_port(first_gp: u32, port: u8) -> u32 {
+        first_gp + port as u32 - 1
+    }
+
     /// The VL number of a slot.
     #[inline]
     pub fn vl_of_slot(&self, slot: u8) -> u8 {

@@ -422,7 +422,7 @@ impl Simulation {
         if port == 0 || port as u32 > sm.num_ports || vl_slot as usize >= self.layout.nvl {
             return None;
         }
-        counts.get((sm.port_base + port as u32 - 1) as usize * self.layout.nvl + vl_slot as usize).copied()
+        counts.get(self.layout.pv(sm.gp(port), vl_slot)).copied()
     }
 
     /// Credits the transmitter of port `port` of node `node` holds for input

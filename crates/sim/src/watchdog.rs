@@ -81,7 +81,7 @@ impl Simulation {
     /// [`crate::layout`]), `nin..nin + npv` output buffers (by port × slot).
     fn blocked_targets(&self, node: usize, out: &mut [usize; MAX_CANDIDATES]) -> usize {
         let nin = self.ports.inq.len();
-        let (nvl, l) = (self.layout.nvl, self.layout);
+        let l = self.layout;
         if node < nin {
             let head = self.ports.inq[node].head;
             let gp = l.split_q(node).0;
@@ -101,8 +101,8 @@ impl Simulation {
             Self::pinned_only(&p, &mut cands);
             let mut n = 0;
             for c in cands.as_slice() {
-                let ogp = self.switches.model[pm.switch as usize].port_base + c.port as u32 - 1;
-                let o = ogp as usize * nvl + c.slot as usize;
+                let ogp = self.switches.model[pm.switch as usize].gp(c.port);
+                let o = l.pv(ogp, c.slot);
                 let target = if self.p.output_buffers {
                     (self.ports.out_used[o] + p.blocks as u32 > self.ports.out_cap[o]).then_some(nin + o)
                 } else {

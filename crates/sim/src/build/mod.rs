@@ -46,7 +46,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         params::resolve(c)?;
     let topo = topology::build(fabric, lids, tables, &layout)?;
     check_watchdog(c, &topo, routing_ps + arbitration_ps, p.watchdog_ps)?;
-    let ports = ports::build(fabric, c, &p, &layout, &topo, qos.clone(), arbiter)?;
+    let ports = ports::build(fabric, c, &p, &layout, &topo, &qos, arbiter)?;
     let npv = layout.len(ports.model.len());
     selection.prepare(npv);
     check_candidates(fabric, lids, &topo, &selection)?;
@@ -57,7 +57,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
     };
     let cabled = |s: usize, port: u8| {
         let sm = &topo.switches[s];
-        port >= 1 && port as u32 <= sm.num_ports && topo.ports[(sm.port_base + port as u32 - 1) as usize].peer != NONE
+        port >= 1 && port as u32 <= sm.num_ports && topo.ports[sm.gp(port) as usize].peer != NONE
     };
     let mcast = Multicast::new(mfts, &switch_nodes, host_of, cabled, ports.inq.len());
     let (traffic, mut used_sls, reply_class) = traffic::build(fabric, c, &topo, &qos, &mcast)?;

@@ -27,7 +27,7 @@ pub(super) fn build(
     p: &Params,
     layout: &Layout,
     topo: &Topology,
-    qos: QosTables,
+    qos: &QosTables,
     arbiter: VlArbiter,
 ) -> Result<Ports, SimError> {
     let (nvl, vl15_slot, data_vls) = (layout.nvl, layout.vl15_slot, layout.data_vls);
@@ -65,7 +65,7 @@ pub(super) fn build(
     let mut out_cap = vec![0u32; npv];
     for (gp, pm) in ports.iter().enumerate() {
         for s in 0..nvl {
-            let i = gp * nvl + s;
+            let i = layout.pv(gp as u32, s as u8);
             if s == vl15_slot as usize {
                 in_cap[i] = vl15;
                 out_cap[i] = vl15;
@@ -108,7 +108,7 @@ pub(super) fn build(
         if let Some(b) = o.input_bytes {
             let b = check_buf(&format!("{key}.input_bytes"), b, max_blocks, "MTU packet")?;
             for &s in &slots {
-                in_cap[gp * nvl + s] = b;
+                in_cap[layout.pv(gp as u32, s as u8)] = b;
             }
         }
         if let Some(b) = o.output_bytes {
@@ -120,7 +120,7 @@ pub(super) fn build(
             }
             let b = check_buf(&format!("{key}.output_bytes"), b, max_blocks, "MTU packet")?;
             for &s in &slots {
-                out_cap[gp * nvl + s] = b;
+                out_cap[layout.pv(gp as u32, s as u8)] = b;
             }
         }
     }
@@ -174,7 +174,7 @@ pub(super) fn build(
         outq: vec![PacketQueue::default(); npv],
         out_used: vec![0; npv],
         out_cap,
-        sl2vl: qos.sl2vl,
+        sl2vl: qos.sl2vl.clone(),
         arb_tables,
         port_arb,
         arbiter,

@@ -275,7 +275,7 @@ impl Simulation {
         }
         let mut moved = 0;
         let gp = self.hcas.model[h as usize].gp;
-        let base = gp as usize * self.layout.nvl;
+        let base = self.layout.port_base(gp);
         let now = self.now;
         for k in 0..17 {
             let sl = if k == 0 { MGMT_QUEUE as u8 } else { self.p.sl_order[k - 1] };

@@ -340,7 +340,8 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             continue;
         }
         let peer = &sim.ports.model[pm.peer as usize];
-        let mut busy = m.busy_ps[gp * nvl..(gp + 1) * nvl].to_vec();
+        let first = sim.layout.port_base(gp as u32);
+        let mut busy = m.busy_ps[first..first + nvl].to_vec();
         // A packet still on the wire counted its whole transmission; keep only
         // the part up to now.
         let tx = &sim.ports.tx[gp];

@@ -55,7 +55,7 @@ struct BufferedView<'a> {
 impl BufferedView<'_> {
     #[inline]
     fn gp(&self, c: &Candidate) -> u32 {
-        self.port_base + c.port as u32 - 1
+        Layout::node_port(self.port_base, c.port)
     }
 }
 
@@ -66,9 +66,9 @@ impl SelectionView for BufferedView<'_> {
     }
     #[inline]
     fn can_accept(&self, c: &Candidate) -> bool {
-        let gp = self.gp(c) as usize;
-        let pv = gp * self.layout.nvl + c.slot as usize;
-        let x = if self.mux { gp * self.layout.nvl } else { pv };
+        let gp = self.gp(c);
+        let pv = self.layout.pv(gp, c.slot);
+        let x = if self.mux { self.layout.port_base(gp) } else { pv };
         !self.xout_busy[x] && self.out_used[pv] + self.blocks <= self.out_cap[pv]
     }
 }
@@ -94,11 +94,11 @@ struct LinkView<'a> {
 impl SelectionView for LinkView<'_> {
     #[inline]
     fn credits(&self, c: &Candidate) -> u32 {
-        self.credits.available(self.port_base + c.port as u32 - 1, self.layout.q(c.slot, c.partition))
+        self.credits.available(Layout::node_port(self.port_base, c.port), self.layout.q(c.slot, c.partition))
     }
     #[inline]
     fn can_accept(&self, c: &Candidate) -> bool {
-        let gp = self.port_base + c.port as u32 - 1;
+        let gp = Layout::node_port(self.port_base, c.port);
         if self.tx[gp as usize].busy {
             return false;
         }
@@ -212,7 +212,7 @@ impl Simulation {
                 // request back (a VL without table weight); only count VLs it serves.
                 cands.as_slice().iter().any(|c| {
                     view.can_accept(c) && {
-                        let ogp = sm.port_base + c.port as u32 - 1;
+                        let ogp = sm.gp(c.port);
                         let t = self.ports.arb_table(ogp);
                         c.slot == self.layout.vl15_slot
                             || matches!(self.ports.arbiter, crate::arbitration::VlArbiter::RoundRobin(_))
@@ -445,7 +445,7 @@ impl Simulation {
     fn grant_buffered(&mut self, swi: u32, gp: u32, q: u8, id: PacketId, c: Candidate) {
         let slot = self.layout.slot_of_q(q);
         let now = self.now;
-        let ogp = self.switches.model[swi as usize].port_base + c.port as u32 - 1;
+        let ogp = self.switches.model[swi as usize].gp(c.port);
         let p = self.arena[id];
         let ser_o = self.ports.model[ogp as usize].timing.ser_ps(p.wire_bytes as u32);
         let xser = if self.p.speedup == 1.0 { ser_o } else { (ser_o as f64 / self.p.speedup).ceil() as Time };

@@ -63,6 +63,14 @@ pub(crate) struct SwitchModel {
     pub wait_base: u32,
 }
 
+impl SwitchModel {
+    /// Global index of this switch's port `port` (numbered from 1).
+    #[inline]
+    pub fn gp(&self, port: u8) -> u32 {
+        crate::layout::Layout::node_port(self.port_base, port)
+    }
+}
+
 /// Dynamic state of one switch.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct SwitchState {

@@ -22,7 +22,7 @@ impl Simulation {
         if t.busy || t.outq_mask == 0 {
             return;
         }
-        let base = gp as usize * self.layout.nvl;
+        let base = self.layout.port_base(gp);
         let vl15 = self.layout.vl15_slot;
         let mut ready: u16 = 0;
         let mut wake = Time::MAX;

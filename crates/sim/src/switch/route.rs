@@ -52,7 +52,7 @@ impl Simulation {
                 back_to_input = true;
                 return;
             }
-            if self.ports.model[(sm.port_base + port as u32 - 1) as usize].peer == NONE {
+            if self.ports.model[sm.gp(port) as usize].peer == NONE {
                 return;
             }
             let slot = if vl15 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(sm.node, in_port, port, p.sl) };
@@ -85,7 +85,7 @@ impl Simulation {
         let sm = &self.switches.model[swi as usize];
         let left = self.switches.mcast.ports_left(swi, queue, head, p.dlid, in_port);
         for port in left.iter() {
-            if port == 0 || port as u32 > sm.num_ports || self.ports.model[(sm.port_base + port as u32 - 1) as usize].peer == NONE {
+            if port == 0 || port as u32 > sm.num_ports || self.ports.model[sm.gp(port) as usize].peer == NONE {
                 continue;
             }
             let slot = if p.flags & FLAG_VL15 != 0 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(sm.node, in_port, port, p.sl) };
@@ -111,13 +111,9 @@ impl Simulation {
             Self::pinned_only(&p, cands);
             return;
         }
-        let base = self.switches.model[swi as usize].port_base as usize;
-        let nvl = self.layout.nvl;
-        let per_vl = self.mech.selection.counts_per_vl();
-        let k = self
-            .mech
-            .selection
-            .choose_at_routing(cands, |c| (base + c.port as usize - 1) * nvl + if per_vl { c.slot as usize } else { 0 });
+        let sm = self.switches.model[swi as usize];
+        let (layout, per_vl) = (self.layout, self.mech.selection.counts_per_vl());
+        let k = self.mech.selection.choose_at_routing(cands, |c| layout.pv(sm.gp(c.port), if per_vl { c.slot } else { 0 }));
         self.arena[id].pinned = cands.as_slice()[k].port;
         cands.keep_only(k);
     }
