@@ -38,7 +38,9 @@ impl Simulation {
         tx.busy_until = now + ser;
         tx.sending_slot = slot;
         tx.sending_blocks = if from_outq { blocks } else { 0 };
-        if !vl15 {
+        // With `credits_at_grant` a switch took them when the packet crossed.
+        let taken = from_outq && pm.is_switch && self.p.credits_at_grant;
+        if !vl15 && !taken {
             self.ports.credits.consume(gp, q, blocks);
         }
         let i = self.layout.pv(gp, slot);
@@ -115,9 +117,10 @@ impl Simulation {
     pub(crate) fn on_credit(&mut self, gp: u32, q: u8, blocks: u16) {
         self.ports.credits.give_back(gp, q, blocks);
         let pm = self.ports.model[gp as usize];
-        if pm.is_switch && !self.p.output_buffers {
-            // Credits only decide which heads may cross when the crossbar feeds
-            // the link directly; with output buffers they concern the link alone.
+        if pm.is_switch && (!self.p.output_buffers || self.p.credits_at_grant) {
+            // Credits decide which heads may cross when the crossbar feeds the
+            // link directly, or when they are taken at the crossbar; otherwise
+            // (output buffers) they concern the link alone.
             self.wake_waiters(gp);
             self.arbitrate_switch(pm.switch);
         } else {

@@ -13,7 +13,7 @@
 //! is changed only in `switch/`, HCA state only in `hca/`.
 
 use ibnetsim_fabric::Fabric;
-use ibnetsim_sm::{ForwardingTables, LidMap, MulticastTables, PathSl, Subnet};
+use ibnetsim_sm::{ForwardingTables, LidMap, MulticastTables, PathLabels, PathSl, Subnet};
 
 use crate::config::{CrossbarKind, SimConfig};
 use crate::engine::{Event, EventQueue, Queue, Time};
@@ -41,6 +41,10 @@ pub(crate) struct Params {
     pub speedup: f64,
     /// Switches have output buffers.
     pub output_buffers: bool,
+    /// A switch takes the next hop's credits when a packet crosses into an
+    /// output buffer, not when it starts on the link (the selection policy's
+    /// choice of partition depends on them: `fully-adaptive`).
+    pub credits_at_grant: bool,
     /// Crossbar organisation.
     pub crossbar: CrossbarKind,
     /// Watchdog period.
@@ -112,8 +116,8 @@ impl Simulation {
         config: &SimConfig,
         qos: QosTables,
     ) -> Result<Simulation, SimError> {
-        let (mfts, path_sl) = (MulticastTables::new(), PathSl::none());
-        crate::build::build(fabric, crate::build::Routing { lids, tables, mfts: &mfts, path_sl: &path_sl }, config, qos)
+        let (mfts, path_sl, labels) = (MulticastTables::new(), PathSl::none(), PathLabels::primary());
+        crate::build::build(fabric, crate::build::Routing { lids, tables, mfts: &mfts, path_sl: &path_sl, labels: &labels }, config, qos)
     }
 
     /// A simulation of `fabric` as the subnet manager configured it: its
@@ -128,7 +132,13 @@ impl Simulation {
             Some(q) => q,
             None => crate::qos::from_config(config)?,
         };
-        let routing = crate::build::Routing { lids: &subnet.lids, tables: &subnet.tables, mfts: &subnet.mfts, path_sl: &subnet.path_sl };
+        let routing = crate::build::Routing {
+            lids: &subnet.lids,
+            tables: &subnet.tables,
+            mfts: &subnet.mfts,
+            path_sl: &subnet.path_sl,
+            labels: &subnet.labels,
+        };
         crate::build::build(fabric, routing, config, qos)
     }
 

@@ -11,7 +11,7 @@ mod topology;
 mod traffic;
 
 use ibnetsim_fabric::{Fabric, NodeId};
-use ibnetsim_sm::{ForwardingTables, LidMap, MulticastTables, PathSl, NO_PATH};
+use ibnetsim_sm::{ForwardingTables, LidMap, MulticastTables, PathLabels, PathSl, NO_PATH};
 
 use crate::config::SimConfig;
 use crate::engine::{Event, EventQueue};
@@ -23,7 +23,7 @@ use crate::mechanism::Mechanisms;
 use crate::metrics::{ConnMetrics, Metrics};
 use crate::packet::{PacketArena, NIL};
 use crate::qos::QosTables;
-use crate::selection::{Candidates, Selection, MAX_CANDIDATES};
+use crate::selection::{Candidate, Candidates, Selection, MAX_CANDIDATES};
 use crate::sim::{Simulation, NONE};
 use crate::switch::multicast::Multicast;
 use crate::switch::{SwitchState, Switches};
@@ -38,10 +38,11 @@ pub(crate) struct Routing<'a> {
     pub tables: &'a ForwardingTables,
     pub mfts: &'a MulticastTables,
     pub path_sl: &'a PathSl,
+    pub labels: &'a PathLabels,
 }
 
 pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: QosTables) -> Result<Simulation, SimError> {
-    let Routing { lids, tables, mfts, path_sl } = routing;
+    let Routing { lids, tables, mfts, path_sl, labels } = routing;
     let params::Resolved { layout, params: p, routing_ps, arbitration_ps, warmup_ps, detector, queue, mut selection, arbiter } =
         params::resolve(c)?;
     let topo = topology::build(fabric, lids, tables, &layout)?;
@@ -50,6 +51,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
     let npv = layout.len(ports.model.len());
     selection.prepare(npv);
     check_candidates(fabric, lids, &topo, &selection)?;
+    check_escape_paths(c, lids, labels, &selection)?;
     let switch_nodes: Vec<u32> = topo.switches.iter().map(|s| s.node).collect();
     let host_of = |n: NodeId, port: u8| match topo.host_of_gp[topo.gp(n, port) as usize] {
         NONE => None,
@@ -73,6 +75,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         model: topo.switches,
         lft: topo.lft,
         lft_stride: topo.lft_stride,
+        labels: labels.clone(),
         xin_busy: vec![false; npv],
         xout_busy: vec![false; npv],
         in_bits: vec![0; topo.bits_words as usize],
@@ -82,7 +85,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         routed_cands: vec![Candidates::new(); sim_buffers - npv],
         mcast,
         scratch_req: vec![NONE; max_ports * nvl],
-        scratch_part: vec![0; max_ports * nvl],
+        scratch_opt: vec![Candidate::default(); max_ports * nvl],
     };
     let hcas = Hcas {
         state: vec![HostState::default(); topo.hosts.len()],
@@ -180,6 +183,40 @@ fn check_path_sls(path_sl: &PathSl, topo: &topology::Topology, qos: &QosTables, 
     used.extend(path_sls);
     used.sort_unstable();
     used.dedup();
+    Ok(())
+}
+
+/// `fully-adaptive` selection needs LFT entries labelled escape and adaptive
+/// (the `fa` routing engine) and VL buffers split into an adaptive and an
+/// escape part; its options (adaptive ports, and the escape port towards both
+/// parts) must fit a candidate list.
+fn check_escape_paths(c: &SimConfig, lids: &LidMap, labels: &PathLabels, selection: &Selection) -> Result<(), SimError> {
+    if !selection.escape_paths() {
+        return Ok(());
+    }
+    if !labels.as_slice().contains(&ibnetsim_sm::RouteLabel::Escape) {
+        return Err(SimError::config(
+            "selection",
+            "'fully-adaptive' needs routing options labelled escape and adaptive: route with the 'fa' engine (LMC ≥ 1)",
+        ));
+    }
+    if c.switch.input_partition_bytes.len() != 2 {
+        return Err(SimError::config(
+            "switch.input_partition_bytes",
+            format!(
+                "'fully-adaptive' selection splits each input VL buffer into [adaptive, escape] bytes (e.g. [{half}, {half}]); {} given",
+                c.switch.input_partition_bytes.len(),
+                half = c.switch.input_buffer_bytes / 2
+            ),
+        ));
+    }
+    let options = (1usize << lids.lmc()) - 1 + 2;
+    if options > MAX_CANDIDATES {
+        return Err(SimError::config(
+            "selection",
+            format!("'fully-adaptive' with LMC {} lists up to {options} options; at most {MAX_CANDIDATES} fit (use LMC ≤ 3)", lids.lmc()),
+        ));
+    }
     Ok(())
 }
 

@@ -92,6 +92,7 @@ pub(super) fn build(
                 format!("must be a fraction of the link rate in 0..={MAX_LOAD}, got {}", k.load),
             ));
         }
+        check_adaptive_fraction(k, hosts, &key)?;
         let pattern = match k.pattern {
             PatternConfig::Multicast { mlid } => multicast_pattern(mlid, num_hosts, mcast, &format!("{key}.pattern.mlid"))?,
             _ => Pattern::build(&k.pattern, num_hosts, &resolve_host, c.seed, &format!("{key}.pattern"))?,
@@ -124,6 +125,7 @@ pub(super) fn build(
             process: k.process,
             pattern,
             path_bits: k.path_bits,
+            adaptive_fraction: k.adaptive_fraction,
             trace: None,
         });
     }
@@ -158,6 +160,7 @@ pub(super) fn build(
             // No source draws from it: a trace picks its own destinations.
             pattern: Pattern::Map(DestMap::from_vec(Vec::new())),
             path_bits: PathBits::Base,
+            adaptive_fraction: 0.0,
             trace: Some(traces.len() as u32),
         });
         traces.push(trace);
@@ -206,6 +209,7 @@ pub(super) fn build(
             process: ProcessKind::Poisson,
             pattern,
             path_bits: k.path_bits,
+            adaptive_fraction: 0.0,
             trace: None,
         });
     }
@@ -255,6 +259,7 @@ pub(super) fn build(
             // Connections pick their own destinations.
             pattern: Pattern::Map(DestMap::from_vec(Vec::new())),
             path_bits: PathBits::Base,
+            adaptive_fraction: 0.0,
             trace: None,
         });
     }
@@ -285,6 +290,7 @@ pub(super) fn build(
             // Replies go back to the sender of what they answer.
             pattern: Pattern::Map(DestMap::from_vec(Vec::new())),
             path_bits: PathBits::Base,
+            adaptive_fraction: 0.0,
             trace: None,
         });
         (classes.len() - 1) as u8
@@ -329,6 +335,29 @@ pub(super) fn check_sls_have_data_vls(qos: &QosTables, sls: &[u8], data_vls: u8,
             "sl2vl",
             format!("the SL-to-VL tables map {what} to VL {} but data VLs are 0..={}", qos.sl2vl.max_vl(sls), data_vls - 1),
         ));
+    }
+    Ok(())
+}
+
+/// A class's `adaptive_fraction`: a fraction, for a class whose destinations
+/// have a second LID, that does not choose its path bits another way.
+fn check_adaptive_fraction(k: &crate::traffic::ClassConfig, hosts: &[crate::hca::HostModel], key: &str) -> Result<(), SimError> {
+    let f = k.adaptive_fraction;
+    let key = format!("{key}.adaptive_fraction");
+    if !(0.0..=1.0).contains(&f) {
+        return Err(SimError::config(key, format!("must be a fraction in 0..=1, got {f}")));
+    }
+    if f == 0.0 {
+        return Ok(());
+    }
+    if k.path_bits != PathBits::Base {
+        return Err(SimError::config(key, "chooses the DLID's path bits itself; leave path_bits = \"base\""));
+    }
+    if matches!(k.pattern, PatternConfig::Multicast { .. }) || k.vl15 {
+        return Err(SimError::config(key, "applies to unicast data classes only"));
+    }
+    if hosts.iter().any(|h| h.lid_count < 2) {
+        return Err(SimError::config(key, "needs two LIDs per port (LMC ≥ 1, e.g. the 'fa' routing engine at LMC 1)"));
     }
     Ok(())
 }

@@ -89,7 +89,7 @@ impl Simulation {
                 _ => {
                     let dm = self.hcas.model[dst as usize];
                     match class.path_bits {
-                        PathBits::Base => dm.base_lid,
+                        PathBits::Base => dm.base_lid + src.chance(class.adaptive_fraction) as u16,
                         PathBits::Random => dm.base_lid + src.pick(dm.lid_count as u32) as u16,
                     }
                 }

@@ -107,6 +107,10 @@ pub struct Metrics {
     pub dropped: u64,
     /// Copies a switch made of a multicast packet, since time 0.
     pub copies: u64,
+    /// Crossbar grants under `fully-adaptive` selection, since time 0: on an
+    /// adaptive option, on the escape option into the next adaptive part, and
+    /// on the escape option into the next escape part.
+    pub fa_hops: [u64; 3],
     /// Multicast packets retired at a switch once all their copies were
     /// made, since time 0.
     pub retired: u64,
@@ -137,6 +141,7 @@ impl Metrics {
             delivered: 0,
             dropped: 0,
             copies: 0,
+            fa_hops: [0; 3],
             retired: 0,
             events: 0,
             conns: ConnMetrics::default(),

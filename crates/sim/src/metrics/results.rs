@@ -98,6 +98,18 @@ pub struct InjectionQueueResult {
     pub peak_host_packets: u64,
 }
 
+/// Where `fully-adaptive` selection sent packets (paper 002), counted per
+/// switch hop since time 0; all zero under other policies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FullyAdaptiveResult {
+    /// Hops on an adaptive (minimal) option.
+    pub adaptive_hops: u64,
+    /// Hops on the escape option into the next switch's adaptive part.
+    pub escape_hops: u64,
+    /// Hops on the escape option into the next switch's escape part.
+    pub escape_queue_hops: u64,
+}
+
 /// The transport layer's state (see `hca/transport.rs`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TransportResult {
@@ -185,6 +197,8 @@ pub struct SimResults {
     /// Copies the switches made of multicast packets since time 0 (each
     /// copy is delivered or dropped like any packet).
     pub multicast_copies: u64,
+    /// Routing choices of `fully-adaptive` selection.
+    pub fully_adaptive: FullyAdaptiveResult,
     /// Per traffic class.
     pub classes: Vec<FlowResult>,
     /// Per SL used by some class.
@@ -396,6 +410,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             lost_messages: transport.lost,
         },
         multicast_copies: m.copies,
+        fully_adaptive: FullyAdaptiveResult { adaptive_hops: m.fa_hops[0], escape_hops: m.fa_hops[1], escape_queue_hops: m.fa_hops[2] },
         delivered_per_host: hs.iter().map(|h| h.delivered).collect(),
         classes,
         sls,

@@ -50,6 +50,7 @@ struct BufferedView<'a> {
     layout: Layout,
     mux: bool,
     blocks: u32,
+    vl15: bool,
 }
 
 impl BufferedView<'_> {
@@ -70,6 +71,10 @@ impl SelectionView for BufferedView<'_> {
         let pv = self.layout.pv(gp, c.slot);
         let x = if self.mux { self.layout.port_base(gp) } else { pv };
         !self.xout_busy[x] && self.out_used[pv] + self.blocks <= self.out_cap[pv]
+    }
+    #[inline]
+    fn fits(&self, c: &Candidate) -> bool {
+        self.vl15 || self.credits(c) >= self.blocks
     }
 }
 
@@ -102,7 +107,7 @@ impl SelectionView for LinkView<'_> {
         if self.tx[gp as usize].busy {
             return false;
         }
-        if !self.vl15 && self.credits.available(gp, self.layout.q(c.slot, c.partition)) < self.blocks {
+        if !self.fits(c) {
             return false;
         }
         let ser = self.ports[gp as usize].timing.ser_ps(self.wire);
@@ -114,6 +119,10 @@ impl SelectionView for LinkView<'_> {
             return false;
         }
         true
+    }
+    #[inline]
+    fn fits(&self, c: &Candidate) -> bool {
+        self.vl15 || self.credits(c) >= self.blocks
     }
 }
 
@@ -174,7 +183,7 @@ impl Simulation {
                 continue;
             }
             let p = self.arena[head];
-            if p.ready_at >= self.now || self.switches.xin_busy[self.xidx(gp, slot)] {
+            if p.ready_at >= self.now || self.switches.xin_busy[self.xidx(gp, slot)] || self.overtakes_deterministic(gp, q, head) {
                 continue;
             }
             let mut cands = Candidates::new();
@@ -192,8 +201,9 @@ impl Simulation {
                     layout: self.layout,
                     mux: self.p.crossbar == CrossbarKind::Multiplexed,
                     blocks: p.blocks as u32,
+                    vl15: p.flags & FLAG_VL15 != 0,
                 };
-                cands.as_slice().iter().any(|c| view.can_accept(c))
+                cands.as_slice().iter().any(|c| view.can_accept(c) && (!self.mech.selection.takes_credits_at_grant() || view.fits(c)))
             } else {
                 let view = LinkView {
                     credits: &self.ports.credits,
@@ -261,6 +271,10 @@ impl Simulation {
             // A head keeps its options (and a routing-time choice) while it
             // waits: a head that had to wait is not routed again (see
             // `remember_route`).
+            if self.overtakes_deterministic(gp, q, head) {
+                // Popping the older packet re-arbitrates this queue.
+                return None;
+            }
             if self.switches.routed_head[i] == head {
                 *cands = self.switches.routed_cands[i];
                 return Some(head);
@@ -411,7 +425,7 @@ impl Simulation {
                     // Not routed yet (a `Routed` event will come), crossbar input
                     // busy (an `XbarDone` will come), or empty: nothing to do now.
                     let Some(id) = self.eligible_head(swi, gp, q, &mut cands) else { continue };
-                    let (blocks, dlid) = (self.arena[id].blocks as u32, self.arena[id].dlid);
+                    let (blocks, dlid, flags) = (self.arena[id].blocks as u32, self.arena[id].dlid, self.arena[id].flags);
                     let view = BufferedView {
                         credits: &self.ports.credits,
                         out_used: &self.ports.out_used,
@@ -421,6 +435,7 @@ impl Simulation {
                         layout: self.layout,
                         mux: self.p.crossbar == CrossbarKind::Multiplexed,
                         blocks,
+                        vl15: flags & FLAG_VL15 != 0,
                     };
                     let sel = if is_multicast(dlid) { first_acceptable(&cands, &view) } else { self.mech.selection.select(&cands, &view) };
                     match sel {
@@ -462,6 +477,10 @@ impl Simulation {
             p.slot = c.slot;
             p.set_part(c.partition);
             p.pinned = 0;
+        }
+        self.count_escape_hop(c);
+        if self.p.credits_at_grant && p.flags & FLAG_VL15 == 0 {
+            self.ports.credits.consume(ogp, self.layout.q(c.slot, c.partition), p.blocks);
         }
         let o = self.layout.pv(ogp, c.slot);
         self.ports.out_used[o] += p.blocks as u32;
@@ -539,7 +558,7 @@ impl Simulation {
                             let r = (c.port as usize - 1) * nvl + c.slot as usize;
                             if self.switches.scratch_req[r] == NONE {
                                 self.switches.scratch_req[r] = idx as u32;
-                                self.switches.scratch_part[r] = c.partition;
+                                self.switches.scratch_opt[r] = c;
                             }
                             any = true;
                         }
@@ -604,7 +623,7 @@ impl Simulation {
                 let in_q = (idx % qpp) as u8;
                 let gp = sm.port_base + (idx / qpp) as u32;
                 self.clear_pending(&sm, idx);
-                self.grant_bufferless(gp, in_q, ogp, slot, self.switches.scratch_part[r]);
+                self.grant_bufferless(gp, in_q, ogp, slot, self.switches.scratch_opt[r]);
                 let st = &mut self.switches.state[swi as usize];
                 st.out_rr = ((o + 1) % np) as u32;
                 st.rr = ((idx + 1) % nbits) as u32;
@@ -629,7 +648,18 @@ impl Simulation {
         }
     }
 
-    fn grant_bufferless(&mut self, gp: u32, q: u8, ogp: u32, oslot: u8, opart: u8) {
+    /// Counts a `fully-adaptive` grant on option `c` by kind (results'
+    /// `fully_adaptive`).
+    #[inline]
+    fn count_escape_hop(&mut self, c: Candidate) {
+        if self.mech.selection.escape_paths() {
+            let k = if !c.escape { 0 } else if c.partition == 0 { 1 } else { 2 };
+            self.metrics.fa_hops[k] += 1;
+        }
+    }
+
+    fn grant_bufferless(&mut self, gp: u32, q: u8, ogp: u32, oslot: u8, opt: Candidate) {
+        self.count_escape_hop(opt);
         let now = self.now;
         let slot = self.layout.slot_of_q(q);
         let id = self.ports.inq[self.layout.pq(gp, q)].head;
@@ -642,7 +672,7 @@ impl Simulation {
         {
             let p = &mut self.arena[moved];
             p.pinned = 0;
-            p.set_part(opart);
+            p.set_part(opt.partition);
         }
         if last {
             self.return_input_credits(gp, q, p.blocks, p.flags & FLAG_VL15 != 0, end);

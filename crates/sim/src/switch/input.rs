@@ -15,9 +15,11 @@
 //! transmission, credits without output buffers) make their waiters pending
 //! again. The outcome is the same as re-examining every head each time.
 
+use ibnetsim_sm::RouteLabel;
+
 use crate::engine::{Event, Time};
 use crate::packet::{PacketId, NIL};
-use crate::sim::Simulation;
+use crate::sim::{Simulation, NONE};
 
 impl Simulation {
     /// Bit position of input queue `(gp, q)` within its switch's bitset.
@@ -66,7 +68,57 @@ impl Simulation {
                 self.schedule(at, Event::Routed { port: gp, queue: q });
             }
         }
+        if self.mech.selection.escape_paths() {
+            // A deterministic head of the other partition may have waited
+            // for this one (`overtakes_deterministic`).
+            let other = self.layout.q(self.layout.slot_of_q(q), 1 - self.layout.part_of_q(q));
+            if !self.ports.inq[self.layout.pq(gp, other)].is_empty() {
+                self.mark_pending(gp, other);
+            }
+        }
         id
+    }
+
+    /// Whether packet `head` of input queue `(gp, q)` asked for deterministic
+    /// routing (its DLID is an escape LID, see [`ibnetsim_sm::labels`]) under
+    /// `fully-adaptive` selection.
+    fn is_deterministic(&self, id: PacketId) -> bool {
+        let dlid = self.arena[id].dlid as usize;
+        match self.hcas.lid_host.get(dlid) {
+            Some(&h) if h != NONE => {
+                let base = self.hcas.model[h as usize].base_lid as usize;
+                self.switches.labels.get((dlid - base) as u8) == RouteLabel::Escape
+            }
+            _ => false,
+        }
+    }
+
+    /// Paper 002's in-order pointer (§4.4): the adaptive and escape parts of
+    /// a VL buffer each have a head, so a deterministic packet in one could
+    /// pass an older deterministic packet in the other. The head `head` of
+    /// `(gp, q)` must wait while the other partition of the same VL buffer
+    /// holds a deterministic packet that arrived before it (packets of one
+    /// link arrive in order, so their routing times order them). Always false
+    /// for other selection policies.
+    pub(crate) fn overtakes_deterministic(&self, gp: u32, q: u8, head: PacketId) -> bool {
+        if !self.mech.selection.escape_paths() || !self.is_deterministic(head) {
+            return false;
+        }
+        let arrived = self.arena[head].ready_at;
+        let other = self.layout.q(self.layout.slot_of_q(q), 1 - self.layout.part_of_q(q));
+        let mut id = self.ports.inq[self.layout.pq(gp, other)].head;
+        while id != NIL {
+            let p = &self.arena[id];
+            if p.ready_at >= arrived {
+                // FIFO: the rest arrived later still.
+                return false;
+            }
+            if self.is_deterministic(id) {
+                return true;
+            }
+            id = p.next;
+        }
+        false
     }
 
     /// A `Routed` event: the head of input queue `(gp, q)` has been routed.

@@ -96,6 +96,9 @@ pub(crate) struct Switches {
     pub lft: Vec<u8>,
     /// LIDs per LFT row.
     pub lft_stride: usize,
+    /// The role of each path-bits offset's LFT entry (escape, adaptive or
+    /// ordinary; see [`ibnetsim_sm::labels`]).
+    pub labels: ibnetsim_sm::PathLabels,
     /// Crossbar inputs in use (per port, or per port × slot), cleared by the
     /// event that ends the transfer.
     pub xin_busy: Vec<bool>,
@@ -116,6 +119,6 @@ pub(crate) struct Switches {
     pub mcast: multicast::Multicast,
     /// Scratch for bufferless arbitration: request per (output port, slot).
     pub scratch_req: Vec<u32>,
-    /// The partition of the next hop each request is for.
-    pub scratch_part: Vec<u8>,
+    /// The option each request is for.
+    pub scratch_opt: Vec<crate::selection::Candidate>,
 }

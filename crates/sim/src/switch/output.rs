@@ -24,16 +24,32 @@ impl Simulation {
         }
         let base = self.layout.port_base(gp);
         let vl15 = self.layout.vl15_slot;
+        let pm = &self.ports.model[gp as usize];
+        let credits_taken = self.p.credits_at_grant && pm.is_switch;
+        let escape_fallback = !pm.is_switch && self.mech.selection.takes_credits_at_grant();
         let mut ready: u16 = 0;
         let mut wake = Time::MAX;
         let mut m = t.outq_mask;
         while m != 0 {
             let s = m.trailing_zeros() as u8;
             m &= m - 1;
-            let p = &self.arena[self.ports.outq[base + s as usize].head];
+            let head = self.ports.outq[base + s as usize].head;
+            let p = &self.arena[head];
             if p.ready_at > now {
                 wake = wake.min(p.ready_at);
-            } else if s == vl15 || self.ports.credits.available(gp, self.layout.q(s, p.part())) >= p.blocks as u32 {
+            } else if s == vl15 || credits_taken {
+                ready |= 1 << s;
+            } else if escape_fallback {
+                // A CA sends into the adaptive part of the switch's VL buffer,
+                // or into its escape part when only that has room (paper 002
+                // §4.4 stores packets in the escape queue when the adaptive
+                // one is full).
+                let fits = |part| self.ports.credits.available(gp, self.layout.q(s, part)) >= p.blocks as u32;
+                if let Some(part) = [0, 1].into_iter().find(|&part| fits(part)) {
+                    self.arena[head].set_part(part);
+                    ready |= 1 << s;
+                }
+            } else if self.ports.credits.available(gp, self.layout.q(s, p.part())) >= p.blocks as u32 {
                 ready |= 1 << s;
             }
         }

@@ -12,8 +12,10 @@
 //! A routing-time selection policy (`lfu`) chooses here, once per packet and
 //! switch ([`Simulation::pin_choice`]), when the head is first routed.
 
+use std::cell::Cell;
+
 use ibnetsim_fabric::PortNum;
-use ibnetsim_sm::NO_PATH;
+use ibnetsim_sm::{RouteLabel, NO_PATH};
 
 use crate::engine::Time;
 use crate::link::{LinkTiming, CUT_THROUGH_HEADER_BYTES};
@@ -43,36 +45,72 @@ impl Simulation {
         let sm = &self.switches.model[swi as usize];
         let row = swi as usize * self.switches.lft_stride;
         let vl15 = p.flags & FLAG_VL15 != 0;
-        let mut back_to_input = false;
-        let mut add = |port: u8, out: &mut Candidates| {
+        let back_to_input = Cell::new(false);
+        // The VL slot of a usable LFT entry `port`, or `None`.
+        let usable = |port: u8| -> Option<u8> {
             if port == NO_PATH || port == 0 || port as u32 > sm.num_ports {
-                return;
+                return None;
             }
             if port == in_port {
-                back_to_input = true;
-                return;
+                back_to_input.set(true);
+                return None;
             }
             if self.ports.model[sm.gp(port) as usize].peer == NONE {
-                return;
+                return None;
             }
-            let slot = if vl15 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(sm.node, in_port, port, p.sl) };
-            out.push_unique_port(Candidate { port, slot, partition: 0 });
+            Some(if vl15 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(sm.node, in_port, port, p.sl) })
         };
         let dlid = p.dlid as usize;
-        let first = self.switches.lft.get(row + dlid).copied().filter(|_| dlid < self.switches.lft_stride).unwrap_or(NO_PATH);
-        add(first, out);
-        if self.mech.selection.wants_all_paths() {
-            if let Some(&h) = self.hcas.lid_host.get(dlid) {
-                if h != NONE {
-                    let hm = &self.hcas.model[h as usize];
-                    for l in hm.base_lid as usize..hm.base_lid as usize + hm.lid_count as usize {
-                        add(self.switches.lft[row + l], out);
+        let entry = |lid: usize| self.switches.lft.get(row + lid).copied().filter(|_| lid < self.switches.lft_stride).unwrap_or(NO_PATH);
+        let owner = self.hcas.lid_host.get(dlid).copied().filter(|&h| h != NONE).map(|h| self.hcas.model[h as usize]);
+        match owner {
+            Some(hm) if self.mech.selection.escape_paths() && !vl15 => {
+                let label = self.switches.labels.get((dlid - hm.base_lid as usize) as u8);
+                let lids = hm.base_lid as usize..hm.base_lid as usize + hm.lid_count as usize;
+                let escape = |port: u8, out: &mut Candidates| {
+                    if let Some(slot) = usable(port) {
+                        // Into the next adaptive part if it has room, else its escape part.
+                        out.push(Candidate { port, slot, partition: 0, escape: true });
+                        out.push(Candidate { port, slot, partition: 1, escape: true });
                     }
+                };
+                match label {
+                    RouteLabel::Primary | RouteLabel::Escape => escape(entry(dlid), out),
+                    RouteLabel::Adaptive => {
+                        for l in lids.clone() {
+                            if self.switches.labels.get((l - lids.start) as u8) == RouteLabel::Adaptive {
+                                if let Some(slot) = usable(entry(l)) {
+                                    out.push_unique_port(Candidate { port: entry(l), slot, partition: 0, escape: false });
+                                }
+                            }
+                        }
+                        for l in lids.clone() {
+                            if self.switches.labels.get((l - lids.start) as u8) == RouteLabel::Escape {
+                                escape(entry(l), out);
+                            }
+                        }
+                    }
+                }
+            }
+            Some(hm) if self.mech.selection.wants_all_paths() => {
+                let mut add = |port: u8| {
+                    if let Some(slot) = usable(port) {
+                        out.push_unique_port(Candidate { port, slot, partition: 0, escape: false });
+                    }
+                };
+                add(entry(dlid));
+                for l in hm.base_lid as usize..hm.base_lid as usize + hm.lid_count as usize {
+                    add(entry(l));
+                }
+            }
+            _ => {
+                if let Some(slot) = usable(entry(dlid)) {
+                    out.push(Candidate { port: entry(dlid), slot, partition: 0, escape: false });
                 }
             }
         }
         if out.is_empty() {
-            return Err(if back_to_input { DropReason::InputPortIsOutput } else { DropReason::NoRoute });
+            return Err(if back_to_input.get() { DropReason::InputPortIsOutput } else { DropReason::NoRoute });
         }
         Ok(())
     }
@@ -89,7 +127,7 @@ impl Simulation {
                 continue;
             }
             let slot = if p.flags & FLAG_VL15 != 0 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(sm.node, in_port, port, p.sl) };
-            if !out.push_unique_port(Candidate { port, slot, partition: 0 }) {
+            if !out.push_unique_port(Candidate { port, slot, partition: 0, escape: false }) {
                 break;
             }
         }

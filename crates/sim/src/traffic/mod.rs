@@ -91,6 +91,12 @@ pub struct ClassConfig {
     pub pattern: PatternConfig,
     /// Choice of DLID path bits.
     pub path_bits: PathBits,
+    /// Fraction (0..=1) of packets sent to the destination's second LID
+    /// (DLID least significant bit 1), which the `fa` routing engine labels
+    /// adaptive; the others go to its base LID, routed deterministically on
+    /// the escape path (paper 002 §4.2: the sender enables adaptive routing
+    /// per packet). Needs LMC ≥ 1 and `path_bits = "base"`.
+    pub adaptive_fraction: f64,
 }
 
 impl Default for ClassConfig {
@@ -105,6 +111,7 @@ impl Default for ClassConfig {
             payload_size: None,
             pattern: PatternConfig::Uniform,
             path_bits: PathBits::Base,
+            adaptive_fraction: 0.0,
         }
     }
 }
@@ -125,6 +132,7 @@ struct ClassDoc {
     payload_size: Option<SizeConfig>,
     pattern: PatternConfig,
     path_bits: PathBits,
+    adaptive_fraction: f64,
 }
 
 impl Default for ClassDoc {
@@ -142,6 +150,7 @@ impl Default for ClassDoc {
             payload_size: None,
             pattern: c.pattern,
             path_bits: c.path_bits,
+            adaptive_fraction: c.adaptive_fraction,
         }
     }
 }
@@ -158,6 +167,7 @@ impl From<ClassConfig> for ClassDoc {
             payload_size: c.payload_size,
             pattern: c.pattern,
             path_bits: c.path_bits,
+            adaptive_fraction: c.adaptive_fraction,
         }
     }
 }
@@ -181,6 +191,7 @@ impl TryFrom<ClassDoc> for ClassConfig {
             payload_size: d.payload_size,
             pattern: d.pattern,
             path_bits: d.path_bits,
+            adaptive_fraction: d.adaptive_fraction,
         })
     }
 }
@@ -223,6 +234,8 @@ pub struct Class {
     pub pattern: Pattern,
     /// Path-bit choice.
     pub path_bits: PathBits,
+    /// Fraction of packets sent to the destination's adaptive LID (base + 1).
+    pub adaptive_fraction: f64,
     /// Index in `Simulation::traces` of the trace that drives this class.
     pub trace: Option<u32>,
 }
@@ -281,6 +294,16 @@ impl Source {
     #[inline]
     pub fn payload(&mut self, size: &PayloadSize) -> u32 {
         size.draw(&mut self.rng)
+    }
+
+    /// True with probability `p` (no draw at 0 or 1, so that all-adaptive
+    /// and all-deterministic runs see the same arrivals and destinations).
+    #[inline]
+    pub fn chance(&mut self, p: f64) -> bool {
+        if p <= 0.0 || p >= 1.0 {
+            return p >= 1.0;
+        }
+        self.rng.random::<f64>() < p
     }
 
     /// A uniform 32-bit draw from this source's stream.

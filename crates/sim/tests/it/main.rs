@@ -7,6 +7,7 @@ mod connections;
 mod conservation;
 mod deadlock;
 mod fecn;
+mod fully_adaptive;
 mod determinism;
 mod lfu;
 mod lifetime;

@@ -15,7 +15,8 @@
 //! * Offsets `k = 1 .. 2^LMC - 1` are adaptive options on minimal paths: the
 //!   fewest switch hops to the destination's switch, up*/down* restrictions
 //!   ignored. At each switch, offset `k` takes the `k`-th of the switch's
-//!   minimal next-hop ports toward that switch, ports in ascending order,
+//!   minimal next-hop ports toward that switch: first those other than the
+//!   escape port, in ascending order, then the escape port if it is minimal,
 //!   cycling when there are fewer minimal ports than adaptive offsets. At the
 //!   destination's own switch every offset gives the CA's port. So a switch
 //!   offers at most `min(2^LMC - 1, #minimal ports)` adaptive options plus the
@@ -122,6 +123,11 @@ fn fill_adaptive(fabric: &Fabric, lids: &LidMap, hops: &SwitchHops, tables: &mut
                 }
             }
             for &(base, count, ca_port) in dests {
+                // Minimal ports other than the escape one first, so that the
+                // adaptive options add routing freedom before repeating it.
+                if let Some(esc) = tables.get(sw, base) {
+                    minimal.sort_by_key(|&p| (p == esc, p));
+                }
                 for k in 1..count {
                     let lid = (base as u32 + k) as Lid;
                     let port = if t == si {
@@ -263,23 +269,25 @@ mod tests {
         let r = fa(&["s0"]).route(&f, &lids).unwrap();
         let e = |sw: &str, h: &str| entries(&f, &lids, &r.tables, sw, h);
         // Offsets 0 (escape), 1, 2, 3. s4 -> h1: escape up to s0 and down
-        // (s4 -> s3 -> s1 would go down, then up); adaptive ports 1 and 2 in turn.
-        assert_eq!(e("s4", "h1"), [1, 1, 2, 1]);
-        assert_eq!(e("s4", "h2"), [1, 1, 2, 1]);
-        assert_eq!(e("s1", "h4"), [1, 1, 3, 1]);
-        assert_eq!(e("s2", "h4"), [1, 1, 3, 1]);
+        // (s4 -> s3 -> s1 would go down, then up); the adaptive offsets take
+        // the other minimal port (2) first, then the escape port, in turn.
+        assert_eq!(e("s4", "h1"), [1, 2, 1, 2]);
+        assert_eq!(e("s4", "h2"), [1, 2, 1, 2]);
+        assert_eq!(e("s1", "h4"), [1, 3, 1, 3]);
+        assert_eq!(e("s2", "h4"), [1, 3, 1, 3]);
         // s0 -> h3: three legal minimal ports. updn balances: at s0, h1 took
         // port 1 and h2 port 2 before h3, so the escape is port 3.
         assert_eq!(e("s0", "h3"), [3, 1, 2, 3]);
-        // s3 -> h0: h0 is routed first, every port unused: the escape is port 1.
-        assert_eq!(e("s3", "h0"), [1, 1, 2, 3]);
+        // s3 -> h0: h0 is routed first, every port unused: the escape is port
+        // 1, so the adaptive offsets take 2, 3, then 1.
+        assert_eq!(e("s3", "h0"), [1, 2, 3, 1]);
         // One hop away: one option. At the host's own switch: its port.
         assert_eq!(e("s0", "h1"), [1, 1, 1, 1]);
         assert_eq!(e("s3", "h4"), [3, 3, 3, 3]);
         assert_eq!(e("s2", "h2"), [4, 4, 4, 4]);
         // s4's whole row, hosts h0..h4.
         let s4: Vec<u8> = ["h0", "h1", "h2", "h3", "h4"].iter().flat_map(|h| e("s4", h)).collect();
-        assert_eq!(s4, [1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 2, 1, 2, 2, 2, 2, 4, 4, 4, 4]);
+        assert_eq!(s4, [1, 1, 1, 1, 1, 2, 1, 2, 1, 2, 1, 2, 2, 2, 2, 2, 4, 4, 4, 4]);
         escape_is_updn(&f, &lids, &r.tables, &fa(&["s0"]).updn).unwrap();
         // Switch LIDs are up*/down*'s, too, routed after the hosts: at s3,
         // h0 and h1 took port 1, h2 port 2, h4 port 3, so s0 (LID 24) takes
@@ -303,17 +311,18 @@ mod tests {
     }
 
     #[test]
-    fn lmc1_gives_one_adaptive_option_the_lowest_minimal_port() {
+    fn lmc1_gives_one_adaptive_option_a_minimal_port_other_than_the_escape() {
         let f = five();
         let lids = LidMap::assign(&f, 1).unwrap();
         let r = fa(&["s0"]).route(&f, &lids).unwrap();
         let e = |sw: &str, h: &str| entries(&f, &lids, &r.tables, sw, h);
         assert_eq!(e("s0", "h3"), [3, 1]);
-        assert_eq!(e("s3", "h0"), [1, 1]);
-        assert_eq!(e("s4", "h1"), [1, 1]);
-        // Only s0 -> h3 has an adaptive port other than its escape port.
-        assert_eq!(option_distribution(&f, &lids, &r.tables), [(1, 24), (2, 1)]);
-        assert!(r.notes[0].contains("adaptive = minimal (offset 1); 1.04 distinct options"), "{}", r.notes[0]);
+        assert_eq!(e("s3", "h0"), [1, 2]);
+        assert_eq!(e("s4", "h1"), [1, 2]);
+        // Every pair with two or more minimal ports gets a second option:
+        // s0→h3, s3→h0, s4→h1, s4→h2, s1→h4, s2→h4; (19 + 2·6) / 25 = 1.24.
+        assert_eq!(option_distribution(&f, &lids, &r.tables), [(1, 19), (2, 6)]);
+        assert!(r.notes[0].contains("adaptive = minimal (offset 1); 1.24 distinct options"), "{}", r.notes[0]);
         escape_is_updn(&f, &lids, &r.tables, &fa(&["s0"]).updn).unwrap();
     }
 

@@ -31,7 +31,7 @@ __all__ = ["class_names", "traffic_class", "sim_overrides", "class_columns", "ut
 
 _PRESETS = ("kim2007", "alfaro2001", "martinez2003", "martinez2005")
 _MTUS = (256, 512, 1024, 2048, 4096)
-_SELECTIONS = ("deterministic", "adaptive-by-credits", "lfu")
+_SELECTIONS = ("deterministic", "adaptive-by-credits", "lfu", "fully-adaptive")
 _PROCESSES = ("poisson", "bernoulli")
 
 

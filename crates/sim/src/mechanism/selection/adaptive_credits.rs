@@ -58,12 +58,15 @@ mod tests {
         fn can_accept(&self, c: &Candidate) -> bool {
             self.accept[c.port as usize]
         }
+        fn fits(&self, _: &Candidate) -> bool {
+            unreachable!("adaptive-by-credits does not ask")
+        }
     }
 
     fn cands(ports: &[u8]) -> Candidates {
         let mut c = Candidates::new();
         for &p in ports {
-            c.push_unique_port(Candidate { port: p, slot: 0, partition: 0 });
+            c.push_unique_port(Candidate { port: p, slot: 0, partition: 0, escape: false });
         }
         c
     }

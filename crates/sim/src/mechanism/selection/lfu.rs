@@ -78,7 +78,7 @@ mod tests {
     fn cands(opts: &[(u8, u8)]) -> Candidates {
         let mut c = Candidates::new();
         for &(port, slot) in opts {
-            c.push_unique_port(Candidate { port, slot, partition: 0 });
+            c.push_unique_port(Candidate { port, slot, partition: 0, escape: false });
         }
         c
     }

@@ -24,6 +24,7 @@
 pub mod adaptive_credits;
 pub mod config;
 pub mod deterministic;
+pub mod fully_adaptive;
 pub mod lfu;
 
 use ibnetsim_fabric::PortNum;
@@ -33,6 +34,7 @@ use crate::error::SimError;
 pub use adaptive_credits::AdaptiveByCredits;
 pub use config::{LfuCounters, SelectionConfig};
 pub use deterministic::Deterministic;
+pub use fully_adaptive::FullyAdaptive;
 pub use lfu::Lfu;
 
 /// Most routing options one lookup can return. With adaptive selection the
@@ -47,9 +49,11 @@ pub struct Candidate {
     pub port: PortNum,
     /// VL slot on that output (after SL2VL).
     pub slot: u8,
-    /// Buffer partition of the next hop's VL buffer (0 = the whole buffer;
-    /// escape/adaptive splits use other values).
+    /// Buffer partition of the next hop's VL buffer (0 = the whole buffer,
+    /// or its adaptive part; 1 = the escape part, see [`FullyAdaptive`]).
     pub partition: u8,
+    /// The option is the escape path (paper 002), not an adaptive one.
+    pub escape: bool,
 }
 
 /// A fixed-capacity list of options: no allocation per packet.
@@ -84,6 +88,18 @@ impl Candidates {
     #[inline]
     pub fn clear(&mut self) {
         self.len = 0;
+    }
+
+    /// Appends `c` whatever its port (the escape option may share a port
+    /// with an adaptive one); false when full.
+    #[inline]
+    pub fn push(&mut self, c: Candidate) -> bool {
+        if self.len as usize == MAX_CANDIDATES {
+            return false;
+        }
+        self.items[self.len as usize] = c;
+        self.len += 1;
+        true
     }
 
     /// Keeps only option `k` (a routing-time choice).
@@ -121,6 +137,9 @@ pub trait SelectionView {
     /// room in the output buffer or, without output buffers, link free and
     /// credits for the whole packet).
     fn can_accept(&self, c: &Candidate) -> bool;
+    /// Whether the next hop of `c` has credits for the whole packet in the
+    /// partition `c` names (always for VL15, which has no flow control).
+    fn fits(&self, c: &Candidate) -> bool;
 }
 
 /// The selection policies.
@@ -133,11 +152,14 @@ pub enum Selection {
     /// Among the LFT ports of the destination's LIDs, the least used output
     /// (port, VL); decided at routing time.
     Lfu(Lfu),
+    /// Adaptive minimal options while the next adaptive queue has room, the
+    /// escape path otherwise (paper 002).
+    FullyAdaptive(FullyAdaptive),
 }
 
 impl Selection {
     /// Registry names.
-    pub const NAMES: &'static [&'static str] = &[Deterministic::NAME, AdaptiveByCredits::NAME, Lfu::NAME];
+    pub const NAMES: &'static [&'static str] = &[Deterministic::NAME, AdaptiveByCredits::NAME, Lfu::NAME, FullyAdaptive::NAME];
 
     /// The policy `cfg` describes, with its parameters; errors name `key`
     /// (or `key.parameter`).
@@ -168,6 +190,7 @@ impl Selection {
             Deterministic::NAME => Ok(Selection::Deterministic(Deterministic)),
             AdaptiveByCredits::NAME => Ok(Selection::AdaptiveByCredits(AdaptiveByCredits::default())),
             Lfu::NAME => Ok(Selection::Lfu(Lfu::new())),
+            FullyAdaptive::NAME => Ok(Selection::FullyAdaptive(FullyAdaptive)),
             _ => Err(SimError::config(
                 key,
                 format!("unknown selection policy '{name}' (known: {})", Self::NAMES.join(", ")),
@@ -181,6 +204,7 @@ impl Selection {
             Selection::Deterministic(_) => Deterministic::NAME,
             Selection::AdaptiveByCredits(_) => AdaptiveByCredits::NAME,
             Selection::Lfu(_) => Lfu::NAME,
+            Selection::FullyAdaptive(_) => FullyAdaptive::NAME,
         }
     }
 
@@ -207,7 +231,7 @@ impl Selection {
     pub fn choose_at_routing(&mut self, cands: &Candidates, counter: impl Fn(&Candidate) -> usize) -> usize {
         match self {
             Selection::Lfu(s) => s.choose(cands, counter),
-            Selection::Deterministic(_) | Selection::AdaptiveByCredits(_) => 0,
+            Selection::Deterministic(_) | Selection::AdaptiveByCredits(_) | Selection::FullyAdaptive(_) => 0,
         }
     }
 
@@ -222,7 +246,7 @@ impl Selection {
     pub fn counts(&self) -> Option<&[u32]> {
         match self {
             Selection::Lfu(s) => Some(s.counts()),
-            Selection::Deterministic(_) | Selection::AdaptiveByCredits(_) => None,
+            Selection::Deterministic(_) | Selection::AdaptiveByCredits(_) | Selection::FullyAdaptive(_) => None,
         }
     }
 
@@ -233,11 +257,20 @@ impl Selection {
         matches!(self, Selection::AdaptiveByCredits(_) | Selection::Lfu(_))
     }
 
-    /// Whether a credit update may change this policy's choice (the switch then
-    /// re-arbitrates when credits arrive).
+    /// Whether the routing stage lists the escape and adaptive options of
+    /// the destination's labelled LIDs ([`FullyAdaptive`]).
     #[inline]
-    pub fn reads_credits(&self) -> bool {
-        matches!(self, Selection::AdaptiveByCredits(_))
+    pub fn escape_paths(&self) -> bool {
+        matches!(self, Selection::FullyAdaptive(_))
+    }
+
+    /// Whether the choice needs the next hop's credits for the whole packet
+    /// in the chosen partition ([`FullyAdaptive`]). With output buffers the
+    /// switch then takes those credits when the packet crosses the crossbar,
+    /// and re-arbitrates when credits return.
+    #[inline]
+    pub fn takes_credits_at_grant(&self) -> bool {
+        matches!(self, Selection::FullyAdaptive(_))
     }
 
     /// Index of the arbitration-time choice, or `None` to wait. A routing-time
@@ -249,6 +282,7 @@ impl Selection {
             Selection::Deterministic(s) => s.select(cands, view),
             Selection::AdaptiveByCredits(s) => s.select(cands, view),
             Selection::Lfu(_) => Deterministic.select(cands, view),
+            Selection::FullyAdaptive(s) => s.select(cands, view),
         }
     }
 }
@@ -271,19 +305,19 @@ mod tests {
     #[test]
     fn unknown_name_lists_known() {
         let e = Selection::from_name("lru", "selection").unwrap_err().to_string();
-        assert!(e.contains("'selection'") && e.contains("deterministic, adaptive-by-credits, lfu"), "{e}");
+        assert!(e.contains("'selection'") && e.contains("deterministic, adaptive-by-credits, lfu, fully-adaptive"), "{e}");
     }
 
     #[test]
     fn candidates_dedupe_ports_and_cap() {
         let mut c = Candidates::new();
-        assert!(c.push_unique_port(Candidate { port: 3, slot: 0, partition: 0 }));
-        assert!(c.push_unique_port(Candidate { port: 3, slot: 1, partition: 0 }));
+        assert!(c.push_unique_port(Candidate { port: 3, slot: 0, partition: 0, escape: false }));
+        assert!(c.push_unique_port(Candidate { port: 3, slot: 1, partition: 0, escape: false }));
         assert_eq!(c.len(), 1);
         for p in 4..(4 + MAX_CANDIDATES as u8 - 1) {
-            assert!(c.push_unique_port(Candidate { port: p, slot: 0, partition: 0 }));
+            assert!(c.push_unique_port(Candidate { port: p, slot: 0, partition: 0, escape: false }));
         }
-        assert!(!c.push_unique_port(Candidate { port: 200, slot: 0, partition: 0 }));
+        assert!(!c.push_unique_port(Candidate { port: 200, slot: 0, partition: 0, escape: false }));
         assert_eq!(c.len(), MAX_CANDIDATES);
     }
 }
