@@ -125,3 +125,25 @@ def test_lmc_beyond_the_lid_space_exits_2_saying_which_lmc_fits(shared_data):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "is4_3l_1944n.topo: LMC 5 needs 62509 unicast LIDs but only 49151 exist" in proc.stderr
     assert "use LMC 4 or lower" in proc.stderr
+
+
+def test_check_escape_channels_of_fully_adaptive_tables(tmp_path):
+    # Paper 002's switches are deadlock-free when the escape channels'
+    # dependency graph has no cycle. On a 6-ring, fa's up*/down* escape passes
+    # although its minimal adaptive entries close a loop; minhop's tables read
+    # as fa tables (--escape-first) have no real escape and fail.
+    topo = tmp_path / "ring6.net"
+    run("topo", "gen", "ring", "--switches", 6, "-o", topo)
+    ok = run("check", topo, "--engine", "fa", "--lmc", 1)
+    assert "credit loops (every LID routed alone): CYCLE" in ok.stdout
+    assert "escape channels (Duato's condition for fully adaptive switches): none" in ok.stdout
+    assert ok.stdout.rstrip().endswith("verdict: ok")
+    dump = tmp_path / "minhop.dump"
+    run("route", topo, "--engine", "minhop", "--lmc", 1, "-o", dump)
+    plain = run("check", topo, "--lfts", dump, check=False)
+    assert "escape channels" not in plain.stdout and plain.returncode == 1
+    bad = run("check", topo, "--lfts", dump, "--escape-first", "--json", check=False)
+    assert bad.returncode == 1
+    r = json.loads(bad.stdout)
+    assert r["escape"]["cyclic_sccs"] >= 1 and len(r["escape"]["cycle"]) == 6
+    assert r["escape"]["switch_lids"] is True and r["has_defects"] is True

@@ -198,19 +198,23 @@ def route(file: Optional[str], engine: str, lmc: int, root: tuple[str, ...], lft
 @click.option("--sl", type=click.IntRange(0, 15), default=0, show_default=True, help="Service level of every route in the credit-loop check.")
 @click.option("--include-switch-lids", is_flag=True, help="Add routes from and to switches (management traffic on data VLs) to the credit-loop check.")
 @click.option("--spread-lmc", is_flag=True, help="Spread uniform traffic over every LID of a port for the channel load.")
+@click.option("--escape-first", is_flag=True, help="Read the tables as the fa engine lays them out (LID offset 0 the escape path, the others adaptive) and check Duato's condition on the escape channels.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @_friendly_errors
-def check(file: str, lfts_file: Optional[str], engine: str, lmc: int, root: tuple[str, ...], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], data_vls: int, qos_file: Optional[str], sl: int, include_switch_lids: bool, spread_lmc: bool, as_json: bool) -> None:
+def check(file: str, lfts_file: Optional[str], engine: str, lmc: int, root: tuple[str, ...], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], data_vls: int, qos_file: Optional[str], sl: int, include_switch_lids: bool, spread_lmc: bool, escape_first: bool, as_json: bool) -> None:
     """Reachability, loops, path stretch, channel load and credit loops of FILE's routing.
 
     Exits 1 if any CA pair is unreachable, a forwarding loop exists, or the
     channel dependency graph has a cycle (a possible credit-loop deadlock).
+    For tables with escape options (--engine fa, or --escape-first) the
+    verdict on credit loops is the escape channels' graph (paper 002's fully
+    adaptive switches).
     """
     if lfts_file:
         engine = "file"
     fab, sm, t_read, t_route = _configure(file, engine, lmc, root, lfts_file, fdbs_key, ibnl_dir)
     t0 = time.perf_counter()
-    report = sm.check(data_vls=data_vls, qos_file=qos_file, spread_lmc=spread_lmc, sl=sl, include_switch_lids=include_switch_lids)
+    report = sm.check(data_vls=data_vls, qos_file=qos_file, spread_lmc=spread_lmc, sl=sl, include_switch_lids=include_switch_lids, escape_first=escape_first)
     t_check = time.perf_counter() - t0
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))

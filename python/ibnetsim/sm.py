@@ -140,6 +140,7 @@ class SubnetManager:
         spread_lmc: bool = False,
         sl: int = 0,
         include_switch_lids: bool = False,
+        escape_first: bool = False,
     ) -> CheckReport:
         """Reachability, loops, path stretch, channel load and the credit-loop check.
 
@@ -150,6 +151,13 @@ class SubnetManager:
         ``include_switch_lids`` adds the routes from and to switch port 0
         (management traffic on data VLs) to the channel dependency graph, which
         otherwise holds CA-to-CA routes only (see docs/check.md).
+
+        Tables with escape options (the ``fa`` engine's, or any tables with
+        ``escape_first=True``, read as ``fa`` lays them out: offset 0 the
+        escape path, the others adaptive) are also checked as paper 002's
+        fully adaptive switches use them: the dependency graph of the escape
+        channels, with routes from every switch, must have no cycle (Duato's
+        condition), and that graph gives the credit-loop verdict.
         """
         data, text = self._inner.check(
             int(data_vls),
@@ -157,6 +165,7 @@ class SubnetManager:
             bool(spread_lmc),
             int(sl),
             bool(include_switch_lids),
+            bool(escape_first),
         )
         return CheckReport(json.loads(data), text)
 

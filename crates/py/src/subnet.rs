@@ -6,7 +6,7 @@ use ibnetsim_fabric::{LinkEnd, NodeId};
 use ibnetsim_sm::analysis::{analyze, uniform_loads, AnalysisOptions, DirLink, LoadLids, PathSl, SlView};
 use ibnetsim_sm::dump::opensm_lfts;
 use ibnetsim_sm::qos::{QosConfig, Sl2VlTables};
-use ibnetsim_sm::{MulticastGroupConfig, RoutingOptions, SmConfig, SmError, Subnet, SubnetManager, ENGINES};
+use ibnetsim_sm::{MulticastGroupConfig, PathLabels, RouteLabel, RoutingOptions, SmConfig, SmError, Subnet, SubnetManager, ENGINES};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2};
 use pyo3::prelude::*;
@@ -138,7 +138,10 @@ impl PySubnet {
 
     /// Reachability, loops, stretch, channel load and credit loops:
     /// returns (report as JSON, report as text).
-    #[pyo3(signature = (data_vls, qos_file, spread_lmc, sl, include_switch_lids))]
+    /// `escape_first` reads the tables as the `fa` engine lays them out
+    /// (offset 0 escape, the others adaptive) whatever engine made them.
+    #[pyo3(signature = (data_vls, qos_file, spread_lmc, sl, include_switch_lids, escape_first))]
+    #[allow(clippy::too_many_arguments)]
     fn check(
         &self,
         py: Python<'_>,
@@ -147,11 +150,16 @@ impl PySubnet {
         spread_lmc: bool,
         sl: u8,
         include_switch_lids: bool,
+        escape_first: bool,
     ) -> PyResult<(String, String)> {
         let f = &self.fabric.get().inner;
+        let labels = if escape_first { PathLabels::escape_first(self.inner.lids.lmc()) } else { self.inner.labels.clone() };
+        let escape_offsets =
+            labels.as_slice().iter().enumerate().filter(|(_, &l)| l == RouteLabel::Escape).map(|(o, _)| o as u16).collect();
         let options = AnalysisOptions {
             load_lids: if spread_lmc { LoadLids::Spread } else { LoadLids::Base },
             cdg_switch_lids: include_switch_lids,
+            escape_offsets,
             ..AnalysisOptions::default()
         };
         py.detach(|| {

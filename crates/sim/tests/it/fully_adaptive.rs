@@ -12,7 +12,7 @@
 use ibnetsim_fabric::{Fabric, NodeId};
 use ibnetsim_sim::presets::preset;
 use ibnetsim_sim::{AckMode, ProcessKind, SimConfig, SimError, Simulation};
-use ibnetsim_sm::{RoutingOptions, SmConfig, Subnet, SubnetManager};
+use ibnetsim_sm::{PathLabels, RoutingOptions, SmConfig, Subnet, SubnetManager};
 
 use crate::common::*;
 
@@ -178,4 +178,44 @@ fn fully_adaptive_needs_the_fa_labels_and_two_partitions() {
     c.traffic.classes[0].path_bits = ibnetsim_sim::PathBits::Random;
     let e = err(&c, "fa");
     assert!(e.contains("leave path_bits = \"base\""), "{e}");
+}
+
+/// The ring of `n` switches (one host each) with LMC 1 tables of `engine`,
+/// read as the `fa` engine lays them out (offset 0 escape, offset 1 adaptive).
+fn ring_as_fa(n: u32, engine: &str) -> (Fabric, Subnet) {
+    let f = ring(n);
+    let sm = SubnetManager::new(SmConfig { routing_engine: engine.into(), lmc: 1, ..SmConfig::default() });
+    let mut s = sm.configure(&f).unwrap();
+    s.labels = PathLabels::escape_first(1);
+    (f, s)
+}
+
+/// Saturating uniform traffic, all adaptive, on paper 002's switch with one
+/// 282 B packet per partition.
+fn saturating() -> SimConfig {
+    let mut c = preset("martinez2003").unwrap();
+    c.switch.input_partition_bytes = vec![512, 512];
+    c.selection = "fully-adaptive".into();
+    c.traffic.classes = vec![class("u", 0, 1.0, ProcessKind::Bernoulli, 256, ibnetsim_sim::PatternConfig::Uniform)];
+    c.traffic.classes[0].adaptive_fraction = 1.0;
+    c.watchdog_ns = 20_000.0;
+    c
+}
+
+#[test]
+fn minimal_adaptive_routing_without_a_real_escape_deadlocks() {
+    // minhop's entries as the "escape": minimal routes around a 6-ring close
+    // a cycle on the one VL (`ibnetsim check --escape-first` reports it, see
+    // the sm crate's escape_check tests), and the escape parts fill around it.
+    let (f, s) = ring_as_fa(6, "minhop");
+    let mut sim = Simulation::from_subnet(&f, &s, &saturating(), None).unwrap();
+    let err = sim.run(50_000_000_000).unwrap_err();
+    assert!(matches!(err, SimError::Deadlock(_)), "{err}");
+    sim.check_conservation().unwrap();
+    // The fa engine's up*/down* escape on the same ring keeps moving.
+    let (f, s) = ring_as_fa(6, "fa");
+    let mut sim = Simulation::from_subnet(&f, &s, &saturating(), None).unwrap();
+    sim.run(50_000_000_000).unwrap();
+    sim.check_conservation().unwrap();
+    assert!(sim.results().fully_adaptive.escape_queue_hops > 0);
 }

@@ -67,6 +67,14 @@ pub struct AnalysisOptions {
     /// switch LID (management traffic on data VLs). Off, the graph holds
     /// CA-to-CA routes only, as ibdm's credit-loop check does.
     pub cdg_switch_lids: bool,
+    /// Path-bits offsets whose entries are the escape routing function of
+    /// fully adaptive switches (paper 002; the `fa` engine labels offset 0),
+    /// empty for none. Such switches are deadlock-free when the dependency
+    /// graph of the escape channels alone, with routes from every switch (an
+    /// adaptive packet may fall back to the escape path anywhere), has no
+    /// cycle: Duato's condition for virtual cut-through. That graph then
+    /// gives the credit-loop verdict.
+    pub escape_offsets: Vec<u16>,
 }
 
 /// The destination LIDs `sel` names, checked against the LID map.
@@ -127,6 +135,12 @@ pub fn analyze(
     } else {
         cdg::credit_loops(&net, sl, &dlids, false)?
     };
+    let escape = if options.escape_offsets.is_empty() {
+        None
+    } else {
+        let escape_lids = select_lids(&net, &LidSelection::Offsets(options.escape_offsets.clone()))?;
+        Some(cdg::credit_loops(&net, sl, &escape_lids, true)?)
+    };
     let paths = paths::ca_paths(&net, &dlids);
     let switch_paths = paths::switch_paths(&net);
     let loads = channel_load::uniform(&net, options.load_lids);
@@ -153,5 +167,6 @@ pub fn analyze(
         switch_paths,
         channel_load: ChannelLoadReport::new(fabric, &loads, options.load_lids),
         credit_loops,
+        escape,
     })
 }

@@ -47,6 +47,9 @@ pub struct AnalysisReport {
     pub channel_load: ChannelLoadReport,
     /// Channel dependency graph and its cycles.
     pub credit_loops: CdgReport,
+    /// The escape channels' dependency graph, when the routing has escape
+    /// options (see [`super::AnalysisOptions::escape_offsets`]).
+    pub escape: Option<CdgReport>,
 }
 
 impl AnalysisReport {
@@ -56,7 +59,7 @@ impl AnalysisReport {
         r.unreachable_pairs > 0
             || r.loop_pairs > 0
             || r.lids_with_loops > 0
-            || self.credit_loops.has_cycle()
+            || self.escape.as_ref().unwrap_or(&self.credit_loops).has_cycle()
             || self.credit_loops.vl15_turns > 0
     }
 
@@ -68,7 +71,7 @@ impl AnalysisReport {
 
 impl Serialize for AnalysisReport {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("AnalysisReport", 7)?;
+        let mut st = s.serialize_struct("AnalysisReport", 8)?;
         st.serialize_field("has_defects", &self.has_defects())?;
         st.serialize_field("has_warnings", &self.has_warnings())?;
         st.serialize_field("fabric", &self.fabric)?;
@@ -76,6 +79,7 @@ impl Serialize for AnalysisReport {
         st.serialize_field("switch_paths", &self.switch_paths)?;
         st.serialize_field("channel_load", &self.channel_load)?;
         st.serialize_field("credit_loops", &self.credit_loops)?;
+        st.serialize_field("escape", &self.escape)?;
         st.end()
     }
 }
@@ -134,6 +138,38 @@ fn write_reach(f: &mut fmt::Formatter<'_>, what: &str, r: &Reachability) -> fmt:
 
 /// Cycle steps printed before the rest is summarised (the JSON has them all).
 const CYCLE_LINES: usize = 24;
+
+/// The lines of one dependency graph: its size, and a cycle if it has one,
+/// with what the cycle means.
+fn write_cdg(f: &mut fmt::Formatter<'_>, what: &str, k: &CdgReport, consequence: &str) -> fmt::Result {
+    let vls: Vec<String> = k.vls_used.iter().map(|v| v.to_string()).collect();
+    let sizes = format!(
+        "{}, {}, VLs {}; {}",
+        plural(k.channels, "channel", "channels"),
+        plural(k.dependencies, "dependency", "dependencies"),
+        if vls.is_empty() { "none".to_string() } else { vls.join(",") },
+        if k.switch_lids { "routes from and to switches included" } else { "CA-to-CA routes" }
+    );
+    if !k.has_cycle() {
+        return writeln!(f, "{what}: none ({sizes})");
+    }
+    writeln!(
+        f,
+        "{what}: CYCLE: {} with {} ({sizes}); {consequence}",
+        plural(k.cyclic_sccs, "cyclic component", "cyclic components"),
+        plural(k.channels_in_cycles, "channel", "channels"),
+    )?;
+    if let Some(cycle) = &k.cycle {
+        writeln!(f, "  cycle of {}, each waiting on the next:", plural(cycle.len() as u64, "channel", "channels"))?;
+        for s in cycle.iter().take(CYCLE_LINES) {
+            writeln!(f, "    {} -> {} VL{} (routes to LID {:#06x})", s.from, s.to, s.vl, s.dlid)?;
+        }
+        if cycle.len() > CYCLE_LINES {
+            writeln!(f, "    ... {} more", cycle.len() - CYCLE_LINES)?;
+        }
+    }
+    Ok(())
+}
 
 impl fmt::Display for AnalysisReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -207,36 +243,17 @@ impl fmt::Display for AnalysisReport {
         writeln!(f)?;
 
         let k = &self.credit_loops;
-        let vls: Vec<String> = k.vls_used.iter().map(|v| v.to_string()).collect();
-        let sizes = format!(
-            "{}, {}, VLs {}; {}",
-            plural(k.channels, "channel", "channels"),
-            plural(k.dependencies, "dependency", "dependencies"),
-            if vls.is_empty() { "none".to_string() } else { vls.join(",") },
-            if k.switch_lids { "routes from and to switches included" } else { "CA-to-CA routes" }
-        );
-        if k.has_cycle() {
-            writeln!(
-                f,
-                "credit loops: CYCLE: {} with {} ({sizes}); the routing can deadlock",
-                plural(k.cyclic_sccs, "cyclic component", "cyclic components"),
-                plural(k.channels_in_cycles, "channel", "channels"),
-            )?;
-            if let Some(cycle) = &k.cycle {
-                writeln!(
+        match &self.escape {
+            None => write_cdg(f, "credit loops", k, "the routing can deadlock")?,
+            Some(e) => {
+                write_cdg(f, "credit loops (every LID routed alone)", k, "switches that forward on the DLID's entry alone can deadlock")?;
+                write_cdg(
                     f,
-                    "  cycle of {}, each waiting on the next:",
-                    plural(cycle.len() as u64, "channel", "channels")
+                    "escape channels (Duato's condition for fully adaptive switches)",
+                    e,
+                    "fully adaptive routing can deadlock",
                 )?;
-                for s in cycle.iter().take(CYCLE_LINES) {
-                    writeln!(f, "    {} -> {} VL{} (routes to LID {:#06x})", s.from, s.to, s.vl, s.dlid)?;
-                }
-                if cycle.len() > CYCLE_LINES {
-                    writeln!(f, "    ... {} more", cycle.len() - CYCLE_LINES)?;
-                }
             }
-        } else {
-            writeln!(f, "credit loops: none ({sizes})")?;
         }
         if k.vl15_turns > 0 {
             writeln!(

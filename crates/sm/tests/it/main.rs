@@ -2,6 +2,7 @@
 
 mod common;
 mod dumps;
+mod escape_check;
 mod real_fabrics;
 mod lmc_paths;
 mod multicast;
