@@ -105,6 +105,13 @@ def test_compare_verdicts():
     assert (anyof.ours, anyof.n) == (0.2, 4)
 
 
+def test_compare_range_tolerance():
+    # updn's mean bound is 0.3: inside [0.25, 0.35], outside [0.31, 0.4].
+    inside, above = compare((value(tolerance_range=(0.25, 0.35)), value(tolerance_range=(0.31, 0.4))), ROWS)
+    assert (inside.verdict, above.verdict) == ("within", "outside")
+    assert inside.value.tolerance_text() == "in [0.25, 0.35]"
+
+
 def test_compare_ratio_of_matched_rows():
     # minhop ÷ updn per seed: 0.5/0.2 = 2.5 and 0.6/0.4 = 1.5, mean 2.0.
     (r,) = compare(

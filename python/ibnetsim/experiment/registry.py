@@ -19,7 +19,8 @@ table or figure it comes from and how to compute ours from the results::
     column = "t_frame_ms"                 # a result column, or a pandas expression
     where = { "tframe.link_width" = "1x" }   # which rows (a list means any of)
     aggregate = "mean"                    # mean, median, min, max or single
-    tolerance = { rel = 1e-9 }            # or { abs = ... }; none = shown for context
+    tolerance = { rel = 1e-9 }            # or { abs = ... }, or { range = [lo, hi] }
+                                          # (e.g. the paper's own min-max); none = context
 
 A value may also be a ratio of two row sets matched on some columns (the paper's
 "factor of throughput increase"): ``denominator = { where = {...} }`` and
@@ -63,16 +64,20 @@ class Value:
     aggregate: str = "mean"
     tolerance_abs: Optional[float] = None
     tolerance_rel: Optional[float] = None
+    #: Ours must lie in [lo, hi], e.g. the spread the paper reports around its average.
+    tolerance_range: Optional[tuple[float, float]] = None
     note: str = ""
     denominator_where: Optional[dict] = None
     match: tuple[str, ...] = ()
 
     @property
     def has_tolerance(self) -> bool:
-        return self.tolerance_abs is not None or self.tolerance_rel is not None
+        return self.tolerance_abs is not None or self.tolerance_rel is not None or self.tolerance_range is not None
 
     def tolerance_text(self) -> str:
         parts = []
+        if self.tolerance_range is not None:
+            parts.append(f"in [{self.tolerance_range[0]:g}, {self.tolerance_range[1]:g}]")
         if self.tolerance_abs is not None:
             parts.append(f"±{self.tolerance_abs:g}")
         if self.tolerance_rel is not None:
@@ -135,8 +140,13 @@ def _load_entry(path: Path) -> Entry:
         if agg not in AGGREGATES:
             raise loc.error(base + ("aggregate",), f"unknown aggregate '{agg}'; expected one of {', '.join(AGGREGATES)}")
         tol = v.get("tolerance", {})
-        if not isinstance(tol, dict) or set(tol) - {"abs", "rel"}:
-            raise loc.error(base + ("tolerance",), "expected a table with `abs` and/or `rel`")
+        if not isinstance(tol, dict) or set(tol) - {"abs", "rel", "range"}:
+            raise loc.error(base + ("tolerance",), "expected a table with `abs` and/or `rel`, or `range = [lo, hi]`")
+        rng = tol.get("range")
+        if rng is not None and not (
+            isinstance(rng, list) and len(rng) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in rng) and rng[0] <= rng[1]
+        ):
+            raise loc.error(base + ("tolerance", "range"), f"expected [lo, hi] with lo <= hi, got {rng!r}")
         den = v.get("denominator")
         if den is not None and (not isinstance(den, dict) or set(den) != {"where"}):
             raise loc.error(base + ("denominator",), "expected { where = { ... } }")
@@ -153,6 +163,7 @@ def _load_entry(path: Path) -> Entry:
                 aggregate=agg,
                 tolerance_abs=tol.get("abs"),
                 tolerance_rel=tol.get("rel"),
+                tolerance_range=None if rng is None else (float(rng[0]), float(rng[1])),
                 note=v.get("note", ""),
                 denominator_where=dict(den["where"]) if den else None,
                 match=tuple(v.get("match", ())),
@@ -214,8 +225,11 @@ class Comparison:
         if not self.value.has_tolerance:
             return "context"
         d = abs(self.diff)
-        ok = (self.value.tolerance_abs is not None and d <= self.value.tolerance_abs) or (
-            self.value.tolerance_rel is not None and self.rel is not None and abs(self.rel) <= self.value.tolerance_rel
+        rng = self.value.tolerance_range
+        ok = (
+            (self.value.tolerance_abs is not None and d <= self.value.tolerance_abs)
+            or (self.value.tolerance_rel is not None and self.rel is not None and abs(self.rel) <= self.value.tolerance_rel)
+            or (rng is not None and rng[0] <= self.ours <= rng[1])
         )
         return "within" if ok else "outside"
 

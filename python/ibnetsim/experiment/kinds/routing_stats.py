@@ -137,6 +137,51 @@ def routing_options(fabric, sm) -> dict[str, float]:
     }
 
 
+#: Most routing options (MR) whose shares :func:`table_options` reports.
+MAX_TABLE_OPTIONS = 4
+
+
+def table_options(fabric, sm) -> dict[str, float]:
+    """Shares (percent) of (switch, remote destination host) pairs by the
+    number of distinct output ports among the forwarding-table entries of the
+    host's first MR LIDs, for MR = 2 .. min(4, 2^LMC): ``table_mr{MR}_pct_{k}``.
+
+    With the ``fa`` engine these are paper 002's routing options read from the
+    tables a switch would use (offset 0 the escape port, offsets 1.. the
+    adaptive ones): its Table 2 row for MR. Pairs at the host's own switch are
+    left out, as in the paper. Empty with LMC 0.
+    """
+    lids = sm.lids
+    lft = sm.lft
+    nodes = fabric.nodes
+    is_ca = dict(zip(nodes["name"], ~nodes["kind"].str.lower().str.contains("switch")))
+    sidx = {name: i for i, name in enumerate(sm.switches)}
+    links = fabric.links
+    home: dict[str, int] = {}
+    for a, b in zip(links["node_a"], links["node_b"]):
+        if is_ca.get(a) and b in sidx:
+            home[a] = sidx[b]
+        elif is_ca.get(b) and a in sidx:
+            home[b] = sidx[a]
+    out: dict[str, float] = {}
+    ports = [(int(lid), int(lmc), home[node]) for node, lid, lmc in zip(lids["node"], lids["base_lid"], lids["lmc"]) if node in home]
+    if not ports or ports[0][1] == 0:
+        return out
+    for mr in range(2, min(MAX_TABLE_OPTIONS, 1 << ports[0][1]) + 1):
+        counts = np.zeros(mr + 1, dtype=np.int64)
+        for base, _, at in ports:
+            block = lft[:, base : base + mr]
+            for s in range(lft.shape[0]):
+                if s == at:
+                    continue
+                distinct = {int(p) for p in block[s] if p != 255}
+                counts[len(distinct)] += 1
+        pairs = counts.sum()
+        for k in range(1, mr + 1):
+            out[f"table_mr{mr}_pct_{k}"] = float(counts[k] * 100.0 / pairs) if pairs else 0.0
+    return out
+
+
 def flatten_check(report: dict) -> dict[str, Any]:
     """The statistics of a :meth:`ibnetsim.SubnetManager.check` report as result columns."""
     paths = report["paths"]
@@ -180,6 +225,7 @@ def _run(config: dict) -> dict:
     }
     out.update(flatten_check(report))
     out.update(routing_options(fabric, sm))
+    out.update(table_options(fabric, sm))
     return out
 
 
@@ -229,6 +275,11 @@ KIND = register(
             "minimal_ports_mean": "Mean number of output ports on minimal paths per (switch, remote host).",
             "escape_minimal_pct": "Percent of pairs whose table port is on a minimal path.",
             "option_pairs": "(switch, remote host) pairs counted for the options.",
+            **{
+                f"table_mr{mr}_pct_{k}": f"With LMC ≥ 1 (MR ≤ 2^LMC): percent of (switch, remote host) pairs whose first {mr} LIDs' table entries hold {k} distinct ports (the `fa` engine's routing options, paper 002 Table 2 row MR = {mr})."
+                for mr in range(2, MAX_TABLE_OPTIONS + 1)
+                for k in range(1, mr + 1)
+            },
         },
         figures=(
             Figure("mean_hops", x="fabric.switches", y="mean_hops", title="Mean path length", ylabel="mean hops"),
