@@ -132,3 +132,22 @@ def test_routing_stats_sweep_on_real_fabrics(tmp_path):
         total = r["options_pct_1"] + r["options_pct_2"] + r["options_pct_3"] + r["options_pct_4plus"]
         assert total == pytest.approx(100.0)
         assert r["option_pairs"] == 16 * 15 * 4
+
+
+def test_table_options_read_the_fa_engines_tables():
+    # 8 switches with 4 links each: every switch has 4 neighbours (one
+    # option: the port to it) and 3 switches two hops away, which on this
+    # topology each have two minimal ports. 32 hosts on the 7 other switches:
+    # 4/7 of the pairs have one option and 3/7 two, whatever MR allows.
+    from ibnetsim import SubnetManager, topology
+    from ibnetsim.experiment.kinds.routing_stats import table_options
+
+    f = topology.irregular(switches=8, switch_ports=8, links_per_switch=4, hosts_per_switch=4, seed=1)
+    t = table_options(f, SubnetManager(f, routing="fa", lmc=2))
+    for mr in (2, 3, 4):
+        assert t[f"table_mr{mr}_pct_1"] == pytest.approx(400 / 7)
+        assert t[f"table_mr{mr}_pct_2"] == pytest.approx(300 / 7)
+        assert sum(t[f"table_mr{mr}_pct_{k}"] for k in range(1, mr + 1)) == pytest.approx(100)
+    # LMC 1 has two LIDs per port: MR 3 and 4 cannot be read.
+    t1 = table_options(f, SubnetManager(f, routing="fa", lmc=1))
+    assert t1["table_mr2_pct_1"] == pytest.approx(400 / 7) and t1["table_mr3_pct_1"] is None

@@ -21,7 +21,7 @@ def test_every_entry_and_its_scenarios_are_valid():
     assert "alfaro2001-table1" in [e.id for e in entries]
     for e in entries:
         assert e.values and e.reference and e.title
-        for path in {e.scenario, e.quick_scenario}:
+        for path in {*e.scenarios, *e.quick_scenarios}:
             sc = scenario.load(path)
             assert sc.points, path
 
@@ -103,6 +103,23 @@ def test_compare_verdicts():
     assert single.verdict == "missing" and "2 rows where one was expected" in single.problem
     assert (expr.ours, expr.verdict) == (4.0, "within")
     assert (anyof.ours, anyof.n) == (0.2, 4)
+
+
+def test_compare_peak_over_a_sweep():
+    # Per engine, the largest bound over seeds (the swept key here): updn 0.4,
+    # minhop 0.6; their ratio 1.5; dor's curve alone peaks at 1.0.
+    rows = ROWS.assign(load=ROWS["seed"])
+    ratio, single = compare(
+        (
+            value(where={"engine": "minhop"}, denominator_where={"engine": "updn"}, match=("size",), peak_over="load", paper=1.5, tolerance_abs=1e-12),
+            value(where={"engine": "dor"}, match=("size",), peak_over="load", aggregate="single", paper=1.0, tolerance_abs=0.0),
+        ),
+        rows,
+    )
+    assert (ratio.ours, ratio.n, ratio.verdict) == (pytest.approx(1.5), 1, "within")
+    assert (single.ours, single.verdict) == (1.0, "within")
+    (bad,) = compare((value(match=("size",), peak_over="nope"),), rows)
+    assert bad.verdict == "missing" and "peak_over: no column 'nope'" in bad.problem
 
 
 def test_compare_range_tolerance():

@@ -91,12 +91,16 @@ def pattern(
     process: str = "poisson",
     name: Optional[str] = None,
     path_bits: str = "base",
+    adaptive_fraction: float = 0.0,
     **pattern_params: Any,
 ) -> dict[str, Any]:
     """A class sending ``packet_bytes`` of payload per packet (a number, or a
     distribution from :func:`empirical_sizes` / :func:`uniform_sizes`) to
-    destinations drawn by ``kind``."""
-    return {
+    destinations drawn by ``kind``. ``adaptive_fraction`` of the packets go
+    to the destination's adaptive LID (base + 1, for ``fully-adaptive``
+    switches and the ``fa`` routing engine; paper 002), the rest to its base
+    LID."""
+    cls = {
         "name": name or kind,
         "sl": sl,
         "load": float(load),
@@ -105,6 +109,9 @@ def pattern(
         "pattern": {"kind": kind, **pattern_params},
         "path_bits": path_bits,
     }
+    if adaptive_fraction:
+        cls["adaptive_fraction"] = float(adaptive_fraction)
+    return cls
 
 
 def trace(path: Union[str, os.PathLike], time_scale: float = 1.0, name: Optional[str] = None) -> dict[str, Any]:

@@ -73,7 +73,8 @@ impl Simulation {
                 p.tail_at = tail;
                 p.ready_at = routed;
             }
-            self.push_input(gp, q, id);
+            let fifo = self.input_fifo(q, id);
+            self.push_input(gp, fifo, id);
         } else {
             self.arena[id].tail_at = tail;
             self.ports.inq[i].push(&mut self.arena, id);

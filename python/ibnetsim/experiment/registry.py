@@ -50,7 +50,7 @@ EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
 
 AGGREGATES = ("mean", "median", "min", "max", "single")
 _ENTRY_KEYS = {"id", "title", "paper", "reference", "scenario", "quick_scenario", "notes", "value"}
-_VALUE_KEYS = {"quantity", "citation", "paper", "unit", "column", "where", "aggregate", "tolerance", "note", "denominator", "match"}
+_VALUE_KEYS = {"quantity", "citation", "paper", "unit", "column", "where", "aggregate", "tolerance", "note", "denominator", "match", "peak_over"}
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,10 @@ class Value:
     note: str = ""
     denominator_where: Optional[dict] = None
     match: tuple[str, ...] = ()
+    #: A swept key (e.g. ``traffic.load``): rows equal in ``match`` form one
+    #: curve over it, and the curve counts once, with its largest ``column``
+    #: (the saturation throughput of a load sweep).
+    peak_over: Optional[str] = None
 
     @property
     def has_tolerance(self) -> bool:
@@ -96,6 +100,10 @@ class Entry:
     notes: str
     values: tuple[Value, ...]
     path: Path
+    #: Every scenario of the entry (``scenario`` may list several, e.g. sweeps
+    #: whose keys cannot share one grid); their results are compared together.
+    scenarios: tuple[Path, ...] = ()
+    quick_scenarios: tuple[Path, ...] = ()
 
 
 def _entry_error(loc: _Locator, path: tuple, msg: str) -> ScenarioError:
@@ -112,16 +120,25 @@ def _load_entry(path: Path) -> Entry:
     for k in raw:
         if k not in _ENTRY_KEYS:
             raise loc.error((k,), "unknown key; expected one of: " + ", ".join(sorted(_ENTRY_KEYS)))
-    for k in ("id", "title", "paper", "reference", "scenario"):
+    for k in ("id", "title", "paper", "reference"):
         if not isinstance(raw.get(k), str) or not raw[k]:
             raise ScenarioError(f"missing or empty `{k}` (a string)", str(path), loc.line((k,)), k)
     if raw["id"] != path.stem:
         raise loc.error(("id",), f"the id '{raw['id']}' must match the file name '{path.stem}'")
-    scen = path.parent / raw["scenario"]
-    quick = path.parent / raw.get("quick_scenario", raw["scenario"])
-    for key, p in (("scenario", scen), ("quick_scenario", quick)):
-        if not p.exists():
-            raise loc.error((key,), f"no such file: {p}")
+    def files(key: str, names: Any) -> tuple[Path, ...]:
+        listed = [names] if isinstance(names, str) else names
+        if not isinstance(listed, list) or not listed or not all(isinstance(n, str) and n for n in listed):
+            raise ScenarioError(f"missing or empty `{key}` (a file name, or a list of them)", str(path), loc.line((key,)), key)
+        out = tuple(path.parent / n for n in listed)
+        for p in out:
+            if not p.exists():
+                raise loc.error((key,), f"no such file: {p}")
+        if len({p.stem for p in out}) != len(out):
+            raise loc.error((key,), "two scenarios share a file name; their results would share a directory")
+        return out
+
+    scens = files("scenario", raw.get("scenario"))
+    quicks = files("quick_scenario", raw.get("quick_scenario", raw.get("scenario")))
     values = []
     raw_values = raw.get("value", [])
     if not isinstance(raw_values, list) or not raw_values:
@@ -152,6 +169,8 @@ def _load_entry(path: Path) -> Entry:
             raise loc.error(base + ("denominator",), "expected { where = { ... } }")
         if den is not None and not v.get("match"):
             raise loc.error(base + ("match",), "a ratio (denominator) needs `match`, the columns that pair rows")
+        if v.get("peak_over") is not None and (not isinstance(v["peak_over"], str) or not v.get("match")):
+            raise loc.error(base + ("peak_over",), "expected a swept key (a string), with `match` naming the columns that tell curves apart")
         values.append(
             Value(
                 quantity=v["quantity"],
@@ -167,6 +186,7 @@ def _load_entry(path: Path) -> Entry:
                 note=v.get("note", ""),
                 denominator_where=dict(den["where"]) if den else None,
                 match=tuple(v.get("match", ())),
+                peak_over=v.get("peak_over"),
             )
         )
     return Entry(
@@ -174,11 +194,13 @@ def _load_entry(path: Path) -> Entry:
         title=raw["title"],
         paper=raw["paper"],
         reference=raw["reference"],
-        scenario=scen,
-        quick_scenario=quick,
+        scenario=scens[0],
+        quick_scenario=quicks[0],
         notes=raw.get("notes", "").strip(),
         values=tuple(values),
         path=path,
+        scenarios=scens,
+        quick_scenarios=quicks,
     )
 
 
@@ -263,6 +285,17 @@ def _aggregate(s: pd.Series, how: str) -> tuple[Optional[float], str]:
     return float(getattr(s, how)()), ""
 
 
+def _curves(rows: pd.DataFrame, v: Value) -> pd.DataFrame:
+    """``match`` columns and ``_v``: the value of each row, or with ``peak_over``
+    the largest of each curve (rows equal in ``match``)."""
+    t = rows.assign(_v=_column(rows, v.column))[list(v.match) + ["_v"]]
+    if v.peak_over is not None:
+        if v.peak_over not in rows:
+            raise KeyError(f"peak_over: no column '{v.peak_over}' in the results")
+        t = t.groupby(list(v.match), dropna=False, as_index=False)["_v"].max()
+    return t
+
+
 def compare(values: tuple[Value, ...], df: pd.DataFrame, quick: bool = False) -> list[Comparison]:
     """Computes our number for every paper value from the (ok) result rows."""
     out = []
@@ -270,13 +303,13 @@ def compare(values: tuple[Value, ...], df: pd.DataFrame, quick: bool = False) ->
     for v in values:
         try:
             num = _select(ok, v.where)
-            if v.denominator_where is None:
+            if v.denominator_where is None and v.peak_over is None:
                 series = _column(num, v.column)
+            elif v.denominator_where is None:
+                series = _curves(num, v)["_v"]
             else:
                 den = _select(ok, v.denominator_where)
-                a = num.assign(_v=_column(num, v.column))[list(v.match) + ["_v"]]
-                b = den.assign(_v=_column(den, v.column))[list(v.match) + ["_v"]]
-                m = a.merge(b, on=list(v.match), suffixes=("_n", "_d"))
+                m = _curves(num, v).merge(_curves(den, v), on=list(v.match), suffixes=("_n", "_d"))
                 series = m["_v_n"] / m["_v_d"]
             ours, problem = _aggregate(series, v.aggregate)
             out.append(Comparison(v, ours, int(series.notna().sum()), problem, quick))
@@ -400,18 +433,36 @@ def reproduce(
     from ibnetsim.experiment.plots import plot_results
     from ibnetsim.experiment.sweep import run_sweep
 
-    e = entry(id, directory)
-    sc = _scenario.load(e.quick_scenario if quick else e.scenario)
-    out = Path(out_dir) if out_dir else Path("reproduce") / (f"{e.id}-quick" if quick else e.id)
-    summary = run_sweep(sc, out, executor, progress=progress)
+    from ibnetsim.experiment.report import write_html_report
     from ibnetsim.experiment.store import load_results
 
-    df = load_results(out)
-    figures = plot_results(out) if not summary.interrupted else []
-    rep = Report(e, quick, compare(e.values, df, quick), out, figures, summary)
+    e = entry(id, directory)
+    files = e.quick_scenarios if quick else e.scenarios
+    out = Path(out_dir) if out_dir else Path("reproduce") / (f"{e.id}-quick" if quick else e.id)
+    # One results directory per scenario (out itself when there is one).
+    dirs = [out] if len(files) == 1 else [out / f.name.removesuffix(".toml").removesuffix(".scenario") for f in files]
+    frames, figures, summary = [], [], None
+    for f, d in zip(files, dirs):
+        s = run_sweep(_scenario.load(f), d, executor, progress=progress)
+        if summary is None:
+            summary = s
+        else:
+            summary.total += s.total
+            summary.skipped += s.skipped
+            summary.done += s.done
+            summary.failed += s.failed
+            summary.errors += s.errors
+            summary.elapsed_s += s.elapsed_s
+        frames.append(load_results(d))
+        if s.interrupted:
+            summary.interrupted = True
+            break
+        figures += plot_results(d)
+    df = pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
+    rep = Report(e, quick, compare(e.values, df, quick), out, figures if not summary.interrupted else [], summary)
     rep.write()
     if not summary.interrupted:
-        from ibnetsim.experiment.report import write_html_report
-
-        write_html_report(out)
+        # After the comparison: a page shows it when report.json is beside the results.
+        for d in dirs:
+            write_html_report(d)
     return rep

@@ -29,7 +29,7 @@ use crate::config::CrossbarKind;
 use crate::credits::Credits;
 use crate::engine::{Event, Time};
 use crate::metrics::DropReason;
-use crate::packet::{PacketId, PacketKind, FLAG_FECN, FLAG_VL15, NIL};
+use crate::packet::{Packet, PacketId, PacketKind, FLAG_FECN, FLAG_VL15, NIL};
 use crate::selection::{Candidate, Candidates, SelectionView};
 use crate::layout::Layout;
 use crate::port::{PortModel, TxState};
@@ -183,7 +183,7 @@ impl Simulation {
                 continue;
             }
             let p = self.arena[head];
-            if p.ready_at >= self.now || self.switches.xin_busy[self.xidx(gp, slot)] || self.overtakes_deterministic(gp, q, head) {
+            if p.ready_at >= self.now || self.switches.xin_busy[self.xidx(gp, slot)] {
                 continue;
             }
             let mut cands = Candidates::new();
@@ -271,10 +271,6 @@ impl Simulation {
             // A head keeps its options (and a routing-time choice) while it
             // waits: a head that had to wait is not routed again (see
             // `remember_route`).
-            if self.overtakes_deterministic(gp, q, head) {
-                // Popping the older packet re-arbitrates this queue.
-                return None;
-            }
             if self.switches.routed_head[i] == head {
                 *cands = self.switches.routed_cands[i];
                 return Some(head);
@@ -299,7 +295,7 @@ impl Simulation {
         let release = p.tail_at.max(self.now);
         let id = self.pop_input(gp, q, self.now);
         debug_assert_eq!(id, head);
-        self.return_input_credits(gp, q, p.blocks, p.flags & FLAG_VL15 != 0, release);
+        self.return_input_credits(gp, q, &p, release);
         self.drop_packet(id, reason);
     }
 
@@ -372,15 +368,18 @@ impl Simulation {
         self.switches.routed_cands[i] = *cands;
     }
 
-    /// Sends the credits of a packet that has left input queue `(gp, q)` at
-    /// `left_at` back to the upstream transmitter.
+    /// Sends the credits of packet `p`, which has left input queue `(gp, q)`
+    /// at `left_at`, back to the upstream transmitter: those of the buffer
+    /// part it was sent to (its FIFO may be another part's, see
+    /// `Simulation::input_fifo`).
     #[inline]
-    fn return_input_credits(&mut self, gp: u32, q: u8, blocks: u16, vl15: bool, left_at: Time) {
-        if vl15 {
+    fn return_input_credits(&mut self, gp: u32, q: u8, p: &Packet, left_at: Time) {
+        if p.flags & FLAG_VL15 != 0 {
             return;
         }
         let pm = self.ports.model[gp as usize];
-        self.schedule(left_at + pm.timing.propagation_ps, Event::Credit { port: pm.peer, queue: q, blocks });
+        let queue = self.layout.q(self.layout.slot_of_q(q), p.part());
+        self.schedule(left_at + pm.timing.propagation_ps, Event::Credit { port: pm.peer, queue, blocks: p.blocks });
     }
 
     /// The next pending input of switch `swi` in round-robin order from `cur`
@@ -495,7 +494,7 @@ impl Simulation {
         self.ports.outq[o].push(&mut self.arena, moved);
         self.ports.tx[ogp as usize].outq_mask |= 1 << c.slot;
         if last {
-            self.return_input_credits(gp, q, p.blocks, p.flags & FLAG_VL15 != 0, xend);
+            self.return_input_credits(gp, q, &p, xend);
         }
         self.schedule(xend, Event::XbarDone { input: gp, output: ogp, in_slot: slot, out_slot: c.slot });
         self.last_progress = now;
@@ -675,7 +674,7 @@ impl Simulation {
             p.set_part(opt.partition);
         }
         if last {
-            self.return_input_credits(gp, q, p.blocks, p.flags & FLAG_VL15 != 0, end);
+            self.return_input_credits(gp, q, &p, end);
         }
         self.start_transmission(ogp, moved, oslot, false);
         let tx = &mut self.ports.tx[ogp as usize];

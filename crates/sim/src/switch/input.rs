@@ -68,20 +68,32 @@ impl Simulation {
                 self.schedule(at, Event::Routed { port: gp, queue: q });
             }
         }
-        if self.mech.selection.escape_paths() {
-            // A deterministic head of the other partition may have waited
-            // for this one (`overtakes_deterministic`).
-            let other = self.layout.q(self.layout.slot_of_q(q), 1 - self.layout.part_of_q(q));
-            if !self.ports.inq[self.layout.pq(gp, other)].is_empty() {
-                self.mark_pending(gp, other);
-            }
-        }
         id
     }
 
-    /// Whether packet `head` of input queue `(gp, q)` asked for deterministic
-    /// routing (its DLID is an escape LID, see [`ibnetsim_sm::labels`]) under
-    /// `fully-adaptive` selection.
+    /// The FIFO of a switch input VL buffer that packet `id`, arriving into
+    /// queue `q` (its credit partition), waits in.
+    ///
+    /// Under `fully-adaptive` selection (paper 002 §4.4) a deterministic
+    /// packet (its DLID an escape LID, see [`ibnetsim_sm::labels`]) may be
+    /// stored in the adaptive part of the buffer, but it waits in the escape
+    /// FIFO: the paper keeps a pointer to the first deterministic packet in
+    /// the adaptive queue and serves it before any later packet of the escape
+    /// queue, so that deterministic packets leave in order. Queuing them in
+    /// one FIFO does exactly that, and keeps the escape FIFO from ever
+    /// waiting behind an adaptive packet (which would void the escape
+    /// network's deadlock freedom). The packet still holds, and returns, the
+    /// credits of the part it was sent to ([`crate::packet::Packet::part`]).
+    #[inline]
+    pub(crate) fn input_fifo(&self, q: u8, id: PacketId) -> u8 {
+        if !self.mech.selection.escape_paths() || self.layout.part_of_q(q) != 0 || !self.is_deterministic(id) {
+            return q;
+        }
+        self.layout.q(self.layout.slot_of_q(q), 1)
+    }
+
+    /// Whether packet `id` asked for deterministic routing: its DLID is an
+    /// escape LID of its destination.
     fn is_deterministic(&self, id: PacketId) -> bool {
         let dlid = self.arena[id].dlid as usize;
         match self.hcas.lid_host.get(dlid) {
@@ -91,34 +103,6 @@ impl Simulation {
             }
             _ => false,
         }
-    }
-
-    /// Paper 002's in-order pointer (§4.4): the adaptive and escape parts of
-    /// a VL buffer each have a head, so a deterministic packet in one could
-    /// pass an older deterministic packet in the other. The head `head` of
-    /// `(gp, q)` must wait while the other partition of the same VL buffer
-    /// holds a deterministic packet that arrived before it (packets of one
-    /// link arrive in order, so their routing times order them). Always false
-    /// for other selection policies.
-    pub(crate) fn overtakes_deterministic(&self, gp: u32, q: u8, head: PacketId) -> bool {
-        if !self.mech.selection.escape_paths() || !self.is_deterministic(head) {
-            return false;
-        }
-        let arrived = self.arena[head].ready_at;
-        let other = self.layout.q(self.layout.slot_of_q(q), 1 - self.layout.part_of_q(q));
-        let mut id = self.ports.inq[self.layout.pq(gp, other)].head;
-        while id != NIL {
-            let p = &self.arena[id];
-            if p.ready_at >= arrived {
-                // FIFO: the rest arrived later still.
-                return false;
-            }
-            if self.is_deterministic(id) {
-                return true;
-            }
-            id = p.next;
-        }
-        false
     }
 
     /// A `Routed` event: the head of input queue `(gp, q)` has been routed.

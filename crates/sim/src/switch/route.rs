@@ -77,8 +77,10 @@ impl Simulation {
                 match label {
                     RouteLabel::Primary | RouteLabel::Escape => escape(entry(dlid), out),
                     RouteLabel::Adaptive => {
+                        let mut adaptive_left = self.mech.selection.max_adaptive_options();
                         for l in lids.clone() {
-                            if self.switches.labels.get((l - lids.start) as u8) == RouteLabel::Adaptive {
+                            if adaptive_left > 0 && self.switches.labels.get((l - lids.start) as u8) == RouteLabel::Adaptive {
+                                adaptive_left -= 1;
                                 if let Some(slot) = usable(entry(l)) {
                                     out.push_unique_port(Candidate { port: entry(l), slot, partition: 0, escape: false });
                                 }

@@ -94,6 +94,7 @@ BUILTIN_MODULES = (
     "ibnetsim.experiment.kinds.routing_stats",
     "ibnetsim.experiment.kinds.tframe",
     "ibnetsim.experiment.kinds.simulate",
+    "ibnetsim.experiment.kinds.saturation",
     "ibnetsim.experiment.kinds.qos_setup",
     "ibnetsim.experiment.kinds.qos_run",
 )

@@ -141,7 +141,7 @@ def routing_options(fabric, sm) -> dict[str, float]:
 MAX_TABLE_OPTIONS = 4
 
 
-def table_options(fabric, sm) -> dict[str, float]:
+def table_options(fabric, sm) -> dict[str, Optional[float]]:
     """Shares (percent) of (switch, remote destination host) pairs by the
     number of distinct output ports among the forwarding-table entries of the
     host's first MR LIDs, for MR = 2 .. min(4, 2^LMC): ``table_mr{MR}_pct_{k}``.
@@ -149,7 +149,7 @@ def table_options(fabric, sm) -> dict[str, float]:
     With the ``fa`` engine these are paper 002's routing options read from the
     tables a switch would use (offset 0 the escape port, offsets 1.. the
     adaptive ones): its Table 2 row for MR. Pairs at the host's own switch are
-    left out, as in the paper. Empty with LMC 0.
+    left out, as in the paper. None where 2^LMC < MR.
     """
     lids = sm.lids
     lft = sm.lft
@@ -163,7 +163,7 @@ def table_options(fabric, sm) -> dict[str, float]:
             home[a] = sidx[b]
         elif is_ca.get(b) and a in sidx:
             home[b] = sidx[a]
-    out: dict[str, float] = {}
+    out: dict[str, Optional[float]] = {f"table_mr{mr}_pct_{k}": None for mr in range(2, MAX_TABLE_OPTIONS + 1) for k in range(1, mr + 1)}
     ports = [(int(lid), int(lmc), home[node]) for node, lid, lmc in zip(lids["node"], lids["base_lid"], lids["lmc"]) if node in home]
     if not ports or ports[0][1] == 0:
         return out

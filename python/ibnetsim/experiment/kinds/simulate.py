@@ -48,6 +48,8 @@ def _check_simulation(s: dict, _cfg: dict) -> Optional[tuple[str, str]]:
         return ("data_vls", "give data_vls or qos_file, not both: with a QoS file the ports run the VLs its qos_max_vls sets")
     if s["auto_warmup"] and s["warmup_us"] > 0:
         return ("auto_warmup", f"give warmup_us = {s['warmup_us']:g} or auto_warmup = true, not both")
+    if s["max_options"] is not None and s["selection"] != "fully-adaptive":
+        return ("max_options", f"max_options is a parameter of selection = \"fully-adaptive\", not of '{s['selection'] or 'deterministic'}'")
     if s["warmup_us"] >= s["time_us"]:
         return ("warmup_us", f"warm-up ({s['warmup_us']} µs) must end before the run does (time_us = {s['time_us']} µs)")
     return None
@@ -100,9 +102,20 @@ SIMULATION = register_section(
                 "str",
                 "How a switch picks among the routing options of a lookup: `deterministic` and `adaptive-by-credits` "
                 "decide at crossbar arbitration time, `lfu` (least used output among the destination's LMC paths) "
-                "once per packet and switch at routing time; unset = the preset's (`deterministic`).",
+                "once per packet and switch at routing time, `fully-adaptive` (paper 002: adaptive options while the "
+                "next adaptive buffer part has room, else the escape path; needs the `fa` engine and "
+                "`switch.input_partition_bytes`); unset = the preset's (`deterministic`).",
                 default=None,
                 choices=_SELECTIONS,
+            ),
+            Key(
+                "max_options",
+                "int",
+                "With `selection = \"fully-adaptive\"`: most routing options per destination, the escape one included "
+                "(paper 002's MR); the adaptive ones come from the lowest LID offsets. Unset = every LID of the port.",
+                default=None,
+                min=2,
+                max=16,
             ),
             Key(
                 "watchdog_us",
@@ -151,6 +164,14 @@ SWITCH = register_section(
             Key("input_buffer_bytes", "int", "Input buffer per (port, data VL); whole 64-byte credits count.", default=None, min=64),
             Key("output_buffer_bytes", "int", "Output buffer per (port, data VL); 0 = none (the crossbar feeds the link directly).", default=None, min=0),
             Key("vl15_buffer_bytes", "int", "VL15 (management) buffer per port.", default=None, min=64),
+            Key(
+                "input_partition_bytes",
+                "list[int]",
+                "Split of each input data-VL buffer into 2–4 partitions, in bytes adding up to `input_buffer_bytes`, each a "
+                "FIFO with its own credits; `fully-adaptive` selection needs `[adaptive, escape]` (paper 002: `[512, 512]`). "
+                "Empty = one FIFO.",
+                default=[],
+            ),
         ),
         checks=(_check_switch_buffers,),
     )
@@ -273,6 +294,16 @@ TRAFFIC = register_section(
             Key("process", "str", "Inter-arrival process of each source.", default="poisson", choices=_PROCESSES),
             Key("sl", "int", "Service level of the traffic.", default=0, min=0, max=15),
             Key("path_bits", "str", "DLID path bits with LMC > 0: always the base LID, or a random one per packet.", default="base", choices=("base", "random")),
+            Key(
+                "adaptive_fraction",
+                "float",
+                "Share of packets sent to the destination's adaptive LID (base + 1) for `fully-adaptive` switches and the `fa` "
+                "engine (paper 002: the sender enables adaptive routing per packet); the rest use the base LID, routed "
+                "deterministically on the escape path. Needs LMC ≥ 1 and `path_bits = \"base\"`.",
+                default=0.0,
+                min=0.0,
+                max=1.0,
+            ),
             Key("pairs", "list[str]", "For `fixed-pairs`: `\"SRC>DST\"` host-name pairs.", default=[]),
             Key("hot_hosts", "list[str]", "For `hot-spot`: the hot hosts, by node name.", default=[]),
             Key("hot_fraction", "float", "For `hot-spot`: share of every source's packets sent to the hot hosts; the rest is uniform.", default=None, min=0.0, max=1.0),
@@ -337,6 +368,7 @@ def traffic_class(spec: dict, name: Optional[str] = None) -> dict[str, Any]:
         sl=spec["sl"],
         process=spec["process"],
         path_bits=spec["path_bits"],
+        adaptive_fraction=spec["adaptive_fraction"],
         name=name or spec["name"],
         **extra,
     )
@@ -354,7 +386,9 @@ def sim_overrides(config: dict) -> dict[str, Any]:
         out["watchdog_ns"] = float(spec["watchdog_us"]) * 1000.0
     if spec.get("qos_file") is not None:
         out["qos_file"] = spec["qos_file"]
-    switch = {k: v for k, v in config.get("switch", {}).items() if v is not None}
+    if spec.get("max_options") is not None:
+        out["selection"] = {"kind": spec.get("selection") or "deterministic", "max_options": spec["max_options"]}
+    switch = {k: v for k, v in config.get("switch", {}).items() if v not in (None, [])}
     if switch:
         out["switch"] = switch
     hca = {k: v for k, v in config.get("hca", {}).items() if v not in (None, [])}

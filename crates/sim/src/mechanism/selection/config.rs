@@ -28,16 +28,20 @@ pub struct SelectionConfig {
     pub prefer_first_within: Option<u32>,
     /// `lfu`: what the use counters count (`port-vl` or `port`).
     pub counters: Option<LfuCounters>,
+    /// `fully-adaptive`: most routing options per destination (paper 002's
+    /// MR): the escape option and up to `max_options − 1` adaptive ones, from
+    /// the lowest adaptive LID offsets; unset = every labelled LID.
+    pub max_options: Option<u8>,
 }
 
 impl SelectionConfig {
     /// The policy `kind` with its default parameters.
     pub fn named(kind: &str) -> Self {
-        SelectionConfig { kind: kind.to_string(), prefer_first_within: None, counters: None }
+        SelectionConfig { kind: kind.to_string(), prefer_first_within: None, counters: None, max_options: None }
     }
 
     fn has_parameters(&self) -> bool {
-        self.prefer_first_within.is_some() || self.counters.is_some()
+        self.prefer_first_within.is_some() || self.counters.is_some() || self.max_options.is_some()
     }
 }
 
@@ -62,12 +66,20 @@ struct Table {
     prefer_first_within: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     counters: Option<LfuCounters>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max_options: Option<u8>,
 }
 
 impl Serialize for SelectionConfig {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         if self.has_parameters() {
-            Table { kind: self.kind.clone(), prefer_first_within: self.prefer_first_within, counters: self.counters }.serialize(s)
+            Table {
+                kind: self.kind.clone(),
+                prefer_first_within: self.prefer_first_within,
+                counters: self.counters,
+                max_options: self.max_options,
+            }
+            .serialize(s)
         } else {
             s.serialize_str(&self.kind)
         }
@@ -87,7 +99,7 @@ impl<'de> Deserialize<'de> for SelectionConfig {
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
                 let t = Table::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(SelectionConfig { kind: t.kind, prefer_first_within: t.prefer_first_within, counters: t.counters })
+                Ok(SelectionConfig { kind: t.kind, prefer_first_within: t.prefer_first_within, counters: t.counters, max_options: t.max_options })
             }
         }
         d.deserialize_any(NameOrTable)

@@ -20,9 +20,19 @@
 //!    the escape partition;
 //! 3. otherwise the packet waits and is re-arbitrated when credits return.
 //!
-//! The escape partition receives only packets that follow the escape routing
-//! function, whose channel dependency graph is acyclic (up*/down*): by Duato's
-//! condition for virtual cut-through the whole routing is then deadlock-free.
+//! Deterministic packets (addressed to the escape LID) use only the escape
+//! option. One stored in the adaptive part of a buffer still waits in the
+//! escape FIFO (`Simulation::input_fifo`), which is paper 002's pointer to the
+//! first deterministic packet of the adaptive queue: deterministic packets
+//! leave a buffer in the order they came, and the escape FIFO never waits
+//! behind an adaptive packet.
+//!
+//! The escape FIFOs hold only packets that follow the escape routing
+//! function, whose channel dependency graph is acyclic (up*/down*, checked by
+//! `ibnetsim check`): by Duato's condition for virtual cut-through the whole
+//! routing is then deadlock-free. `max_options` (paper 002's MR) caps the
+//! options per destination: the escape one and the adaptive entries of the
+//! lowest LID offsets.
 //! A packet moves only with credits for all of it in the partition it chose:
 //! with output buffers the switch takes those credits when the packet crosses
 //! the crossbar (see `Simulation::grant_buffered`), so the choice cannot be
@@ -32,8 +42,19 @@ use super::{Candidates, SelectionView};
 
 /// Adaptive options while the next adaptive queue has room, the escape path
 /// otherwise.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FullyAdaptive;
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FullyAdaptive {
+    /// Most routing options per destination, the escape one included (paper
+    /// 002's MR; parameter `max_options`): the routing stage lists the
+    /// adaptive entries of the lowest offsets only. 255 = all.
+    pub max_options: u8,
+}
+
+impl Default for FullyAdaptive {
+    fn default() -> Self {
+        FullyAdaptive { max_options: u8::MAX }
+    }
+}
 
 impl FullyAdaptive {
     /// Registry name.
@@ -110,11 +131,11 @@ mod tests {
         // port 2 has 4 adaptive credits, port 3 has 8.
         let c = options(&[2, 3], 1);
         let v = view(&[(1, 8, 8), (2, 4, 8), (3, 8, 0)], 5);
-        assert_eq!(FullyAdaptive.select(&c, &v), Some(1), "port 3: the only adaptive option with room");
+        assert_eq!(FullyAdaptive::default().select(&c, &v), Some(1), "port 3: the only adaptive option with room");
         let v = view(&[(1, 8, 8), (2, 6, 8), (3, 5, 0)], 5);
-        assert_eq!(FullyAdaptive.select(&c, &v), Some(0), "both fit: the most adaptive credits");
+        assert_eq!(FullyAdaptive::default().select(&c, &v), Some(0), "both fit: the most adaptive credits");
         let v = view(&[(1, 8, 8), (2, 6, 0), (3, 6, 0)], 5);
-        assert_eq!(FullyAdaptive.select(&c, &v), Some(0), "a tie goes to the first option");
+        assert_eq!(FullyAdaptive::default().select(&c, &v), Some(0), "a tie goes to the first option");
     }
 
     #[test]
@@ -123,15 +144,15 @@ mod tests {
         // Escape port's adaptive part has room: the packet goes there (and may
         // adapt again at the next switch).
         let v = view(&[(1, 5, 8), (2, 4, 8), (3, 0, 8)], 5);
-        assert_eq!(FullyAdaptive.select(&c, &v), Some(2));
+        assert_eq!(FullyAdaptive::default().select(&c, &v), Some(2));
         assert_eq!(c.as_slice()[2].partition, 0);
         // Only the escape part has room.
         let v = view(&[(1, 4, 5), (2, 4, 8), (3, 0, 8)], 5);
-        assert_eq!(FullyAdaptive.select(&c, &v), Some(3));
+        assert_eq!(FullyAdaptive::default().select(&c, &v), Some(3));
         assert_eq!(c.as_slice()[3].partition, 1);
         // Nowhere: wait.
         let v = view(&[(1, 4, 4), (2, 4, 8), (3, 0, 8)], 5);
-        assert_eq!(FullyAdaptive.select(&c, &v), None);
+        assert_eq!(FullyAdaptive::default().select(&c, &v), None);
     }
 
     #[test]
@@ -140,7 +161,7 @@ mod tests {
         // adaptive option may not use the escape part.
         let c = options(&[2], 1);
         let v = view(&[(1, 0, 0), (2, 0, 16)], 5);
-        assert_eq!(FullyAdaptive.select(&c, &v), None);
+        assert_eq!(FullyAdaptive::default().select(&c, &v), None);
     }
 
     #[test]
@@ -148,10 +169,10 @@ mod tests {
         let c = options(&[2, 3], 1);
         let mut v = view(&[(1, 8, 8), (2, 16, 8), (3, 8, 0)], 5);
         v.busy[2] = true;
-        assert_eq!(FullyAdaptive.select(&c, &v), Some(1));
+        assert_eq!(FullyAdaptive::default().select(&c, &v), Some(1));
         let det = options(&[], 1);
-        assert_eq!(FullyAdaptive.select(&det, &v), Some(0));
+        assert_eq!(FullyAdaptive::default().select(&det, &v), Some(0));
         v.busy[1] = true;
-        assert_eq!(FullyAdaptive.select(&det, &v), None);
+        assert_eq!(FullyAdaptive::default().select(&det, &v), None);
     }
 }

@@ -174,6 +174,18 @@ impl Selection {
                 _ => return Err(misplaced("prefer_first_within", AdaptiveByCredits::NAME)),
             }
         }
+        if let Some(m) = cfg.max_options {
+            match &mut s {
+                Selection::FullyAdaptive(f) if m >= 2 => f.max_options = m,
+                Selection::FullyAdaptive(_) => {
+                    return Err(SimError::config(
+                        format!("{key}.max_options"),
+                        format!("must be at least 2 (the escape and one adaptive option), got {m}"),
+                    ))
+                }
+                _ => return Err(misplaced("max_options", FullyAdaptive::NAME)),
+            }
+        }
         if let Some(k) = cfg.counters {
             match &mut s {
                 Selection::Lfu(l) => l.per_vl = k == LfuCounters::PortVl,
@@ -190,7 +202,7 @@ impl Selection {
             Deterministic::NAME => Ok(Selection::Deterministic(Deterministic)),
             AdaptiveByCredits::NAME => Ok(Selection::AdaptiveByCredits(AdaptiveByCredits::default())),
             Lfu::NAME => Ok(Selection::Lfu(Lfu::new())),
-            FullyAdaptive::NAME => Ok(Selection::FullyAdaptive(FullyAdaptive)),
+            FullyAdaptive::NAME => Ok(Selection::FullyAdaptive(FullyAdaptive::default())),
             _ => Err(SimError::config(
                 key,
                 format!("unknown selection policy '{name}' (known: {})", Self::NAMES.join(", ")),
@@ -264,6 +276,16 @@ impl Selection {
         matches!(self, Selection::FullyAdaptive(_))
     }
 
+    /// Most adaptive options the routing stage lists per destination
+    /// (`fully-adaptive`'s `max_options − 1`; unlimited otherwise).
+    #[inline]
+    pub fn max_adaptive_options(&self) -> usize {
+        match self {
+            Selection::FullyAdaptive(f) => (f.max_options as usize).saturating_sub(1),
+            _ => usize::MAX,
+        }
+    }
+
     /// Whether the choice needs the next hop's credits for the whole packet
     /// in the chosen partition ([`FullyAdaptive`]). With output buffers the
     /// switch then takes those credits when the packet crosses the crossbar,
@@ -306,6 +328,19 @@ mod tests {
     fn unknown_name_lists_known() {
         let e = Selection::from_name("lru", "selection").unwrap_err().to_string();
         assert!(e.contains("'selection'") && e.contains("deterministic, adaptive-by-credits, lfu, fully-adaptive"), "{e}");
+    }
+
+    #[test]
+    fn max_options_is_fully_adaptives_parameter() {
+        let cfg = |kind: &str, m: u8| SelectionConfig { max_options: Some(m), ..SelectionConfig::named(kind) };
+        let s = Selection::from_config(&cfg("fully-adaptive", 3), "selection").unwrap();
+        assert_eq!(s.max_adaptive_options(), 2);
+        assert_eq!(Selection::from_name("fully-adaptive", "selection").unwrap().max_adaptive_options(), 254);
+        assert_eq!(Selection::from_name("lfu", "selection").unwrap().max_adaptive_options(), usize::MAX);
+        let e = Selection::from_config(&cfg("fully-adaptive", 1), "selection").unwrap_err().to_string();
+        assert!(e.contains("'selection.max_options'") && e.contains("at least 2"), "{e}");
+        let e = Selection::from_config(&cfg("lfu", 3), "selection").unwrap_err().to_string();
+        assert!(e.contains("'selection.max_options'") && e.contains("fully-adaptive"), "{e}");
     }
 
     #[test]
