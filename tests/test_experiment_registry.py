@@ -253,3 +253,23 @@ def test_reference_page_documents_every_entry_key():
         assert f"| `{k}` |" in value_part, f"docs/experiments.md does not document [[value]] key `{k}`"
     for a in registry.AGGREGATES:
         assert f"`{a}`" in value_part
+
+
+def test_martinez2003_fully_adaptive_quick_reproductions(tmp_path):
+    # Paper 002 by simulation and from the fa engine's tables, in CI form:
+    # Table 2's 8- and 16-switch rows, Table 1's uniform 32 B factors for 8 and
+    # 16 switches (five topologies each), Fig. 3's 8-switch factor.
+    from ibnetsim.experiment import make_executor
+
+    expected = {"martinez2003-table2": 27, "martinez2003-table1": 2, "martinez2003-fig3": 1}
+    for exp_id, judged in expected.items():
+        rep = registry.reproduce(exp_id, quick=True, executor=make_executor("local", workers=2), out_dir=tmp_path / exp_id, progress=False)
+        rows = rep.rows()
+        within = [r for r in rows if r["verdict"] == "within"]
+        assert len(within) == judged and rep.ok, rep.markdown()
+        assert not rep.summary.failed, rep.summary.errors
+    # The factors themselves: adaptive routing gains more on larger networks.
+    t1 = {r["quantity"]: r["ours"] for r in registry.reproduce("martinez2003-table1", quick=True, out_dir=tmp_path / "martinez2003-table1", progress=False).rows()}
+    small = t1["8 switches, MR/LS 2/4, Unif., 32 B: throughput factor, Avg"]
+    large = t1["16 switches, MR/LS 2/4, Unif., 32 B: throughput factor, Avg"]
+    assert 1.0 < small < large

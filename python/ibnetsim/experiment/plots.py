@@ -166,6 +166,42 @@ def _representatives(df: pd.DataFrame, series: list[str]) -> list[tuple[str, pd.
     return out
 
 
+#: Latency panels show up to this multiple of their lowest latency: past
+#: saturation latency grows with the run length and would flatten the curves.
+LATENCY_PANEL_SPAN = 5.0
+
+
+def _curve_panels(df: pd.DataFrame, x: str, y: str, by: list[str], facet: str, series: list[str], title: str, xlabel: str, ylabel: str) -> Optional[plt.Figure]:
+    """As :func:`_curve_figure`, one panel per value of ``facet`` (a paper's
+    (a), (b), … sub-figures), each with its own axes."""
+    d = df[df[x].notna() & df[y].notna()]
+    if d.empty:
+        return None
+    values = sorted(d[facet].dropna().unique().tolist())
+    cols = min(len(values), 2)
+    rows = -(-len(values) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(6.0 * cols, 4.0 * rows), squeeze=False)
+    for ax, v in zip(axes.flat, values):
+        g = d[d[facet] == v]
+        lowest = float("inf")
+        for sv, h in _groups(g, series):
+            agg = h.groupby(by, sort=True).agg(mx=(x, "mean"), my=(y, "mean")).reset_index()
+            ax.plot(agg["mx"], agg["my"], marker=".", label=_series_label(series, sv))
+            lowest = min(lowest, float(agg["my"].min()))
+        if lowest > 0 and lowest != float("inf"):
+            ax.set_ylim(0, LATENCY_PANEL_SPAN * lowest)
+        ax.set_title(f"{facet} = {v}")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="x-small")
+    for ax in list(axes.flat)[len(values):]:
+        ax.set_visible(False)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def plot_results(
     directory: Union[str, os.PathLike],
     out: Optional[Union[str, os.PathLike]] = None,
@@ -219,6 +255,11 @@ def plot_results(
         fig = _curve_figure(df, "accepted_load", "latency_mean_ns", loads or ["offered_load"] * ("offered_load" in df), series, title("Latency vs accepted traffic"), "accepted traffic (fraction of link bandwidth)", "mean packet latency (ns)")
         if fig is not None:
             written += _save(fig, outdir, "latency_vs_accepted", formats)
+        if len(series) >= 2 and loads:
+            # Several curves per setting of the first swept key: one panel each.
+            fig = _curve_panels(df, "accepted_load", "latency_mean_ns", loads, series[0], series[1:], title("Latency vs accepted traffic"), "accepted traffic (fraction of link bandwidth)", "mean packet latency (ns)")
+            if fig is not None:
+                written += _save(fig, outdir, "latency_vs_accepted_panels", formats)
     if {"offered_load", "accepted_load"} <= set(df.columns):
         fig = _curve_figure(df, "offered_load", "accepted_load", loads, series, title("Throughput vs offered load"), "offered load (fraction of link bandwidth)", "accepted traffic (fraction)")
         if fig is not None:
