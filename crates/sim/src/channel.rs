@@ -39,7 +39,7 @@ impl Simulation {
         tx.sending_slot = slot;
         tx.sending_blocks = if from_outq { blocks } else { 0 };
         // With `credits_at_grant` a switch took them when the packet crossed.
-        let taken = from_outq && pm.is_switch && self.p.credits_at_grant;
+        let taken = self.p.credits_at_grant && from_outq && pm.is_switch;
         if !vl15 && !taken {
             self.ports.credits.consume(gp, q, blocks);
         }

@@ -45,6 +45,9 @@ pub(crate) struct Params {
     /// output buffer, not when it starts on the link (the selection policy's
     /// choice of partition depends on them: `fully-adaptive`).
     pub credits_at_grant: bool,
+    /// The selection policy is `fully-adaptive` (escape paths, split VL
+    /// buffers): checked on hot paths, so kept here beside the other flags.
+    pub fully_adaptive: bool,
     /// Crossbar organisation.
     pub crossbar: CrossbarKind,
     /// Watchdog period.

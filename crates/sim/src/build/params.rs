@@ -93,6 +93,7 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
         speedup: sc.speedup,
         output_buffers: sc.output_buffer_bytes > 0,
         credits_at_grant: sc.output_buffer_bytes > 0 && selection.takes_credits_at_grant(),
+        fully_adaptive: selection.escape_paths(),
         crossbar: sc.crossbar,
         watchdog_ps,
         sl_order: sl_order(&c.hca.sl_priority)?,

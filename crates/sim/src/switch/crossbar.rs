@@ -651,9 +651,8 @@ impl Simulation {
     /// `fully_adaptive`).
     #[inline]
     fn count_escape_hop(&mut self, c: Candidate) {
-        if self.mech.selection.escape_paths() {
-            let k = if !c.escape { 0 } else if c.partition == 0 { 1 } else { 2 };
-            self.metrics.fa_hops[k] += 1;
+        if self.p.fully_adaptive {
+            self.metrics.fa_hops[if !c.escape { 0 } else { 1 + c.partition as usize }] += 1;
         }
     }
 

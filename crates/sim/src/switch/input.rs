@@ -86,7 +86,7 @@ impl Simulation {
     /// credits of the part it was sent to ([`crate::packet::Packet::part`]).
     #[inline]
     pub(crate) fn input_fifo(&self, q: u8, id: PacketId) -> u8 {
-        if !self.mech.selection.escape_paths() || self.layout.part_of_q(q) != 0 || !self.is_deterministic(id) {
+        if !self.p.fully_adaptive || self.layout.part_of_q(q) != 0 || !self.is_deterministic(id) {
             return q;
         }
         self.layout.q(self.layout.slot_of_q(q), 1)
@@ -94,6 +94,7 @@ impl Simulation {
 
     /// Whether packet `id` asked for deterministic routing: its DLID is an
     /// escape LID of its destination.
+    #[inline(never)]
     fn is_deterministic(&self, id: PacketId) -> bool {
         let dlid = self.arena[id].dlid as usize;
         match self.hcas.lid_host.get(dlid) {

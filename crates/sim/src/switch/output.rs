@@ -24,9 +24,7 @@ impl Simulation {
         }
         let base = self.layout.port_base(gp);
         let vl15 = self.layout.vl15_slot;
-        let pm = &self.ports.model[gp as usize];
-        let credits_taken = self.p.credits_at_grant && pm.is_switch;
-        let escape_fallback = !pm.is_switch && self.mech.selection.takes_credits_at_grant();
+        let is_switch = self.ports.model[gp as usize].is_switch;
         let mut ready: u16 = 0;
         let mut wake = Time::MAX;
         let mut m = t.outq_mask;
@@ -37,19 +35,12 @@ impl Simulation {
             let p = &self.arena[head];
             if p.ready_at > now {
                 wake = wake.min(p.ready_at);
-            } else if s == vl15 || credits_taken {
+            } else if s == vl15 || self.ports.credits.available(gp, self.layout.q(s, p.part())) >= p.blocks as u32 {
                 ready |= 1 << s;
-            } else if escape_fallback {
-                // A CA sends into the adaptive part of the switch's VL buffer,
-                // or into its escape part when only that has room (paper 002
-                // §4.4 stores packets in the escape queue when the adaptive
-                // one is full).
-                let fits = |part| self.ports.credits.available(gp, self.layout.q(s, part)) >= p.blocks as u32;
-                if let Some(part) = [0, 1].into_iter().find(|&part| fits(part)) {
-                    self.arena[head].set_part(part);
-                    ready |= 1 << s;
-                }
-            } else if self.ports.credits.available(gp, self.layout.q(s, p.part())) >= p.blocks as u32 {
+            } else if is_switch && self.p.credits_at_grant {
+                // Taken when the packet crossed the crossbar.
+                ready |= 1 << s;
+            } else if !is_switch && self.p.fully_adaptive && self.ca_sends_to_escape_part(gp, s, head) {
                 ready |= 1 << s;
             }
         }
@@ -81,6 +72,21 @@ impl Simulation {
             }
             None => {}
         }
+    }
+
+    /// A CA's head `head` of VL slot `s`, held back for lack of credits in
+    /// the adaptive part of the switch's VL buffer, goes into its escape part
+    /// when that has room (paper 002 §4.4 stores packets in the escape queue
+    /// when the adaptive one is full); true if so.
+    #[cold]
+    #[inline(never)]
+    fn ca_sends_to_escape_part(&mut self, gp: u32, s: u8, head: u32) -> bool {
+        let blocks = self.arena[head].blocks as u32;
+        if self.ports.credits.available(gp, self.layout.q(s, 1)) < blocks {
+            return false;
+        }
+        self.arena[head].set_part(1);
+        true
     }
 
     /// An `OutputReady` event: the head waiting for its data may start now.

@@ -18,6 +18,7 @@ use ibnetsim_fabric::PortNum;
 use ibnetsim_sm::{RouteLabel, NO_PATH};
 
 use crate::engine::Time;
+use crate::hca::HostModel;
 use crate::link::{LinkTiming, CUT_THROUGH_HEADER_BYTES};
 use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, FLAG_VL15};
@@ -62,39 +63,17 @@ impl Simulation {
         };
         let dlid = p.dlid as usize;
         let entry = |lid: usize| self.switches.lft.get(row + lid).copied().filter(|_| lid < self.switches.lft_stride).unwrap_or(NO_PATH);
-        let owner = self.hcas.lid_host.get(dlid).copied().filter(|&h| h != NONE).map(|h| self.hcas.model[h as usize]);
+        let escape_paths = self.p.fully_adaptive && !vl15;
+        let all_paths = self.mech.selection.wants_all_paths();
+        // The destination port's LIDs matter only to multipath policies.
+        let owner = if escape_paths || all_paths {
+            self.hcas.lid_host.get(dlid).copied().filter(|&h| h != NONE).map(|h| &self.hcas.model[h as usize])
+        } else {
+            None
+        };
         match owner {
-            Some(hm) if self.mech.selection.escape_paths() && !vl15 => {
-                let label = self.switches.labels.get((dlid - hm.base_lid as usize) as u8);
-                let lids = hm.base_lid as usize..hm.base_lid as usize + hm.lid_count as usize;
-                let escape = |port: u8, out: &mut Candidates| {
-                    if let Some(slot) = usable(port) {
-                        // Into the next adaptive part if it has room, else its escape part.
-                        out.push(Candidate { port, slot, partition: 0, escape: true });
-                        out.push(Candidate { port, slot, partition: 1, escape: true });
-                    }
-                };
-                match label {
-                    RouteLabel::Primary | RouteLabel::Escape => escape(entry(dlid), out),
-                    RouteLabel::Adaptive => {
-                        let mut adaptive_left = self.mech.selection.max_adaptive_options();
-                        for l in lids.clone() {
-                            if adaptive_left > 0 && self.switches.labels.get((l - lids.start) as u8) == RouteLabel::Adaptive {
-                                adaptive_left -= 1;
-                                if let Some(slot) = usable(entry(l)) {
-                                    out.push_unique_port(Candidate { port: entry(l), slot, partition: 0, escape: false });
-                                }
-                            }
-                        }
-                        for l in lids.clone() {
-                            if self.switches.labels.get((l - lids.start) as u8) == RouteLabel::Escape {
-                                escape(entry(l), out);
-                            }
-                        }
-                    }
-                }
-            }
-            Some(hm) if self.mech.selection.wants_all_paths() => {
+            Some(hm) if escape_paths => self.escape_path_options(hm, dlid, &usable, &entry, out),
+            Some(hm) if all_paths => {
                 let mut add = |port: u8| {
                     if let Some(slot) = usable(port) {
                         out.push_unique_port(Candidate { port, slot, partition: 0, escape: false });
@@ -115,6 +94,44 @@ impl Simulation {
             return Err(if back_to_input.get() { DropReason::InputPortIsOutput } else { DropReason::NoRoute });
         }
         Ok(())
+    }
+
+    /// The options of a unicast packet under `fully-adaptive` selection, for
+    /// destination port `hm` (see [`crate::selection::FullyAdaptive`]): by
+    /// the label of the DLID's offset, the escape entry alone (towards both
+    /// parts of the next buffer), or the adaptive entries (at most
+    /// `max_options − 1`, lowest offsets first) and then the escape ones.
+    /// Kept out of line: the common routing path stays small.
+    #[inline(never)]
+    fn escape_path_options(&self, hm: &HostModel, dlid: usize, usable: &dyn Fn(u8) -> Option<u8>, entry: &dyn Fn(usize) -> u8, out: &mut Candidates) {
+        let labels = &self.switches.labels;
+        let lids = hm.base_lid as usize..hm.base_lid as usize + hm.lid_count as usize;
+        let escape = |port: u8, out: &mut Candidates| {
+            if let Some(slot) = usable(port) {
+                // Into the next adaptive part if it has room, else its escape part.
+                out.push(Candidate { port, slot, partition: 0, escape: true });
+                out.push(Candidate { port, slot, partition: 1, escape: true });
+            }
+        };
+        match labels.get((dlid - lids.start) as u8) {
+            RouteLabel::Primary | RouteLabel::Escape => escape(entry(dlid), out),
+            RouteLabel::Adaptive => {
+                let mut adaptive_left = self.mech.selection.max_adaptive_options();
+                for l in lids.clone() {
+                    if adaptive_left > 0 && labels.get((l - lids.start) as u8) == RouteLabel::Adaptive {
+                        adaptive_left -= 1;
+                        if let Some(slot) = usable(entry(l)) {
+                            out.push_unique_port(Candidate { port: entry(l), slot, partition: 0, escape: false });
+                        }
+                    }
+                }
+                for l in lids.clone() {
+                    if labels.get((l - lids.start) as u8) == RouteLabel::Escape {
+                        escape(entry(l), out);
+                    }
+                }
+            }
+        }
     }
 
     /// The options of a multicast head: the ports of the switch's MFT entry it
