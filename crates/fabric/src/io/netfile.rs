@@ -15,10 +15,13 @@
 //! [1](1e0bffff4cafc1)  "S-0008f10500200134"[4]  # lid 3 lmc 0 "ibswitch" lid 1 4xFDR
 //! ```
 //!
-//! * Node GUIDs come from `switchguid=`/`caguid=` lines, which as in ibsim set
-//!   a counter that later nodes of that kind continue from (a switch takes one
-//!   GUID, a CA `ports + 1`); without one, from an `S-`/`H-` id holding 16 hex
-//!   digits; otherwise a GUID is made up. `sysimgguid=` applies to the next node.
+//! * Node GUIDs follow ibsim's rule, so that tables an OpenSM wrote while
+//!   running on ibsim with the same file name the same ports: one counter per
+//!   node kind, starting at 0x200000 for switches and 0x100000 for CAs and set
+//!   by `switchguid=`/`caguid=` lines; a switch takes the counter as node and
+//!   port GUID and steps it by one, a CA takes it as node GUID (port n is the
+//!   node GUID plus n) and steps it by ports + 1. ibnetdiscover output has a
+//!   GUID line before every node. `sysimgguid=` applies to the next node.
 //! * The description is the quoted text after `#` on the header; the LID and
 //!   LMC are a switch header's `lid N lmc M` (port 0) and a CA port line's
 //!   leading `lid N lmc M`. LID 0 means "not assigned" and is not reported.
@@ -68,11 +71,23 @@ pub(crate) fn is_netfile_keyword(word: &str) -> bool {
     )
 }
 
+/// ibsim's first switch GUID (`guids[SWITCH_NODE]` in `ibsim/sim_net.c`),
+/// before any `switchguid=` line.
+const IBSIM_SWITCH_GUID: u64 = 0x20_0000;
+/// ibsim's first CA GUID, before any `caguid=` line.
+const IBSIM_CA_GUID: u64 = 0x10_0000;
+
 /// Parses ibnetdiscover output or an ibsim net file. `file` names the text in
 /// error messages and anchors relative `include`s (the current directory is
 /// used when it is `None`).
 pub fn parse_netfile(text: &str, file: Option<&Path>) -> Result<Topology, FabricError> {
-    let mut p = Parser::default();
+    let mut p = Parser {
+        next_switch_guid: Some(IBSIM_SWITCH_GUID),
+        next_ca_guid: Some(IBSIM_CA_GUID),
+        abs_switch_guid: IBSIM_SWITCH_GUID,
+        abs_ca_guid: IBSIM_CA_GUID,
+        ..Parser::default()
+    };
     if let Some(f) = file {
         p.include_stack.push(f.to_path_buf());
     }
@@ -280,13 +295,10 @@ impl Parser {
             NodeKind::Switch => (&mut self.next_switch_guid, 1),
             _ => (&mut self.next_ca_guid, num_ports as u64 + 1),
         };
-        let guid = match *counter {
-            Some(g) => {
-                *counter = Some(g.wrapping_add(step));
-                Some(g)
-            }
-            None => guid_from_id(name, kind),
-        };
+        let guid = *counter;
+        if let Some(g) = guid {
+            *counter = Some(g.wrapping_add(step));
+        }
         self.by_name.insert(name.to_string(), idx);
         self.nodes.push(PNode {
             kind,
@@ -561,12 +573,6 @@ fn number_with_echo(v: &str) -> Option<u64> {
     }
 }
 
-/// The GUID in an ibnetdiscover id (`S-0008f10500200134`, `H-…`).
-fn guid_from_id(id: &str, kind: NodeKind) -> Option<u64> {
-    let hex = if kind.is_switch() { id.strip_prefix("S-") } else { id.strip_prefix("H-") }?;
-    (hex.len() == 16).then(|| u64::from_str_radix(hex, 16).ok()).flatten()
-}
-
 /// Description of a header comment and the text after it: quoted text, or as
 /// ibsim, everything up to ` enhanced port `/` base port `/` lid `/` lmc `.
 fn header_description(comment: &str) -> (Option<String>, &str) {
@@ -836,6 +842,23 @@ Hca\t2 \"Hca2\"\n\
 
     fn err(text: &str) -> String {
         parse_netfile(text, Some(Path::new("t.net"))).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn without_guid_lines_guids_follow_ibsims_counters() {
+        // ibsim: switches from 0x200000 one GUID each, CAs from 0x100000
+        // ports + 1 each; a `caguid=` line restarts the CA counter.
+        let text = "Switch 4 \"s1\"\n[1] \"h1\"[1]\n[2] \"s2\"[1]\n\n\
+                    Switch 4 \"s2\"\n[1] \"s1\"[2]\n[2] \"h2\"[1]\n\n\
+                    Ca 2 \"h1\"\n[1] \"s1\"[1]\n\n\
+                    caguid=0x500\nCa 1 \"h2\"\n[1] \"s2\"[2]\n";
+        let t = parse_netfile(text, None).unwrap();
+        let f = &t.fabric;
+        let guid = |n: &str| f.node(f.node_by_name(n).unwrap()).guid;
+        assert_eq!((guid("s1"), guid("s2"), guid("h1"), guid("h2")), (0x200000, 0x200001, 0x100000, 0x500));
+        let h1 = f.node(f.node_by_name("h1").unwrap());
+        assert_eq!((h1.port_guid(1), h1.port_guid(2)), (0x100001, 0x100002));
+        assert_eq!(f.node(f.node_by_name("s2").unwrap()).port_guid(2), 0x200001);
     }
 
     #[test]

@@ -8,8 +8,9 @@
 //! ```
 //!
 //! (one line in the file). Parsing follows IBDM's `IBFabric::parseSubnetLine`
-//! (nmorey/ibutils `ibdm/ibdm/Fabric.cpp`): numbers are hex; `CA-SM` marks the
-//! subnet manager's CA; lines whose logical state is not `ACT`, `INI` or `ARM`
+//! (nmorey/ibutils `ibdm/ibdm/Fabric.cpp`): numbers are hex; `CA-SM` and
+//! `SW-SM` mark the node the subnet manager runs on (OpenSM on an ibsim fabric
+//! whose first node is a switch runs on that switch); lines whose logical state is not `ACT`, `INI` or `ARM`
 //! describe links that are down and are skipped; the speed is the optional
 //! `SPD=2.5|5|10` (lane Gb/s), SDR when absent.
 //!
@@ -220,7 +221,7 @@ impl<'a> Scan<'a> {
         u64::from_str_radix(v, 16).map_err(|_| format!("bad {key} value '{v}': expected hex digits"))
     }
 
-    /// `{ <SW|CA|CA-SM> Ports:.. SystemGUID:.. NodeGUID:.. PortGUID:.. VenID:.. DevID:.. Rev:.. {desc} LID:.. PN:.. }`
+    /// `{ <SW|SW-SM|CA|CA-SM> Ports:.. SystemGUID:.. NodeGUID:.. PortGUID:.. VenID:.. DevID:.. Rev:.. {desc} LID:.. PN:.. }`
     fn end(&mut self) -> Result<End, String> {
         match self.token() {
             Some("{") => {}
@@ -228,9 +229,9 @@ impl<'a> Scan<'a> {
             None => return Err("expected '{' to open a port description but the line ended".into()),
         }
         let kind = match self.token() {
-            Some("SW") => NodeKind::Switch,
+            Some("SW" | "SW-SM") => NodeKind::Switch,
             Some("CA" | "CA-SM") => NodeKind::Hca,
-            other => return Err(format!("expected SW, CA or CA-SM, found '{}'", other.unwrap_or(""))),
+            other => return Err(format!("expected SW, SW-SM, CA or CA-SM, found '{}'", other.unwrap_or(""))),
         };
         let ports = self.hex("Ports:")?;
         let num_ports = u8::try_from(ports)
@@ -298,6 +299,19 @@ mod tests {
         assert_eq!((spec.width, spec.speed), (LinkWidth::X4, LinkSpeed::Ddr));
         assert_eq!(f.link(f.link_at(s1, 5).unwrap()).spec.speed, LinkSpeed::Sdr);
         assert_eq!(t.lids, vec![(s1, 0, 2, 0), (s2, 0, 0xc, 0), (h, 1, 0x3b, 0)]);
+    }
+
+    #[test]
+    fn a_switch_running_the_sm_is_a_switch() {
+        let sm_switch = SW1.replace("{ SW ", "{ SW-SM ");
+        let t = parse(&format!("{sm_switch} {SW2} PHY=4x LOG=ACT\n{SW2} {sm_switch} PHY=4x LOG=ACT\n")).unwrap();
+        let f = &t.fabric;
+        assert_eq!((f.switches().count(), f.cas().count(), f.links().len()), (2, 0, 1));
+        let s1 = f.node_by_name("S-0000000000000100").unwrap();
+        assert_eq!(f.node(s1).kind, NodeKind::Switch);
+        assert_eq!(t.lids[0], (s1, 0, 2, 0));
+        let e = parse(&SW1.replace("{ SW ", "{ RT ")).unwrap_err().to_string();
+        assert_eq!(e, "s.lst:1: expected SW, SW-SM, CA or CA-SM, found 'RT'");
     }
 
     #[test]
