@@ -89,16 +89,46 @@ pub fn read_topology(path: &Path) -> Result<Topology, FabricError> {
 pub fn read_topology_with(path: &Path, opts: &ReadOptions) -> Result<Topology, FabricError> {
     let text = read_text(path)?;
     let format = detect_format(path, &text)?;
-    match format {
+    let topology = match format {
         TopologyFormat::NetFile => parse_netfile(&text, Some(path)),
         TopologyFormat::Ibdm => parse_topo(&text, Some(path), opts),
         TopologyFormat::SubnetLst => parse_subnet_lst(&text, Some(path)),
+    }?;
+    if topology.fabric.num_nodes() == 0 {
+        return Err(FabricError::parse(
+            Location { file: Some(path.to_path_buf()), line: None },
+            "no nodes: the file is empty, holds only comments, or (subnet.lst) only links that are down",
+        ));
     }
+    Ok(topology)
 }
 
-/// Reads a whole text file, naming it in the error.
+/// Largest topology text read: the biggest real fabric dumps are tens of
+/// megabytes, so anything larger is not one (e.g. `/dev/zero`).
+pub const MAX_TEXT_BYTES: u64 = 1 << 30;
+
+/// Reads a whole text file, naming it in the error. Only regular files of at
+/// most [`MAX_TEXT_BYTES`] are read (a FIFO would block, a device never end).
+/// Bytes that are not UTF-8 (node descriptions come off the wire as bytes)
+/// are replaced, not refused: the parser then names the line if it matters.
 pub(crate) fn read_text(path: &Path) -> Result<String, FabricError> {
-    std::fs::read_to_string(path).map_err(|source| FabricError::Io { path: path.to_path_buf(), source })
+    use std::io::Read;
+    let io = |source| FabricError::Io { path: path.to_path_buf(), source };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    let whole = Location { file: Some(path.to_path_buf()), line: None };
+    if !meta.is_file() {
+        return Err(FabricError::parse(whole, "not a regular file (a directory, device or pipe); give a topology file"));
+    }
+    if meta.len() > MAX_TEXT_BYTES {
+        return Err(FabricError::parse(whole, format!("{} bytes is larger than any topology file ({MAX_TEXT_BYTES} at most)", meta.len())));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_TEXT_BYTES).read_to_end(&mut bytes).map_err(io)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
 }
 
 fn detect_format(path: &Path, text: &str) -> Result<TopologyFormat, FabricError> {
@@ -211,6 +241,33 @@ mod tests {
         assert_eq!(parse_c_number("0x1f"), Some(31));
         assert_eq!(parse_c_number("17"), Some(17));
         assert_eq!(parse_c_number("x"), None);
+    }
+
+    #[test]
+    fn files_that_are_not_fabrics_are_refused_by_name() {
+        let dir = std::env::temp_dir().join(format!("ibnetsim-io-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, text) in [("empty.topo", ""), ("blank.lst", "  \n\t\n"), ("nothing.topo", "# nothing\n")] {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            let e = read_topology(&p).unwrap_err().to_string();
+            assert_eq!(e, format!("{}: no nodes: the file is empty, holds only comments, or (subnet.lst) only links that are down", p.display()));
+        }
+        // Without a telling extension, an empty file has no format either.
+        let p = dir.join("comments.net");
+        std::fs::write(&p, "# nothing\n").unwrap();
+        assert!(read_topology(&p).unwrap_err().to_string().contains("cannot tell the topology format"));
+        let e = read_topology(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert_eq!(e, "/dev/zero: not a regular file (a directory, device or pipe); give a topology file");
+        let e = read_topology(&dir).unwrap_err().to_string();
+        assert!(e.ends_with("not a regular file (a directory, device or pipe); give a topology file"), "{e}");
+        // A description that is not UTF-8 is read, the bad byte replaced.
+        let p = dir.join("latin1.net");
+        std::fs::write(&p, b"Switch 4 \"s\" # \"caf\xe9\"\n[1] \"h\"[1]\n\nCa 1 \"h\"\n[1] \"s\"[1]\n").unwrap();
+        let t = read_topology(&p).unwrap();
+        let s = t.fabric.node_by_name("s").unwrap();
+        assert_eq!(t.fabric.node(s).description, "caf\u{fffd}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

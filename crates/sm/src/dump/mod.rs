@@ -244,8 +244,23 @@ fn unknown_format(text: &str, file: Option<&Path>) -> SmError {
     )
 }
 
+/// Reads a dump: only a regular file (a FIFO would block, a device never end)
+/// of at most [`ibnetsim_fabric::io::MAX_TEXT_BYTES`].
 fn read_text(path: &Path) -> Result<String, SmError> {
-    let bytes = std::fs::read(path).map_err(|source| SmError::Io { path: path.to_path_buf(), source })?;
+    use std::io::Read;
+    let io = |source| SmError::Io { path: path.to_path_buf(), source };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    let whole = Location { file: Some(path.to_path_buf()), line: None };
+    let limit = ibnetsim_fabric::io::MAX_TEXT_BYTES;
+    if !meta.is_file() {
+        return Err(SmError::parse(whole, "not a regular file (a directory, device or pipe); give a forwarding-table dump"));
+    }
+    if meta.len() > limit {
+        return Err(SmError::parse(whole, format!("{} bytes is larger than any forwarding-table dump ({limit} at most)", meta.len())));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit).read_to_end(&mut bytes).map_err(io)?;
     // Node descriptions are bytes on the wire; do not reject a dump over one.
     Ok(match String::from_utf8(bytes) {
         Ok(s) => s,
@@ -686,6 +701,14 @@ impl<'a> SwitchResolver<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_regular_files_are_read() {
+        let e = read(Path::new("/dev/zero"), None).unwrap_err().to_string();
+        assert_eq!(e, "/dev/zero: not a regular file (a directory, device or pipe); give a forwarding-table dump");
+        let e = read(Path::new("/"), None).unwrap_err().to_string();
+        assert!(e.starts_with("/: not a regular file"), "{e}");
+    }
     use ibnetsim_fabric::{LinkSpec, NodeKind};
     use proptest::prelude::*;
     use rand::{Rng, SeedableRng};
