@@ -170,6 +170,20 @@ def test_value_out_of_range_and_unknown_choice(tmp_path):
     assert "unknown value \"spf\"" in str(e) and "minhop" in str(e)
 
 
+def test_range_bounds_are_inclusive_and_booleans_are_not_integers(tmp_path):
+    # IBA allows LMC 0 to 7: both ends are valid values, one past either end is not.
+    for lmc in (0, 7):
+        sc = scn.load(write(tmp_path, IRREGULAR.replace('engine = ["updn", "minhop"]', f'engine = "updn"\nlmc = {lmc}')))
+        assert {p.config["routing"]["lmc"] for p in sc.points} == {lmc}
+    e = err(tmp_path, IRREGULAR.replace('engine = ["updn", "minhop"]', 'engine = "updn"\nlmc = -1'))
+    assert (e.line, e.key) == (13, "routing.lmc")
+    assert "below the minimum 0" in str(e)
+    # TOML's true is not the integer 1 (Python's bool is an int subclass).
+    e = err(tmp_path, IRREGULAR.replace('engine = ["updn", "minhop"]', 'engine = "updn"\nlmc = true'))
+    assert (e.line, e.key) == (13, "routing.lmc")
+    assert "expected an integer, got a boolean" in str(e)
+
+
 SIMULATE = """\
 kind = "simulate"
 [fabric]

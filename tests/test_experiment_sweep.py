@@ -56,6 +56,24 @@ def test_flatten_config():
     }
 
 
+def test_flatten_config_names_repeated_tables_like_the_scenario():
+    # One [[traffic]] table is named like a plain [traffic]; several get an index.
+    assert flatten_config({"traffic": [{"load": 0.1}]}) == {"traffic.load": 0.1}
+    assert flatten_config({"traffic": [{"load": 0.1}, {"load": 0.2, "sl": 1}]}) == {
+        "traffic[0].load": 0.1,
+        "traffic[1].load": 0.2,
+        "traffic[1].sl": 1,
+    }
+    # The store's column of a swept key is the axis name the scenario gives it.
+    base = 'kind = "simulate"\n[fabric]\nkind = "single_switch"\nhosts = 2\n[routing]\nengine = "minhop"\n[simulation]\ntime_us = 10.0\n'
+    one = loads_scenario(base + "[[traffic]]\nload = [0.1, 0.2]\n")
+    two = loads_scenario(base + "[[traffic]]\nload = [0.1, 0.2]\n[[traffic]]\nload = 0.3\nsl = 1\n")
+    for sc in (one, two):
+        (axis,) = sc.axes
+        assert axis.name in flatten_config(sc.points[0].config)
+    assert [one.axes[0].name, two.axes[0].name] == ["traffic.load", "traffic[0].load"]
+
+
 def test_store_round_trip(tmp_path):
     sc = synthetic(tmp_path, seeds=(1, 2), xs=(0.5,))
     store = Store(tmp_path / "out")
@@ -91,6 +109,35 @@ def test_store_round_trip(tmp_path):
     import ibnetsim
 
     assert m["runs"][-1]["ibnetsim_version"] == ibnetsim.__version__ and "git_commit" in m["runs"][-1]
+
+
+def test_load_results_ok_only_drops_failed_points(tmp_path):
+    sc = synthetic(tmp_path, seeds=(1, 2, 3), xs=(1.0,))
+    store = Store(tmp_path / "out")
+    run = store.open_run(sc, "serial", 1)
+    store.write_point(sc.points[0], {"status": "ok", "error": "", "v": 1.0}, run)
+    store.write_point(sc.points[1], {"status": "error", "error": "boom", "v": None}, run)
+    store.write_point(sc.points[2], {"status": "ok", "error": "", "v": 3.0}, run)
+    assert list(load_results(tmp_path / "out")["seed"]) == [1, 2, 3]
+    ok = load_results(tmp_path / "out", ok_only=True)
+    assert list(ok["seed"]) == [1, 3] and list(ok["v"]) == [1.0, 3.0]
+    assert list(ok.index) == [0, 1]
+
+
+def test_manifest_keeps_the_points_of_earlier_runs(tmp_path):
+    # A second run over other seeds adds its points; the manifest still
+    # describes every row on disk, and the runs are numbered from 1.
+    store = Store(tmp_path / "out")
+    first = synthetic(tmp_path, seeds=(1, 2), xs=(1.0,))
+    assert store.open_run(first, "serial", 1) == 1
+    second = synthetic(tmp_path, seeds=(2, 3), xs=(1.0,))
+    assert store.open_run(second, "serial", 1) == 2
+    m = store.manifest()
+    want = {p.key: p.config["seed"] for p in first.points + second.points}
+    assert len(want) == 3
+    assert {p["key"]: p["config"]["seed"] for p in m["points"]} == want
+    assert [r["run"] for r in m["runs"]] == [1, 2]
+    assert [r["points"] for r in m["runs"]] == [2, 2]
 
 
 def test_truncated_point_file_is_ignored(tmp_path):

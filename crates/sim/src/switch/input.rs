@@ -207,4 +207,14 @@ mod tests {
         assert_eq!(next_bit(&w, 134, 192), None);
         assert_eq!(next_bit(&w, 4, 100), None);
     }
+
+    #[test]
+    fn next_bit_stops_below_nbits() {
+        // "below nbits": a bit set exactly at nbits is past the range.
+        let w = [1u64 << 5, 1];
+        assert_eq!(next_bit(&w, 0, 5), None);
+        assert_eq!(next_bit(&w, 0, 6), Some(5));
+        assert_eq!(next_bit(&w, 6, 64), None);
+        assert_eq!(next_bit(&w, 6, 65), Some(64));
+    }
 }

@@ -75,3 +75,34 @@ fn uniform_traffic_on_the_diamond_conserves_packets() {
     sim.check_conservation().unwrap();
     assert_eq!(sim.results().dropped, 0);
 }
+
+#[test]
+fn adaptive_by_credits_takes_the_path_with_more_credits_when_both_are_free() {
+    // 1x SDR, 1 m cables. a0 → b0 at 0 ns takes its base path (s0 port 1,
+    // both options have full credits: the tie goes to the first). It leaves
+    // s0 on [185, 1 313] ns and leaves s1's input buffer at 1 498 ns (s1
+    // routes it at 370 ns, its tail is in at 1 318 ns, 1 128 ns per packet),
+    // so its 5 credits are back at s0 at 1 503 ns. a1 → b1 at 1 200 ns is
+    // routed at s0 at 1 385 ns: both ports are free, but port 1 is still 5
+    // credits short, so the packet takes s2 (port 2). Each port then carried
+    // exactly one packet of the same size.
+    for output_buffers in [true, false] {
+        let mut c = flows("adaptive-by-credits", PathBits::Base);
+        c.warmup_ns = 0.0;
+        for k in &mut c.traffic.classes {
+            k.load = 0.0;
+        }
+        if !output_buffers {
+            c.switch.output_buffer_bytes = 0;
+        }
+        let net = diamond();
+        let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+        sim.inject(0, 0, 0, 2).unwrap();
+        sim.inject(1_200_000, 1, 1, 3).unwrap();
+        sim.run(10_000_000).unwrap();
+        let r = sim.results();
+        assert_eq!(r.delivered, 2, "output buffers: {output_buffers}");
+        let (u1, u2) = (port(&r, "s0", 1).utilization, port(&r, "s0", 2).utilization);
+        assert!(u1 > 0.0 && u1 == u2, "output buffers: {output_buffers}: s0 ports 1, 2 busy {u1}, {u2}");
+    }
+}

@@ -5,6 +5,7 @@ mod common;
 mod adaptive;
 mod connections;
 mod conservation;
+mod crossbar;
 mod deadlock;
 mod fecn;
 mod fully_adaptive;
