@@ -633,8 +633,10 @@ pub fn apply(dump: &LftDump, fabric: &Fabric, lids: &LidMap) -> Result<Routing, 
     if !missing.is_empty() {
         let shown: Vec<&str> = missing.iter().take(5).copied().collect();
         notes.push(format!(
-            "{} switches have no table in the dump and forward nothing: {}{}",
+            "{} {} no table in the dump and forward{} nothing: {}{}",
             missing.len(),
+            if missing.len() == 1 { "switch has" } else { "switches have" },
+            if missing.len() == 1 { "s" } else { "" },
             shown.join(", "),
             if missing.len() > shown.len() { ", …" } else { "" }
         ));
@@ -818,10 +820,11 @@ Unicast lids [0-9] of switch Lid 2 guid 0x0000000000000010 ('s'):
             )),
             "lfts.dump:2: port 1 of 'a' is given LIDs 0x0001..0x0100, more than LMC 7 allows"
         );
-        assert_eq!(
-            err(&format!("{h}0x0000 001 # Channel Adapter portguid 0x0000000000000101: 'a'\n")),
-            "lfts.dump:2: LID 0 is reserved; port GUID 0x0000000000000101 cannot own it"
-        );
+        // LID 0 routed anywhere is refused when the dump is read.
+        let e = opensm_lfts::parse(&format!("{h}0x0000 001 # Channel Adapter portguid 0x0000000000000101: 'a'\n"), Some(Path::new("lfts.dump")))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "lfts.dump:2: LID 0x0000 is reserved and cannot be routed (unicast LIDs are 0x0001-0xbfff)");
         let routes = ucast_routes::parse("dump_ucast_routes: Switch 0x10\n", Some(Path::new("o.fdbs"))).unwrap();
         let e = derive_lids(&routes, &f, 0).unwrap_err().to_string();
         assert!(e.starts_with("invalid option 'file': o.fdbs: a dump_ucast_routes listing does not say"), "{e}");
@@ -887,7 +890,7 @@ Unicast lids [0-9] of switch Lid 2 guid 0x0000000000000010 ('s'):
         f.connect(s, 3, t, 1, LinkSpec::default()).unwrap();
         let lids = derive_lids(&dump_of(STAR_DUMP), &f, 0).unwrap();
         let r = apply(&dump_of(STAR_DUMP), &f, &lids).unwrap();
-        assert_eq!(r.notes, vec!["1 switches have no table in the dump and forward nothing: t"]);
+        assert_eq!(r.notes, vec!["1 switch has no table in the dump and forwards nothing: t"]);
         assert!(r.tables.lft(t).unwrap().entries().iter().all(|&p| p == NO_PATH));
     }
 

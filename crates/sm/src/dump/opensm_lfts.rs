@@ -134,14 +134,38 @@ fn parse_header(p: &str) -> Result<(SwitchKey, Option<Lid>), String> {
         return Err(format!("cannot parse switch GUID: '{}'", shorten(&p[at + 8..])));
     }
     let guid = u64::try_from(guid).map_err(|_| "switch GUID does not fit in 64 bits".to_string())?;
-    // `of switch Lid <n>` is informative; `ibroute -D` headers have a DR path instead.
-    let lid = p
-        .find(" Lid ")
-        .and_then(|i| p[i + 5..].split_whitespace().next())
-        .and_then(|t| t.parse::<u32>().ok())
-        .filter(|&l| (1..=MAX_UNICAST_LID as u32).contains(&l))
-        .map(|l| l as Lid);
+    // `[first-last]`: the LID range of the table (decimal or 0x hex).
+    if let Some(range) = p.strip_prefix("Unicast lids").map(str::trim_start).and_then(|r| r.strip_prefix('[')) {
+        let inner = range.split(']').next().unwrap_or("");
+        let (a, b) = inner.split_once('-').ok_or_else(|| format!("cannot parse LID range '[{}]': expected [first-last]", shorten(inner)))?;
+        let lid_of = |t: &str| {
+            parse_c_lid(t.trim()).ok_or_else(|| format!("LID range '[{inner}]': '{}' is not a LID (0..=0xbfff)", t.trim()))
+        };
+        let (first, last) = (lid_of(a)?, lid_of(b)?);
+        if first > last {
+            return Err(format!("LID range '[{inner}]' is empty: it starts after it ends"));
+        }
+    }
+    // `of switch Lid <n>` is informative (0 when the switch has none yet);
+    // `ibroute -D` headers have a DR path instead.
+    let lid = match p.find(" Lid ").and_then(|i| p[i + 5..].split_whitespace().next()) {
+        None => None,
+        Some(t) => match parse_c_lid(t) {
+            Some(0) => None,
+            Some(l) => Some(l),
+            None => return Err(format!("switch Lid '{t}' is not a unicast LID (1..=0xbfff, or 0 for none)")),
+        },
+    };
     Ok((SwitchKey::Guid(guid), lid))
+}
+
+/// A LID written in decimal or `0x` hex, at most the top unicast LID.
+fn parse_c_lid(t: &str) -> Option<Lid> {
+    let v = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u32::from_str_radix(h, 16).ok()?,
+        None => t.parse::<u32>().ok()?,
+    };
+    (v <= MAX_UNICAST_LID as u32).then_some(v as Lid)
 }
 
 /// A `<hex LID> <port> [comment]` entry (the `0x` already stripped).
@@ -152,7 +176,7 @@ fn parse_entry(rest: &str, line: u32) -> Result<(Route, Option<LidOwner>), Strin
         return Err(bad_lid());
     }
     if lid > MAX_UNICAST_LID as u128 {
-        return Err(format!("LID {lid:#x} is not a unicast LID (0x0000-0xbfff)"));
+        return Err(format!("LID {lid:#x} is not a unicast LID (0x0001-0xbfff)"));
     }
     let lid = lid as Lid;
     let after = after.trim_start();
@@ -164,6 +188,8 @@ fn parse_entry(rest: &str, line: u32) -> Result<(Route, Option<LidOwner>), Strin
     let port: u32 = after[..digits].parse().map_err(|_| format!("port '{}' is out of range", &after[..digits]))?;
     let port = match u8::try_from(port) {
         Ok(NO_PATH) => None,
+        // LID 0 is reserved: a table may list it, but only as "no path".
+        Ok(_) if lid == 0 => return Err("LID 0x0000 is reserved and cannot be routed (unicast LIDs are 0x0001-0xbfff)".into()),
         Ok(p) => Some(p),
         Err(_) => return Err(format!("port {port} of LID {lid:#06x} is out of range (0..=254, 255 = no path)")),
     };
@@ -313,6 +339,29 @@ Unicast lids [0x0-0x5] of switch Lid 1 guid 0x0000000000200000 (Switch1):
     }
 
     #[test]
+    fn headers_with_impossible_lids_are_refused() {
+        let e = |header: &str| parse(&format!("{header}\n0x0001 001\n"), Some(Path::new("d"))).unwrap_err().to_string();
+        assert_eq!(
+            e("Unicast lids [70000-5] of switch Lid 1 guid 0x1 ('x'):"),
+            "d:1: LID range '[70000-5]': '70000' is not a LID (0..=0xbfff)"
+        );
+        assert_eq!(e("Unicast lids [5-1] of switch Lid 1 guid 0x1 ('x'):"), "d:1: LID range '[5-1]' is empty: it starts after it ends");
+        assert_eq!(
+            e("Unicast lids [0-5] of switch Lid 99999999999 guid 0x1 ('x'):"),
+            "d:1: switch Lid '99999999999' is not a unicast LID (1..=0xbfff, or 0 for none)"
+        );
+        // What OpenSM and our writer print: decimal or hex ranges, Lid 0 for none.
+        for ok in ["Unicast lids [0-5] of switch Lid 0 guid 0x1 ('x'):", "Unicast lids [0x0-0x5] of switch Lid 0x3 guid 0x1 (x):"] {
+            let d = parse(&format!("{ok}\n0x0001 001\n"), None).unwrap();
+            assert_eq!(d.switches[0].routes.len(), 1, "{ok}");
+        }
+        let d = parse("Unicast lids [0-5] of switch Lid 0x3 guid 0x1 (x):\n", None).unwrap();
+        assert_eq!(d.switches[0].lid, Some(3));
+        // A table may list LID 0 as no path (port 255).
+        assert!(parse("Unicast lids [0-5] of switch Lid 1 guid 0x1 (x):\n0x0000 255\n", None).is_ok());
+    }
+
+    #[test]
     fn errors_name_file_and_line() {
         let h = "Unicast lids [0-2] of switch Lid 1 guid 0x1 ('x'):\n";
         assert_eq!(
@@ -326,7 +375,7 @@ Unicast lids [0x0-0x5] of switch Lid 1 guid 0x0000000000200000 (Switch1):
             err(&format!("{h}0x0001 256 # x\n")),
             "lfts.dump:2: port 256 of LID 0x0001 is out of range (0..=254, 255 = no path)"
         );
-        assert_eq!(err(&format!("{h}0xc000 001\n")), "lfts.dump:2: LID 0xc000 is not a unicast LID (0x0000-0xbfff)");
+        assert_eq!(err(&format!("{h}0xc000 001\n")), "lfts.dump:2: LID 0xc000 is not a unicast LID (0x0001-0xbfff)");
         assert_eq!(
             err(&format!("{h}0x0001 001 # Switch portguid 0xzz: 'a'\n")),
             "lfts.dump:2: cannot parse port GUID: 'zz: 'a''"
