@@ -147,3 +147,18 @@ def test_check_escape_channels_of_fully_adaptive_tables(tmp_path):
     r = json.loads(bad.stdout)
     assert r["escape"]["cyclic_sccs"] >= 1 and len(r["escape"]["cycle"]) == 6
     assert r["escape"]["switch_lids"] is True and r["has_defects"] is True
+
+
+def test_options_that_would_be_ignored_are_errors(tmp_path):
+    topo = tmp_path / "ring.net"
+    run("topo", "gen", "ring", "--switches", 3, "-o", topo)
+    dump = tmp_path / "t.dump"
+    run("route", topo, "-o", dump)
+    both = run("check", topo, "--lfts", dump, "--engine", "updn", check=False)
+    assert both.returncode == 2 and "--engine updn would compute others" in both.stderr
+    key_only = run("check", topo, "--fdbs-key", dump, check=False)
+    assert key_only.returncode == 2 and "invalid option 'fdbs_key'" in key_only.stderr, key_only.stderr
+    file_for_minhop = run("route", topo, "--engine", "minhop", "--lfts-file", dump, check=False)
+    assert file_for_minhop.returncode == 2 and "read by the 'file' engine only, not by 'minhop'" in file_for_minhop.stderr
+    # --lfts with --engine file (or no --engine) is what it should be.
+    assert run("check", topo, "--lfts", dump, "--engine", "file", check=False).returncode in (0, 1)

@@ -211,6 +211,9 @@ def check(file: str, lfts_file: Optional[str], engine: str, lmc: int, root: tupl
     adaptive switches).
     """
     if lfts_file:
+        given = click.get_current_context().get_parameter_source("engine") != click.core.ParameterSource.DEFAULT
+        if given and engine != "file":
+            raise click.UsageError(f"--lfts checks the tables in that file; --engine {engine} would compute others: give one of them")
         engine = "file"
     fab, sm, t_read, t_route = _configure(file, engine, lmc, root, lfts_file, fdbs_key, ibnl_dir)
     t0 = time.perf_counter()

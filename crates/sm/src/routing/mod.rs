@@ -123,6 +123,16 @@ pub static ENGINES: &[EngineInfo] = &[
 
 /// Builds the engine called `name`.
 pub fn build_engine(name: &str, options: &RoutingOptions) -> Result<Box<dyn RoutingEngine>, SmError> {
+    // Options another engine reads would otherwise be dropped without a word.
+    if options.file.is_some() && name != file::NAME {
+        return Err(SmError::option(
+            "lfts_file",
+            format!("tables to load are read by the '{}' engine only, not by '{name}': drop the file, or route with '{}'", file::NAME, file::NAME),
+        ));
+    }
+    if options.file_key.is_some() && options.file.is_none() {
+        return Err(SmError::option("fdbs_key", "keys an ib_flit_sim .fdbs table: give the table too (lfts_file)"));
+    }
     match ENGINES.iter().find(|e| e.name == name) {
         Some(info) => (info.build)(options),
         None => Err(SmError::UnknownEngine {
@@ -135,6 +145,19 @@ pub fn build_engine(name: &str, options: &RoutingOptions) -> Result<Box<dyn Rout
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn options_for_another_engine_are_errors() {
+        let with_file = RoutingOptions { file: Some("t.dump".into()), ..RoutingOptions::default() };
+        let e = build_engine("minhop", &with_file).err().unwrap().to_string();
+        assert_eq!(e, "invalid option 'lfts_file': tables to load are read by the 'file' engine only, not by 'minhop': drop the file, or route with 'file'");
+        // The file engine takes it (and then finds no such file).
+        let e = build_engine("file", &with_file).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(!e.contains("lfts_file"), "{e}");
+        let key_only = RoutingOptions { file_key: Some("t.ini".into()), ..RoutingOptions::default() };
+        let e = build_engine("file", &key_only).err().unwrap().to_string();
+        assert_eq!(e, "invalid option 'fdbs_key': keys an ib_flit_sim .fdbs table: give the table too (lfts_file)");
+    }
 
     #[test]
     fn names_are_unique() {
