@@ -162,3 +162,13 @@ def test_options_that_would_be_ignored_are_errors(tmp_path):
     assert file_for_minhop.returncode == 2 and "read by the 'file' engine only, not by 'minhop'" in file_for_minhop.stderr
     # --lfts with --engine file (or no --engine) is what it should be.
     assert run("check", topo, "--lfts", dump, "--engine", "file", check=False).returncode in (0, 1)
+
+
+def test_generated_fabrics_are_not_written_under_names_read_as_other_formats(tmp_path):
+    bad = run("topo", "gen", "ring", "--switches", 3, "-o", tmp_path / "r.topo", check=False)
+    assert bad.returncode == 2 and "name it .net" in bad.stderr and not (tmp_path / "r.topo").exists()
+    # Every generator `topo kinds` names as a command is one `topo gen` accepts.
+    for line in run("topo", "kinds").stdout.splitlines():
+        command = line.split()[0]
+        if command != "-":
+            assert run("topo", "gen", command, "--help").returncode == 0, line

@@ -117,9 +117,14 @@ def gen_ring(output: str, switches: int, hosts_per_switch: int, **link: Any) -> 
 
 @topo.command("kinds")
 def topo_kinds() -> None:
-    """List the generators."""
+    """List the generators: the `topo gen` command of each, and its Python name."""
+    commands = set(topo_gen.commands)
     for name, summary in topology.generator_kinds():
-        click.echo(f"{name:14} {summary}")
+        command = name.replace("_", "")
+        if command in commands:
+            click.echo(f"{command:11} {summary} (Python: topology.generate({name!r}, ...))")
+        else:
+            click.echo(f"{'-':11} {summary} (Python only: topology.generate({name!r}, ...))")
 
 
 @topo.command("info")

@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence
 import pandas as pd
 
 from ibnetsim import _core
+from ibnetsim.errors import ConfigError
 
 __all__ = [
     "Fabric",
@@ -81,7 +82,15 @@ class Fabric:
         return self._inner.to_netfile()
 
     def write(self, path: str | os.PathLike) -> None:
-        """Writes the fabric in ibnetdiscover/ibsim net format."""
+        """Writes the fabric in ibnetdiscover/ibsim net format (``.net``; any
+        name but ``.topo``, ``.lst`` or ``.ibnl``, which readers take for IBDM,
+        subnet.lst and system files)."""
+        suffix = os.path.splitext(os.fspath(path))[1].lower()
+        if suffix in (".topo", ".lst", ".ibnl"):
+            raise ConfigError(
+                f"{os.fspath(path)}: the fabric is written in ibnetdiscover/ibsim net format, but a {suffix} file "
+                "would be read back as another format; name it .net"
+            )
         self._inner.write_netfile(os.fspath(path))
 
     def __repr__(self) -> str:
