@@ -124,3 +124,22 @@ def test_sl2vl_tables_as_a_dataframe(tmp_path):
     qos.write_text("qos TRUE\nqos_max_vls 2\nqos_sl2vl 1,0,1,0,1,0,1,0,1,0,1,0,1,0,1,0\n")
     vls = sm.sl2vl(qos_file=qos).filter(like="sl").to_numpy()
     assert (vls[:, 0] == 1).all() and (vls[:, 1] == 0).all()
+
+
+def test_fa_switches_without_adaptive_support_hold_the_escape_port_everywhere():
+    import numpy as np
+
+    f = ib.topology.irregular(switches=8, switch_ports=8, links_per_switch=4, hosts_per_switch=4, seed=1)
+    plain = ib.SubnetManager(f, routing="fa", lmc=1, non_adaptive_switches=["sw0"])
+    full = ib.SubnetManager(f, routing="fa", lmc=1)
+    lids = plain.lids
+    bases = lids.loc[lids["kind"].str.lower().str.contains("hca|ca"), "base_lid"].astype(int).to_numpy()
+    row = plain.switches.index("sw0")
+    # sw0: the adaptive LID (base + 1) is routed like the escape LID (base).
+    assert np.array_equal(plain.lft[row, bases + 1], plain.lft[row, bases])
+    # Elsewhere nothing changes, and on sw0 the escape entries are fa's own.
+    others = [i for i in range(len(plain.switches)) if i != row]
+    assert np.array_equal(plain.lft[others], full.lft[others])
+    assert np.array_equal(plain.lft[row, bases], full.lft[row, bases])
+    with pytest.raises(ib.ConfigError, match="non_adaptive_switches"):
+        ib.SubnetManager(f, routing="fa", lmc=1, non_adaptive_switches=["nope"])

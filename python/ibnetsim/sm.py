@@ -59,7 +59,10 @@ class SubnetManager:
     hosts that join it (``node`` or ``node:port``); each group gets a spanning
     tree in the multicast forwarding tables, as OpenSM's multicast manager
     builds it, and traffic can be sent to it with
-    :func:`ibnetsim.traffic.multicast`.
+    :func:`ibnetsim.traffic.multicast`. With ``routing="fa"`` (paper 002's
+    fully adaptive tables), ``non_adaptive_switches`` names switches without
+    adaptive support: their tables hold the escape port at every LID of a
+    destination.
     """
 
     def __init__(
@@ -72,6 +75,7 @@ class SubnetManager:
         fdbs_key: Optional[str | os.PathLike] = None,
         seed: int = 0,
         multicast_groups: Optional[Mapping[int, Sequence[str]]] = None,
+        non_adaptive_switches: Sequence[str] = (),
     ):
         roots = [root] if isinstance(root, str) else list(root or [])
         self.fabric = fabric
@@ -89,6 +93,7 @@ class SubnetManager:
             None if fdbs_key is None else os.fspath(fdbs_key),
             int(seed),
             groups,
+            [str(s) for s in non_adaptive_switches],
         )
 
     @property

@@ -55,7 +55,7 @@ impl PySubnet {
     /// Runs the subnet manager on a fabric.
     #[staticmethod]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (fabric, engine, lmc, roots, file, file_key, seed, multicast_groups=Vec::new()))]
+    #[pyo3(signature = (fabric, engine, lmc, roots, file, file_key, seed, multicast_groups=Vec::new(), non_adaptive=Vec::new()))]
     fn configure(
         py: Python<'_>,
         fabric: Py<PyFabric>,
@@ -66,12 +66,13 @@ impl PySubnet {
         file_key: Option<std::path::PathBuf>,
         seed: u64,
         multicast_groups: Vec<(u16, Vec<String>)>,
+        non_adaptive: Vec<String>,
     ) -> PyResult<Self> {
         let fab = fabric.get();
         let config = SmConfig {
             routing_engine: engine,
             lmc,
-            options: RoutingOptions { roots, file, file_key, seed, topology_lids: fab.file_lids.clone() },
+            options: RoutingOptions { roots, file, file_key, seed, topology_lids: fab.file_lids.clone(), non_adaptive },
             multicast_groups: multicast_groups.into_iter().map(|(mlid, members)| MulticastGroupConfig { mlid, members }).collect(),
         };
         let inner = py.detach(|| SubnetManager::new(config).configure(&fab.inner)).map_err(sm_err)?;

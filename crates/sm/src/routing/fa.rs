@@ -28,8 +28,12 @@
 //! the distance by one); offset 0 alone is deadlock-free. The adaptive entries
 //! alone are not, which is why the data plane must keep the escape option.
 //!
+//! Switches named in the option `non_adaptive` (paper 002's switches
+//! without adaptive support in a mixed fabric) hold the escape port at every
+//! LID of a destination, so an adaptive packet follows the escape path there.
+//!
 //! LMC 0 is an error: there would be no adaptive LID. Options used: `roots`
-//! (as `updn`).
+//! (as `updn`), `non_adaptive`.
 
 use std::collections::BTreeMap;
 
@@ -52,11 +56,14 @@ pub const NAME: &str = "fa";
 pub struct Fa {
     /// The escape function (its roots are the engine's `roots` option).
     pub updn: UpDn,
+    /// Switches without adaptive support (option `non_adaptive`, names or
+    /// GUIDs): every LID of a destination gets the escape port there.
+    pub non_adaptive: Vec<String>,
 }
 
 /// Registry constructor.
 pub(crate) fn build(options: &RoutingOptions) -> Result<Box<dyn RoutingEngine>, SmError> {
-    Ok(Box::new(Fa { updn: UpDn::from_options(options)? }))
+    Ok(Box::new(Fa { updn: UpDn::from_options(options)?, non_adaptive: options.non_adaptive.clone() }))
 }
 
 impl RoutingEngine for Fa {
@@ -74,7 +81,13 @@ impl RoutingEngine for Fa {
         let escape = self.updn.route_base_lids(fabric, lids)?;
         let mut tables = escape.tables;
         let hops = SwitchHops::compute(fabric);
-        fill_adaptive(fabric, lids, &hops, &mut tables)?;
+        let mut plain = vec![false; hops.num_switches()];
+        for name in &self.non_adaptive {
+            let node = fabric.resolve(name).map_err(|e| SmError::option("non_adaptive_switches", e.to_string()))?;
+            let i = hops.index_of(node).ok_or_else(|| SmError::option("non_adaptive_switches", format!("'{name}' is not a switch")))?;
+            plain[i] = true;
+        }
+        fill_adaptive(fabric, lids, &hops, &plain, &mut tables)?;
         let dist = option_distribution(fabric, lids, &tables);
         let pairs: usize = dist.iter().map(|&(_, c)| c).sum();
         let options: usize = dist.iter().map(|&(d, c)| d * c).sum();
@@ -96,7 +109,7 @@ impl RoutingEngine for Fa {
 
 /// Fills offsets `1 .. 2^LMC` of every CA port at every switch with minimal
 /// next hops (see the module docs).
-fn fill_adaptive(fabric: &Fabric, lids: &LidMap, hops: &SwitchHops, tables: &mut ForwardingTables) -> Result<(), SmError> {
+fn fill_adaptive(fabric: &Fabric, lids: &LidMap, hops: &SwitchHops, plain: &[bool], tables: &mut ForwardingTables) -> Result<(), SmError> {
     let n = hops.num_switches();
     // CA ports by the switch they are cabled to: (base LID, LIDs, switch port).
     let mut at: Vec<Vec<(Lid, u32, PortNum)>> = vec![Vec::new(); n];
@@ -123,6 +136,15 @@ fn fill_adaptive(fabric: &Fabric, lids: &LidMap, hops: &SwitchHops, tables: &mut
                 }
             }
             for &(base, count, ca_port) in dests {
+                if plain[si] {
+                    // No adaptive support: the escape port at every LID.
+                    if let Some(esc) = tables.get(sw, base) {
+                        for k in 1..count {
+                            tables.set(sw, (base as u32 + k) as Lid, esc);
+                        }
+                    }
+                    continue;
+                }
                 // Minimal ports other than the escape one first, so that the
                 // adaptive options add routing freedom before repeating it.
                 if let Some(esc) = tables.get(sw, base) {
@@ -189,7 +211,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn fa(roots: &[&str]) -> Fa {
-        Fa { updn: UpDn { roots: roots.iter().map(|r| r.to_string()).collect() } }
+        Fa { updn: UpDn { roots: roots.iter().map(|r| r.to_string()).collect() }, non_adaptive: Vec::new() }
     }
 
     /// Five switches, one host each (h{i} on port 4 of s{i}); switch links
@@ -324,6 +346,25 @@ mod tests {
         assert_eq!(option_distribution(&f, &lids, &r.tables), [(1, 19), (2, 6)]);
         assert!(r.notes[0].contains("adaptive = minimal (offset 1); 1.24 distinct options"), "{}", r.notes[0]);
         escape_is_updn(&f, &lids, &r.tables, &fa(&["s0"]).updn).unwrap();
+    }
+
+    #[test]
+    fn a_switch_without_adaptive_support_repeats_its_escape_port() {
+        let f = five();
+        let lids = LidMap::assign(&f, 2).unwrap();
+        let plain = Fa { non_adaptive: vec!["s0".into()], ..fa(&["s0"]) };
+        let r = plain.route(&f, &lids).unwrap();
+        let e = |sw: &str, h: &str| entries(&f, &lids, &r.tables, sw, h);
+        // s0 -> h3 had three options ([3, 1, 2, 3]); now only its escape.
+        assert_eq!(e("s0", "h3"), [3, 3, 3, 3]);
+        // Other switches are unchanged.
+        assert_eq!(e("s3", "h0"), [1, 2, 3, 1]);
+        escape_is_updn(&f, &lids, &r.tables, &plain.updn).unwrap();
+        let bad = Fa { non_adaptive: vec!["h1".into()], ..fa(&["s0"]) };
+        assert_eq!(bad.route(&f, &lids).unwrap_err().to_string(), "invalid option 'non_adaptive_switches': 'h1' is not a switch");
+        let options = RoutingOptions { non_adaptive: vec!["s0".into()], ..Default::default() };
+        let e = build_engine("updn", &options).err().unwrap().to_string();
+        assert_eq!(e, "invalid option 'non_adaptive_switches': lists switches for the 'fa' engine only, not for 'updn'");
     }
 
     #[test]

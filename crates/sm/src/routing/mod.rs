@@ -43,6 +43,10 @@ pub struct RoutingOptions {
     /// engine uses them in place of the dump's own (a `dump_ucast_routes` dump
     /// names no LID owners, so its LIDs must come from e.g. `subnet.lst`).
     pub topology_lids: Vec<(NodeId, PortNum, u16, u8)>,
+    /// `fa`: switches (names or GUIDs) without adaptive support, as paper 002
+    /// allows in a mixed fabric: their table holds the escape port at every
+    /// LID of a destination.
+    pub non_adaptive: Vec<String>,
 }
 
 /// What an engine produces.
@@ -129,6 +133,9 @@ pub fn build_engine(name: &str, options: &RoutingOptions) -> Result<Box<dyn Rout
             "lfts_file",
             format!("tables to load are read by the '{}' engine only, not by '{name}': drop the file, or route with '{}'", file::NAME, file::NAME),
         ));
+    }
+    if !options.non_adaptive.is_empty() && name != fa::NAME {
+        return Err(SmError::option("non_adaptive_switches", format!("lists switches for the '{}' engine only, not for '{name}'", fa::NAME)));
     }
     if options.file_key.is_some() && options.file.is_none() {
         return Err(SmError::option("fdbs_key", "keys an ib_flit_sim .fdbs table: give the table too (lfts_file)"));
