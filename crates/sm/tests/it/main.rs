@@ -1,9 +1,11 @@
 //! Integration tests of ibnetsim-sm, one module per behaviour.
 
+mod cdg;
 mod common;
 mod dumps;
 mod real_fabrics;
 mod lmc_paths;
 mod multicast;
 mod paper_networks;
+mod path_lengths;
 mod updn_legality;
