@@ -9,3 +9,4 @@ mod multicast;
 mod paper_networks;
 mod path_lengths;
 mod updn_legality;
+mod updn_roots;
