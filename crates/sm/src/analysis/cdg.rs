@@ -510,6 +510,17 @@ mod tests {
     }
 
     #[test]
+    fn a_longer_cycle_found_later_does_not_replace_a_shorter_one() {
+        // One component: the 3-cycle 0-1-2 and the 5-cycle 0-1-2-3-4. The
+        // searches from 0, 1 and 2 find 3-cycles; those from 3 and 4 only
+        // 5-cycles, and the shortest stays the answer.
+        let g = csr(5, &[(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 0)]);
+        let c = g.cyclic_components();
+        assert_eq!(c, vec![vec![0, 1, 2, 3, 4]]);
+        assert_eq!(g.short_cycle(&c), Some(vec![0, 1, 2]));
+    }
+
+    #[test]
     fn acyclic_graph_has_no_components() {
         let g = csr(4, &[(0, 1), (1, 2), (0, 2), (2, 3)]);
         assert!(g.cyclic_components().is_empty());

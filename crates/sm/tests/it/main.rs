@@ -1,5 +1,6 @@
 //! Integration tests of ibnetsim-sm, one module per behaviour.
 
+mod cdg;
 mod common;
 mod dumps;
 mod escape_check;
@@ -7,4 +8,6 @@ mod real_fabrics;
 mod lmc_paths;
 mod multicast;
 mod paper_networks;
+mod path_lengths;
 mod updn_legality;
+mod updn_roots;
