@@ -157,7 +157,9 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
             else:
                 click.echo(f"{prefix}: load {s.load:g} (accepted {s.accepted:.4f}); load {s.first_behind:g} fell behind ({crit})")
     if summary.interrupted:
-        sys.exit(130)
+        from ibnetsim.experiment.cli import exit_interrupted
+
+        exit_interrupted()
     sys.exit(1 if summary.failed or (df["status"] != "ok").any() else 0)
 
 

@@ -11,6 +11,7 @@ interrupted with Ctrl-C (finished points are kept: run the same command again).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -26,6 +27,16 @@ _friendly = friendly_errors(KeyError, ValueError)
 __all__ = ["register"]
 
 _EXECUTORS = click.Choice(["local", "serial", "dask"])
+
+
+def exit_interrupted() -> None:
+    """Exits with status 130 after Ctrl-C. Every finished point is already
+    stored; the interpreter's own exit would first join the process pool's
+    manager thread, which can wait forever on a worker killed in the middle of
+    handing back a result, so the process ends here without that hook."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
 
 
 def _executor_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -85,7 +96,7 @@ def sweep_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optio
     if len(summary.errors) > 10:
         click.echo(f"  … and {len(summary.errors) - 10} more (ibnetsim results {out} --failed)", err=True)
     if summary.interrupted:
-        sys.exit(130)
+        exit_interrupted()
     sys.exit(1 if summary.failed else 0)
 
 
@@ -221,7 +232,7 @@ def reproduce_cmd(experiment_id: Optional[str], list_entries: bool, quick: bool,
     _wide(console, 140).print(table)
     click.echo(f"report: {rep.directory / 'report.md'}", err=True)
     if rep.summary is not None and rep.summary.interrupted:
-        sys.exit(130)
+        exit_interrupted()
     sys.exit(0 if rep.ok and not (rep.summary and rep.summary.failed) else 1)
 
 
