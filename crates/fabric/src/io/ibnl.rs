@@ -764,6 +764,20 @@ SUBSYSTEM BOARD b2
 ";
 
     #[test]
+    fn a_directory_source_reads_only_its_ibnl_files() {
+        // Netlist directories hold notes and other files beside the netlists.
+        let dir = std::env::temp_dir().join(format!("ibnetsim-ibnl-dir-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("boards.ibnl"), TWO_BOARDS).unwrap();
+        std::fs::write(dir.join("README"), "not a netlist\n").unwrap();
+        let source = Source { kind: SourceKind::Dir(dir.clone()), files: None, tops: FxHashMap::default() };
+        let mut lib = Library { sources: vec![source] };
+        let found = lib.lookup("TOP");
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(found.unwrap().is_some());
+    }
+
+    #[test]
     fn flatten_boards_and_links() {
         let (lib, d) = lib_from(TWO_BOARDS);
         let f = lib.flatten(d, &FxHashMap::default(), &Location::default()).unwrap();

@@ -862,6 +862,13 @@ Hca\t2 \"Hca2\"\n\
     }
 
     #[test]
+    fn ibsims_parser_debug_switch_is_accepted_and_changes_nothing() {
+        let text = "pdebug\nSwitch 4 \"s1\"\n[1] \"h1\"[1]\n\nCa 1 \"h1\"\n[1] \"s1\"[1]\n";
+        let t = parse_netfile(text, None).unwrap();
+        assert_eq!((t.fabric.num_nodes(), t.fabric.links().len()), (2, 1));
+    }
+
+    #[test]
     fn ibsim_subset() {
         let t = parse_netfile(NET, None).unwrap();
         let f = &t.fabric;
