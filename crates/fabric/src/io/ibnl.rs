@@ -835,10 +835,23 @@ SUBSYSTEM BOARD b2
             "e.ibnl: no TOPSYSTEM section: an .ibnl file must define one top system"
         );
         assert!(e("TOPSYSTEM T\nwhat is this\n").starts_with("e.ibnl:2: unrecognised line 'what is this'"));
+        assert!(e("TOPSYSTEM T\nNODE SW 0 D U1\n").starts_with("e.ibnl:2: bad number of ports '0'"));
         assert_eq!(
             e("TOPSYSTEM T\nNODE SW 4 D U1\n 1 -> P1\n 2 -> P1\n"),
             "e.ibnl:4: connector 'P1' is already defined at line 3"
         );
+    }
+
+    #[test]
+    fn a_board_port_is_looked_up_in_that_boards_types_only() {
+        // TOP has a connector F1, BOARD has none: b2's F1 must not be taken as
+        // an unused variant port and dropped.
+        let (lib, d) = lib_from(
+            "SYSTEM BOARD\nNODE SW 4 D U1\n 1 -> P1\n\n\
+             TOPSYSTEM TOP\nSUBSYSTEM BOARD b1\n P1 -> F1\nSUBSYSTEM BOARD b2\n F1 -> b1 P1\n",
+        );
+        let e = lib.flatten(d, &FxHashMap::default(), &Location::default()).unwrap_err().to_string();
+        assert!(e.ends_with("board type 'BOARD' has no connector 'F1'"), "{e}");
     }
 
     #[test]
