@@ -855,6 +855,13 @@ SUBSYSTEM BOARD b2
     }
 
     #[test]
+    fn a_board_that_contains_itself_is_refused() {
+        let (lib, d) = lib_from("SYSTEM BOARD\nSUBSYSTEM BOARD inner\n\nTOPSYSTEM TOP\nSUBSYSTEM BOARD b1\n");
+        let e = lib.flatten(d, &FxHashMap::default(), &Location::default()).unwrap_err().to_string();
+        assert!(e.contains("boards nest deeper than 16 levels"), "{e}");
+    }
+
+    #[test]
     fn conflicting_internal_links() {
         let (lib, d) = lib_from("TOPSYSTEM TOP\nNODE SW 4 D U1\n 1 -> U2 1\nNODE SW 4 D U2\n 1 -> U1 2\n");
         let e = lib.flatten(d, &FxHashMap::default(), &Location::default()).unwrap_err().to_string();
