@@ -417,6 +417,18 @@ mod tests {
     }
 
     #[test]
+    fn a_generated_guid_steps_past_one_given_explicitly() {
+        // The second node would get base + 2·256; a node already holds it, so
+        // the next free one, base + 3·256, is taken (the low byte stays free).
+        let mut f = Fabric::new();
+        let taken = GENERATED_GUID_BASE + 0x200;
+        let x = f.add_node(NodeKind::Switch, "x", 4, Some(taken)).unwrap();
+        let y = f.add_node(NodeKind::Switch, "y", 4, None).unwrap();
+        assert_eq!(f.node(x).guid, 0x0002_c903_0000_0200);
+        assert_eq!(f.node(y).guid, 0x0002_c903_0000_0300);
+    }
+
+    #[test]
     fn peer_is_symmetric() {
         let (f, a, b) = two_switches();
         assert_eq!(f.peer(a, 1), Some(LinkEnd { node: b, port: 2 }));

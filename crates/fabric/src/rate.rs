@@ -286,6 +286,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn lane_rate_tags_name_each_generation() {
+        // IBDM topology files tag a link with its per-lane data rate in Gb/s.
+        let tags = [
+            ("2.5G", LinkSpeed::Sdr),
+            ("5G", LinkSpeed::Ddr),
+            ("10G", LinkSpeed::Qdr),
+            ("14G", LinkSpeed::Fdr),
+            ("25g", LinkSpeed::Edr),
+            ("50G", LinkSpeed::Hdr),
+            ("100G", LinkSpeed::Ndr),
+        ];
+        for (tag, speed) in tags {
+            assert_eq!(tag.parse::<LinkSpeed>(), Ok(speed), "{tag}");
+        }
+        assert!("40G".parse::<LinkSpeed>().is_err());
+    }
+
+    #[test]
+    fn signalling_rate_is_baud_times_lanes() {
+        // 4x QDR: 4 lanes of 10 Gbaud; 12x EDR: 12 of 25.78125 Gbaud.
+        assert_eq!(LinkSpec::new(LinkWidth::X4, LinkSpeed::Qdr).signalling_rate_bps(), 40e9);
+        assert_eq!(LinkSpec::new(LinkWidth::X12, LinkSpeed::Edr).signalling_rate_bps(), 309.375e9);
+    }
+
+    #[test]
     fn sdr_1x_is_4ns_per_byte() {
         let l = LinkSpec::new(LinkWidth::X1, LinkSpeed::Sdr);
         assert_eq!(l.serialization_ps(1), 4000);

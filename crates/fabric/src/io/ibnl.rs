@@ -764,6 +764,20 @@ SUBSYSTEM BOARD b2
 ";
 
     #[test]
+    fn a_directory_source_reads_only_its_ibnl_files() {
+        // Netlist directories hold notes and other files beside the netlists.
+        let dir = std::env::temp_dir().join(format!("ibnetsim-ibnl-dir-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("boards.ibnl"), TWO_BOARDS).unwrap();
+        std::fs::write(dir.join("README"), "not a netlist\n").unwrap();
+        let source = Source { kind: SourceKind::Dir(dir.clone()), files: None, tops: FxHashMap::default() };
+        let mut lib = Library { sources: vec![source] };
+        let found = lib.lookup("TOP");
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(found.unwrap().is_some());
+    }
+
+    #[test]
     fn flatten_boards_and_links() {
         let (lib, d) = lib_from(TWO_BOARDS);
         let f = lib.flatten(d, &FxHashMap::default(), &Location::default()).unwrap();
@@ -821,10 +835,30 @@ SUBSYSTEM BOARD b2
             "e.ibnl: no TOPSYSTEM section: an .ibnl file must define one top system"
         );
         assert!(e("TOPSYSTEM T\nwhat is this\n").starts_with("e.ibnl:2: unrecognised line 'what is this'"));
+        assert!(e("TOPSYSTEM T\nNODE SW 0 D U1\n").starts_with("e.ibnl:2: bad number of ports '0'"));
         assert_eq!(
             e("TOPSYSTEM T\nNODE SW 4 D U1\n 1 -> P1\n 2 -> P1\n"),
             "e.ibnl:4: connector 'P1' is already defined at line 3"
         );
+    }
+
+    #[test]
+    fn a_board_port_is_looked_up_in_that_boards_types_only() {
+        // TOP has a connector F1, BOARD has none: b2's F1 must not be taken as
+        // an unused variant port and dropped.
+        let (lib, d) = lib_from(
+            "SYSTEM BOARD\nNODE SW 4 D U1\n 1 -> P1\n\n\
+             TOPSYSTEM TOP\nSUBSYSTEM BOARD b1\n P1 -> F1\nSUBSYSTEM BOARD b2\n F1 -> b1 P1\n",
+        );
+        let e = lib.flatten(d, &FxHashMap::default(), &Location::default()).unwrap_err().to_string();
+        assert!(e.ends_with("board type 'BOARD' has no connector 'F1'"), "{e}");
+    }
+
+    #[test]
+    fn a_board_that_contains_itself_is_refused() {
+        let (lib, d) = lib_from("SYSTEM BOARD\nSUBSYSTEM BOARD inner\n\nTOPSYSTEM TOP\nSUBSYSTEM BOARD b1\n");
+        let e = lib.flatten(d, &FxHashMap::default(), &Location::default()).unwrap_err().to_string();
+        assert!(e.contains("boards nest deeper than 16 levels"), "{e}");
     }
 
     #[test]

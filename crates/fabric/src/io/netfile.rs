@@ -862,6 +862,24 @@ Hca\t2 \"Hca2\"\n\
     }
 
     #[test]
+    fn ibsims_parser_debug_switch_is_accepted_and_changes_nothing() {
+        let text = "pdebug\nSwitch 4 \"s1\"\n[1] \"h1\"[1]\n\nCa 1 \"h1\"\n[1] \"s1\"[1]\n";
+        let t = parse_netfile(text, None).unwrap();
+        assert_eq!((t.fabric.num_nodes(), t.fabric.links().len()), (2, 1));
+    }
+
+    #[test]
+    fn a_comment_right_after_the_peer_port_is_read() {
+        // Nothing requires a space before '#'; the rate is in the comment.
+        let text = "Switch 4 \"s1\"\n[1] \"h1\"[1]# \"h1\" lid 3 4xQDR\n\n\
+                    Ca 1 \"h1\"\n[1] \"s1\"[1]# lid 3 lmc 0 \"s1\" lid 1 4xQDR\n";
+        let f = parse_netfile(text, None).unwrap().fabric;
+        let s1 = f.node_by_name("s1").unwrap();
+        let spec = f.link(f.link_at(s1, 1).unwrap()).spec;
+        assert_eq!((spec.width, spec.speed), (LinkWidth::X4, LinkSpeed::Qdr));
+    }
+
+    #[test]
     fn ibsim_subset() {
         let t = parse_netfile(NET, None).unwrap();
         let f = &t.fabric;

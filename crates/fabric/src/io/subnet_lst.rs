@@ -321,6 +321,15 @@ mod tests {
     }
 
     #[test]
+    fn a_switch_listed_with_two_lids_is_an_error() {
+        // A switch has one LID (port 0), whichever of its ports a line names.
+        let sw1_other_lid = SW1_P1.replace("LID:0002", "LID:0003");
+        let text = format!("{SW1} {SW2} PHY=4x LOG=ACT\n{sw1_other_lid} {CA} PHY=4x LOG=ACT SPD=5\n");
+        let e = parse(&text).unwrap_err().to_string();
+        assert!(e.contains("LID 0x0003 of node 0x0000000000000100 disagrees with LID 0x0002 at line 1"), "{e}");
+    }
+
+    #[test]
     fn errors_name_the_line() {
         let e = parse(&format!("\n{SW1} {SW2} PHY=3x LOG=ACT\n")).unwrap_err().to_string();
         assert_eq!(e, "s.lst:2: unknown link width '3x' (expected 1x, 2x, 4x, 8x or 12x)");

@@ -245,3 +245,128 @@ impl Metrics {
         std::iter::once(c).chain(s).chain(std::iter::once(&mut self.all))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::NIL;
+
+    // Window starts at 1 000 ps; two classes; only SL 3 is used.
+    fn metrics() -> Metrics {
+        Metrics::new(1_000, 2, &[3], 4, None)
+    }
+
+    fn pkt(class: u8, sl: u8, wire: u16, gen: Time, inject: Time) -> Packet {
+        Packet {
+            gen_time: gen,
+            inject_time: inject,
+            tail_at: 0,
+            ready_at: 0,
+            next: NIL,
+            src: 0,
+            dst: 0,
+            flow: u32::MAX,
+            psn: 0,
+            dlid: 1,
+            wire_bytes: wire,
+            blocks: wire.div_ceil(64),
+            sl,
+            slot: 0,
+            class,
+            flags: 0,
+            pinned: 0,
+        }
+    }
+
+    fn sl3(m: &Metrics) -> &FlowStats {
+        m.sls[3].as_ref().unwrap()
+    }
+
+    #[test]
+    fn generation_before_the_window_feeds_only_the_detector_sums() {
+        let mut m = metrics();
+        m.on_generate(999, 0, 3, 100);
+        m.on_generate(1_000, 1, 3, 200);
+        m.on_generate(1_500, 1, 3, 300);
+        assert_eq!(m.generated, 3);
+        assert_eq!((m.win.gen_packets, m.win.gen_bytes), (1, 100));
+        assert_eq!((m.classes[0].generated_packets, m.classes[0].generated_bytes), (0, 0));
+        for f in [&m.classes[1], sl3(&m), &m.all] {
+            assert_eq!((f.generated_packets, f.generated_bytes), (2, 500));
+        }
+        assert!(m.sls.iter().enumerate().all(|(sl, f)| f.is_some() == (sl == 3)));
+    }
+
+    #[test]
+    fn delivery_counts_from_the_window_and_latency_only_for_packets_generated_in_it() {
+        let mut m = metrics();
+        // Before the window: only the detector's sums, latency 999 − 900.
+        m.on_deliver(999, &pkt(0, 3, 128, 900, 950));
+        // In the window but generated before it: counted, not measured.
+        m.on_deliver(1_200, &pkt(1, 3, 256, 900, 950));
+        // Generated at the start: latency 1 300 − 1 000, network 1 300 − 1 100.
+        m.on_deliver(1_300, &pkt(1, 3, 64, 1_000, 1_100));
+        assert_eq!(m.delivered, 3);
+        assert_eq!((m.win.del_packets, m.win.del_bytes, m.win.lat_sum), (1, 128, 99));
+        assert_eq!(m.classes[0].delivered_packets, 0);
+        for f in [&m.classes[1], sl3(&m), &m.all] {
+            assert_eq!((f.delivered_packets, f.delivered_bytes), (2, 320));
+            assert_eq!((f.latency.count(), f.latency.min(), f.latency.max()), (1, Some(300), Some(300)));
+            assert_eq!((f.network_latency.count(), f.network_latency.min()), (1, Some(200)));
+        }
+    }
+
+    #[test]
+    fn a_message_counts_from_the_window_and_is_timed_only_if_generated_in_it() {
+        let mut m = metrics();
+        // Two before the window, so that a test for "exactly at the start"
+        // instead of "before it" would count one of them.
+        m.on_message_complete(500, 0, 0);
+        m.on_message_complete(999, 0, 0);
+        m.on_message_complete(1_000, 0, 999);
+        m.on_message_complete(1_400, 0, 1_000);
+        for f in [&m.classes[0], &m.all] {
+            assert_eq!(f.messages_completed, 2);
+            assert_eq!((f.message_time.count(), f.message_time.min()), (1, Some(400)));
+        }
+        assert_eq!(m.classes[1].messages_completed, 0);
+        assert_eq!(sl3(&m).messages_completed, 0);
+    }
+
+    #[test]
+    fn each_drop_reason_has_its_own_counter() {
+        let mut m = metrics();
+        m.on_drop(DropReason::InputPortIsOutput);
+        m.on_drop(DropReason::Lifetime);
+        m.on_drop(DropReason::Lifetime);
+        assert_eq!(m.dropped, 3);
+        assert_eq!(m.drops, [0, 1, 0, 0, 2]);
+    }
+
+    #[test]
+    fn busy_time_is_clipped_to_the_window() {
+        let mut m = metrics();
+        m.on_transmit(900, 2, 50); // ends before the window
+        m.on_transmit(900, 2, 300); // 200 of it in the window
+        m.on_transmit(1_100, 2, 40); // all of it
+        m.on_transmit(1_000, 1, 7);
+        assert_eq!(m.busy_ps, [0, 7, 240, 0]);
+    }
+
+    #[test]
+    fn starting_the_window_forgets_the_counts_but_not_the_totals() {
+        let mut m = metrics();
+        m.on_generate(1_000, 1, 3, 200);
+        m.on_deliver(1_100, &pkt(1, 3, 200, 1_000, 1_000));
+        m.on_message_complete(1_100, 1, 1_000);
+        m.on_transmit(1_000, 0, 100);
+        m.start_measurement(2_000);
+        assert_eq!(m.warmup_ps, 2_000);
+        for f in [&m.classes[0], &m.classes[1], sl3(&m), &m.all] {
+            assert_eq!((f.generated_packets, f.delivered_packets, f.messages_completed, f.latency.count()), (0, 0, 0, 0));
+        }
+        assert!(m.sls.iter().enumerate().all(|(sl, f)| f.is_some() == (sl == 3)));
+        assert_eq!(m.busy_ps, [0; 4]);
+        assert_eq!((m.generated, m.delivered), (1, 1));
+    }
+}
