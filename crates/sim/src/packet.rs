@@ -270,6 +270,31 @@ impl PacketQueue {
     }
 }
 
+/// A packet of `blocks` credits with every other field neutral, for unit
+/// tests that set what they look at with struct update syntax.
+#[cfg(test)]
+pub(crate) fn test_packet(blocks: u16) -> Packet {
+    Packet {
+        gen_time: 0,
+        inject_time: Time::MAX,
+        tail_at: 0,
+        ready_at: 0,
+        next: NIL,
+        src: 0,
+        dst: 0,
+        flow: u32::MAX,
+        psn: 0,
+        dlid: 1,
+        wire_bytes: blocks * 64,
+        blocks,
+        sl: 0,
+        slot: 0,
+        class: 0,
+        flags: 0,
+        pinned: 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,31 +305,9 @@ mod tests {
         assert_eq!(std::mem::size_of::<Packet>(), 64);
     }
 
-    fn pkt(blocks: u16) -> Packet {
-        Packet {
-            gen_time: 0,
-            inject_time: Time::MAX,
-            tail_at: 0,
-            ready_at: 0,
-            next: NIL,
-            src: 0,
-            dst: 0,
-            flow: u32::MAX,
-            psn: 0,
-            dlid: 1,
-            wire_bytes: blocks * 64,
-            blocks,
-            sl: 0,
-            slot: 0,
-            class: 0,
-            flags: 0,
-            pinned: 0,
-        }
-    }
-
     #[test]
     fn kind_bits_leave_the_other_flags_alone() {
-        let mut p = pkt(1);
+        let mut p = test_packet(1);
         p.flags = FLAG_VL15 | FLAG_FECN | FLAG_FLOW;
         assert_eq!(p.kind(), PacketKind::Data);
         for k in PacketKind::ALL {
@@ -323,7 +326,7 @@ mod tests {
     fn queue_is_fifo_and_counts_blocks() {
         let mut a = PacketArena::new();
         let mut q = PacketQueue::default();
-        let ids: Vec<_> = (1..=3).map(|b| a.alloc(pkt(b))).collect();
+        let ids: Vec<_> = (1..=3).map(|b| a.alloc(test_packet(b))).collect();
         for &i in &ids {
             q.push(&mut a, i);
         }
@@ -340,10 +343,10 @@ mod tests {
     #[test]
     fn arena_reuses_freed_slots() {
         let mut a = PacketArena::new();
-        let x = a.alloc(pkt(1));
-        let _y = a.alloc(pkt(1));
+        let x = a.alloc(test_packet(1));
+        let _y = a.alloc(test_packet(1));
         a.free(x);
-        let z = a.alloc(pkt(2));
+        let z = a.alloc(test_packet(2));
         assert_eq!(z, x);
         assert_eq!(a.live(), 2);
         assert_eq!(a.capacity_used(), 2);

@@ -107,27 +107,46 @@ pub fn read_topology_with(path: &Path, opts: &ReadOptions) -> Result<Topology, F
 /// megabytes, so anything larger is not one (e.g. `/dev/zero`).
 pub const MAX_TEXT_BYTES: u64 = 1 << 30;
 
-/// Reads a whole text file, naming it in the error. Only regular files of at
-/// most [`MAX_TEXT_BYTES`] are read (a FIFO would block, a device never end).
-/// Bytes that are not UTF-8 (node descriptions come off the wire as bytes)
-/// are replaced, not refused: the parser then names the line if it matters.
-pub(crate) fn read_text(path: &Path) -> Result<String, FabricError> {
+/// Why [`read_text_file`] read nothing.
+#[derive(Debug)]
+pub enum TextFileError {
+    /// Opening or reading failed.
+    Io(std::io::Error),
+    /// A directory, device or pipe: a FIFO would block, a device never end.
+    NotRegular,
+    /// Larger than [`MAX_TEXT_BYTES`] (the size in bytes).
+    TooLarge(u64),
+}
+
+/// Reads a whole text file of the kinds the tools read (topologies, tables):
+/// a regular file of at most [`MAX_TEXT_BYTES`]. Bytes that are not UTF-8
+/// (node descriptions come off the wire as bytes) are replaced, not refused:
+/// the parser then names the line if it matters.
+pub fn read_text_file(path: &Path) -> Result<String, TextFileError> {
     use std::io::Read;
-    let io = |source| FabricError::Io { path: path.to_path_buf(), source };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
-    let whole = Location { file: Some(path.to_path_buf()), line: None };
+    let file = std::fs::File::open(path).map_err(TextFileError::Io)?;
+    let meta = file.metadata().map_err(TextFileError::Io)?;
     if !meta.is_file() {
-        return Err(FabricError::parse(whole, "not a regular file (a directory, device or pipe); give a topology file"));
+        return Err(TextFileError::NotRegular);
     }
     if meta.len() > MAX_TEXT_BYTES {
-        return Err(FabricError::parse(whole, format!("{} bytes is larger than any topology file ({MAX_TEXT_BYTES} at most)", meta.len())));
+        return Err(TextFileError::TooLarge(meta.len()));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_TEXT_BYTES).read_to_end(&mut bytes).map_err(io)?;
+    file.take(MAX_TEXT_BYTES).read_to_end(&mut bytes).map_err(TextFileError::Io)?;
     Ok(match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
+/// [`read_text_file`] for a topology or system file, naming it in the error.
+pub(crate) fn read_text(path: &Path) -> Result<String, FabricError> {
+    let whole = || Location { file: Some(path.to_path_buf()), line: None };
+    read_text_file(path).map_err(|e| match e {
+        TextFileError::Io(source) => FabricError::Io { path: path.to_path_buf(), source },
+        TextFileError::NotRegular => FabricError::parse(whole(), "not a regular file (a directory, device or pipe); give a topology file"),
+        TextFileError::TooLarge(n) => FabricError::parse(whole(), format!("{n} bytes is larger than any topology file ({MAX_TEXT_BYTES} at most)")),
     })
 }
 

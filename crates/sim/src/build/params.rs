@@ -92,7 +92,7 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
         switch_delay_ps: routing_ps + arbitration_ps,
         speedup: sc.speedup,
         output_buffers: sc.output_buffer_bytes > 0,
-        credits_at_grant: sc.output_buffer_bytes > 0 && selection.takes_credits_at_grant(),
+        credits_at_grant: sc.output_buffer_bytes > 0 && selection.escape_paths(),
         fully_adaptive: selection.escape_paths(),
         crossbar: sc.crossbar,
         watchdog_ps,

@@ -249,7 +249,6 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::NIL;
 
     // Window starts at 1 000 ps; two classes; only SL 3 is used.
     fn metrics() -> Metrics {
@@ -257,25 +256,7 @@ mod tests {
     }
 
     fn pkt(class: u8, sl: u8, wire: u16, gen: Time, inject: Time) -> Packet {
-        Packet {
-            gen_time: gen,
-            inject_time: inject,
-            tail_at: 0,
-            ready_at: 0,
-            next: NIL,
-            src: 0,
-            dst: 0,
-            flow: u32::MAX,
-            psn: 0,
-            dlid: 1,
-            wire_bytes: wire,
-            blocks: wire.div_ceil(64),
-            sl,
-            slot: 0,
-            class,
-            flags: 0,
-            pinned: 0,
-        }
+        Packet { gen_time: gen, inject_time: inject, wire_bytes: wire, sl, class, ..crate::packet::test_packet(wire.div_ceil(64)) }
     }
 
     fn sl3(m: &Metrics) -> &FlowStats {

@@ -203,7 +203,7 @@ impl Simulation {
                     blocks: p.blocks as u32,
                     vl15: p.flags & FLAG_VL15 != 0,
                 };
-                cands.as_slice().iter().any(|c| view.can_accept(c) && (!self.mech.selection.takes_credits_at_grant() || view.fits(c)))
+                cands.as_slice().iter().any(|c| view.can_accept(c) && (!self.p.fully_adaptive || view.fits(c)))
             } else {
                 let view = LinkView {
                     credits: &self.ports.credits,

@@ -168,21 +168,29 @@ pub fn uniform(load: f64, process: ProcessKind, payload: u32) -> SimConfig {
     config(vec![class("u", 0, load, process, payload, PatternConfig::Uniform)])
 }
 
+/// The fabric of [`diamond`] with every link `link`: `a0, a1` on ports 3, 4
+/// of `s0`, `b0, b1` on those of `s3`; `s0:1-s1:1`, `s0:2-s2:1`,
+/// `s1:2-s3:1`, `s2:2-s3:2`.
+pub fn diamond_fabric(link: LinkSpec) -> Fabric {
+    let mut f = Fabric::new();
+    let s: Vec<_> = (0..4).map(|i| f.add_switch(format!("s{i}"), 4).unwrap()).collect();
+    f.connect(s[0], 1, s[1], 1, link).unwrap();
+    f.connect(s[0], 2, s[2], 1, link).unwrap();
+    f.connect(s[1], 2, s[3], 1, link).unwrap();
+    f.connect(s[2], 2, s[3], 2, link).unwrap();
+    for (name, sw, port) in [("a0", 0, 3), ("a1", 0, 4), ("b0", 3, 3), ("b1", 3, 4)] {
+        let h = f.add_hca(name, 1).unwrap();
+        f.connect(h, 1, s[sw], port, link).unwrap();
+    }
+    f
+}
+
 /// `a0, a1` on `s0`; `b0, b1` on `s3`; two disjoint middle switches `s1`
 /// (via port 1 of `s0`) and `s2` (port 2). LMC 1: a destination's base LID is
 /// routed via `s1`, base + 1 via `s2`.
 pub fn diamond() -> Net {
-    let mut f = Fabric::new();
-    let s: Vec<_> = (0..4).map(|i| f.add_switch(format!("s{i}"), 4).unwrap()).collect();
-    // s0:1-s1:1, s0:2-s2:1, s1:2-s3:1, s2:2-s3:2; hosts on ports 3, 4 of s0 and s3.
-    f.connect(s[0], 1, s[1], 1, sdr(1.0)).unwrap();
-    f.connect(s[0], 2, s[2], 1, sdr(1.0)).unwrap();
-    f.connect(s[1], 2, s[3], 1, sdr(1.0)).unwrap();
-    f.connect(s[2], 2, s[3], 2, sdr(1.0)).unwrap();
-    for (name, sw, port) in [("a0", 0, 3), ("a1", 0, 4), ("b0", 3, 3), ("b1", 3, 4)] {
-        let h = f.add_hca(name, 1).unwrap();
-        f.connect(h, 1, s[sw], port, sdr(1.0)).unwrap();
-    }
+    let f = diamond_fabric(sdr(1.0));
+    let s: Vec<NodeId> = (0..4).map(|i| f.node_by_name(&format!("s{i}")).unwrap()).collect();
     let lids = LidMap::assign(&f, 1).unwrap();
     let mut t = ForwardingTables::new(&f, lids.top_lid());
     for (name, sw, port) in [("a0", 0, 3), ("a1", 0, 4), ("b0", 3, 3), ("b1", 3, 4)] {

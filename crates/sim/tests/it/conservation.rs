@@ -20,16 +20,16 @@ fn mid_run_counts_add_up() {
     assert_eq!(r.dropped, 0);
 }
 
-#[test]
-fn missing_route_drops_with_reason() {
+/// Switch s4's entry for host h0's LID (LID 1) set to `entry`; hosts on s4
+/// (h8, h9) send to h0, the same hosts reach h1, and h1 reaches h0: three
+/// packets of each pair, 10 µs apart. Every h8/h9 → h0 packet is dropped at
+/// s4 as unroutable, everything else arrives.
+fn drops_at_s4_with_entry(entry: u8) {
     let mut net = small_irregular();
-    // Switch s4 forgets host h0's LID (LID 1).
     let s4 = net.fabric.node_by_name("s4").unwrap();
-    net.tables.set(s4, 1, NO_PATH);
+    net.tables.set(s4, 1, entry);
     let c = config(vec![class("a", 0, 0.0, ProcessKind::Poisson, 256, PatternConfig::Uniform)]);
     let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
-    // Hosts on s4 (h8, h9) lose every packet to h0 at s4; the same hosts
-    // reach h1, and h1 reaches h0: three packets of each, 10 µs apart.
     let pairs = [(8, 0), (9, 0), (8, 1), (1, 0)];
     for k in 0..3u64 {
         for (i, &(src, dst)) in pairs.iter().enumerate() {
@@ -40,34 +40,21 @@ fn missing_route_drops_with_reason() {
     sim.check_conservation().unwrap();
     let r = sim.results();
     let no_route = r.drops.iter().find(|(n, _)| n == "no_route").unwrap().1;
-    assert_eq!((no_route, r.dropped, r.delivered, r.in_flight), (6, 6, 6, 0));
-    assert_eq!((sim.host_deliveries(0), sim.host_deliveries(1)), (Some(3), Some(3)));
+    assert_eq!((no_route, r.dropped, r.delivered, r.in_flight), (6, 6, 6, 0), "entry {entry}");
+    assert_eq!((sim.host_deliveries(0), sim.host_deliveries(1)), (Some(3), Some(3)), "entry {entry}");
+}
+
+#[test]
+fn missing_route_drops_with_reason() {
+    drops_at_s4_with_entry(NO_PATH);
 }
 
 #[test]
 fn a_route_to_port_0_or_past_the_last_port_drops_with_no_route() {
     // Port 0 is the switch itself and s4 has ports 1..=6: neither entry can
-    // forward a packet out of s4, so those packets are dropped as unroutable,
-    // exactly like an empty entry (same pairs as `missing_route_drops_with_reason`).
-    for entry in [0u8, 7] {
-        let mut net = small_irregular();
-        let s4 = net.fabric.node_by_name("s4").unwrap();
-        net.tables.set(s4, 1, entry);
-        let c = config(vec![class("a", 0, 0.0, ProcessKind::Poisson, 256, PatternConfig::Uniform)]);
-        let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
-        let pairs = [(8, 0), (9, 0), (8, 1), (1, 0)];
-        for k in 0..3u64 {
-            for (i, &(src, dst)) in pairs.iter().enumerate() {
-                sim.inject((k * 4 + i as u64) * 10_000_000, 0, src, dst).unwrap();
-            }
-        }
-        sim.run(1_000_000_000).unwrap();
-        sim.check_conservation().unwrap();
-        let r = sim.results();
-        let no_route = r.drops.iter().find(|(n, _)| n == "no_route").unwrap().1;
-        assert_eq!((no_route, r.dropped, r.delivered, r.in_flight), (6, 6, 6, 0), "entry {entry}");
-        assert_eq!((sim.host_deliveries(0), sim.host_deliveries(1)), (Some(3), Some(3)), "entry {entry}");
-    }
+    // forward a packet out of s4, exactly like an empty entry.
+    drops_at_s4_with_entry(0);
+    drops_at_s4_with_entry(7);
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! switches are minimal, so at LMC 1 the `fa` engine gives `s0` the escape
 //! port 1 and the adaptive port 2 towards `b0`, `b1`.
 
-use ibnetsim_fabric::{Fabric, NodeId};
+use ibnetsim_fabric::Fabric;
 use ibnetsim_sim::presets::preset;
 use ibnetsim_sim::{AckMode, ProcessKind, SimConfig, SimError, Simulation};
 use ibnetsim_sm::{PathLabels, RoutingOptions, SmConfig, Subnet, SubnetManager};
@@ -17,17 +17,7 @@ use ibnetsim_sm::{PathLabels, RoutingOptions, SmConfig, Subnet, SubnetManager};
 use crate::common::*;
 
 fn square() -> Fabric {
-    let mut f = Fabric::new();
-    let s: Vec<NodeId> = (0..4).map(|i| f.add_switch(format!("s{i}"), 4).unwrap()).collect();
-    f.connect(s[0], 1, s[1], 1, sdr(20.0)).unwrap();
-    f.connect(s[0], 2, s[2], 1, sdr(20.0)).unwrap();
-    f.connect(s[1], 2, s[3], 1, sdr(20.0)).unwrap();
-    f.connect(s[2], 2, s[3], 2, sdr(20.0)).unwrap();
-    for (name, sw, port) in [("a0", 0, 3), ("a1", 0, 4), ("b0", 3, 3), ("b1", 3, 4)] {
-        let h = f.add_hca(name, 1).unwrap();
-        f.connect(h, 1, s[sw], port, sdr(20.0)).unwrap();
-    }
-    f
+    diamond_fabric(sdr(20.0))
 }
 
 fn subnet(f: &Fabric, engine: &str) -> Subnet {

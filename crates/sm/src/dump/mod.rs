@@ -244,27 +244,15 @@ fn unknown_format(text: &str, file: Option<&Path>) -> SmError {
     )
 }
 
-/// Reads a dump: only a regular file (a FIFO would block, a device never end)
-/// of at most [`ibnetsim_fabric::io::MAX_TEXT_BYTES`].
+/// Reads a dump with [`ibnetsim_fabric::io::read_text_file`] (regular files
+/// of bounded size, non-UTF-8 bytes replaced), naming it in the error.
 fn read_text(path: &Path) -> Result<String, SmError> {
-    use std::io::Read;
-    let io = |source| SmError::Io { path: path.to_path_buf(), source };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
-    let whole = Location { file: Some(path.to_path_buf()), line: None };
-    let limit = ibnetsim_fabric::io::MAX_TEXT_BYTES;
-    if !meta.is_file() {
-        return Err(SmError::parse(whole, "not a regular file (a directory, device or pipe); give a forwarding-table dump"));
-    }
-    if meta.len() > limit {
-        return Err(SmError::parse(whole, format!("{} bytes is larger than any forwarding-table dump ({limit} at most)", meta.len())));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit).read_to_end(&mut bytes).map_err(io)?;
-    // Node descriptions are bytes on the wire; do not reject a dump over one.
-    Ok(match String::from_utf8(bytes) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    use ibnetsim_fabric::io::{read_text_file, TextFileError, MAX_TEXT_BYTES};
+    let whole = || Location { file: Some(path.to_path_buf()), line: None };
+    read_text_file(path).map_err(|e| match e {
+        TextFileError::Io(source) => SmError::Io { path: path.to_path_buf(), source },
+        TextFileError::NotRegular => SmError::parse(whole(), "not a regular file (a directory, device or pipe); give a forwarding-table dump"),
+        TextFileError::TooLarge(n) => SmError::parse(whole(), format!("{n} bytes is larger than any forwarding-table dump ({MAX_TEXT_BYTES} at most)")),
     })
 }
 

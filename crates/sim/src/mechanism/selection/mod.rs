@@ -270,7 +270,10 @@ impl Selection {
     }
 
     /// Whether the routing stage lists the escape and adaptive options of
-    /// the destination's labelled LIDs ([`FullyAdaptive`]).
+    /// the destination's labelled LIDs ([`FullyAdaptive`]). Such a choice
+    /// needs the next hop's credits for the whole packet in the chosen
+    /// partition, so with output buffers the switch takes them when the packet
+    /// crosses the crossbar, and re-arbitrates when credits return.
     #[inline]
     pub fn escape_paths(&self) -> bool {
         matches!(self, Selection::FullyAdaptive(_))
@@ -284,15 +287,6 @@ impl Selection {
             Selection::FullyAdaptive(f) => (f.max_options as usize).saturating_sub(1),
             _ => usize::MAX,
         }
-    }
-
-    /// Whether the choice needs the next hop's credits for the whole packet
-    /// in the chosen partition ([`FullyAdaptive`]). With output buffers the
-    /// switch then takes those credits when the packet crosses the crossbar,
-    /// and re-arbitrates when credits return.
-    #[inline]
-    pub fn takes_credits_at_grant(&self) -> bool {
-        matches!(self, Selection::FullyAdaptive(_))
     }
 
     /// Index of the arbitration-time choice, or `None` to wait. A routing-time
