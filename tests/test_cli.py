@@ -84,6 +84,28 @@ def test_check_reads_opensm_qos_keys(tmp_path):
     bad.write_text("qos TRUE\nqos_vlarb_hihg 0:4\n")
     proc = run("check", topo, "--qos", bad, check=False)
     assert proc.returncode == 2 and "bad.conf:2" in proc.stderr and "qos_vlarb_hihg" in proc.stderr
+    # Keys that only look like OpenSM's, a file that is not an opensm.conf, bytes that are not text.
+    bad.write_text("qos TRUE\nQOS_MAX_VLS 2\n")
+    proc = run("check", topo, "--qos", bad, check=False)
+    assert proc.returncode == 2 and "bad.conf:2: QOS_MAX_VLS: OpenSM's option names are lower case; write 'qos_max_vls'" in proc.stderr
+    bad.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    proc = run("check", topo, "--qos", bad, check=False)
+    assert proc.returncode == 2 and "bad.conf:1: no QoS option" in proc.stderr
+    bad.write_bytes(b"qos TRUE\nqos_max_vls 4\xff\n")
+    proc = run("check", topo, "--qos", bad, check=False)
+    assert proc.returncode == 2 and "bad.conf:2: qos_max_vls: '4\ufffd' is not a number of VLs" in proc.stderr, proc.stderr
+
+
+def test_check_says_which_switches_a_dump_leaves_out(tmp_path):
+    topo = tmp_path / "ring.net"
+    run("topo", "gen", "ring", "--switches", 4, "-o", topo)
+    dump = tmp_path / "lfts.dump"
+    run("route", topo, "--engine", "updn", "-o", dump)
+    # Drop the last switch's block: from its header to the end.
+    text = dump.read_text()
+    dump.write_text(text[: text.rindex("Unicast lids")])
+    proc = run("check", topo, "--lfts", dump, check=False)
+    assert "note: 1 switch has no table in the dump and forwards nothing: sw3" in proc.stderr, proc.stderr
 
 
 def test_is3_loop_credit_loop_needs_switch_routes(shared_data):

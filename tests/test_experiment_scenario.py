@@ -1,5 +1,6 @@
 """Scenario files: Cartesian expansion, validation errors (key, file, line), point keys, reference page."""
 
+import os
 from pathlib import Path
 from textwrap import dedent
 
@@ -131,6 +132,37 @@ def test_file_paths_are_keyed_by_content(tmp_path):
     assert ka.key == kb.key
     (tmp_path / "b" / "fab.net").write_text("other content\n")
     assert scn.load(tmp_path / "b" / "s.toml").points[0].key != ka.key
+
+
+def test_an_ibnl_directory_is_keyed_by_its_netlists_only(tmp_path):
+    (tmp_path / "fab.net").write_text("content\n")
+    lib = tmp_path / "lib"
+    (lib / "deep").mkdir(parents=True)
+    (lib / "A.ibnl").write_text("SYSTEM A\n")
+    text = 'kind = "routing_stats"\n[fabric]\nkind = "file"\npath = "fab.net"\nibnl_dirs = ["lib"]\n'
+    key = scn.load(write(tmp_path, text)).points[0].key
+    # What the core does not read (other files, subdirectories) does not change the key ...
+    (lib / "notes.txt").write_text("x")
+    (lib / "deep" / "B.ibnl").write_text("SYSTEM B\n")
+    assert scn.load(tmp_path / "s.toml").points[0].key == key
+    # ... a netlist it reads does.
+    (lib / "A.ibnl").write_text("SYSTEM A2\n")
+    assert scn.load(tmp_path / "s.toml").points[0].key != key
+
+
+def test_files_that_are_not_regular_are_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "s.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(ScenarioError, match="not a regular file .*; give a scenario file"):
+        scn.load(fifo)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    os.mkfifo(sub / "fab.net")
+    e = err(sub, 'kind = "routing_stats"\n[fabric]\nkind = "file"\npath = "fab.net"\n')
+    assert (e.line, e.key) == (4, "fabric.path") and "not a regular file" in str(e)
+    (sub / "s.toml").write_bytes(b'kind = "routing_stats"\n# caf\xe9\n')
+    with pytest.raises(ScenarioError, match=r"s.toml:2: not UTF-8 text: byte 0xe9 at column 6"):
+        scn.load(sub / "s.toml")
 
 
 # --------------------------------------------------------------------------- validation

@@ -1,6 +1,7 @@
 """ibnetsim.qos: request files, plan (tables per port), setup, the `ibnetsim qos` commands,
 the qos_setup point kind and the alfaro2001 Table 2–4 reproduce entries."""
 
+import os
 from pathlib import Path
 from textwrap import dedent
 
@@ -154,6 +155,14 @@ def test_plan_input_errors(hypercube):
         qos.plan(fab, sm, [("h0", "h0", "DB", 5)])
     with pytest.raises(ConfigError, match="be_share"):
         qos.plan(fab, sm, [], be_share=1.0)
+    for bw in (float("nan"), float("inf"), 1e30, -1, 10**20):
+        with pytest.raises(ConfigError, match="request 1: bandwidth .* out of range"):
+            qos.plan(fab, sm, [("h0", "h1", "DB", bw)])
+    with pytest.raises(ConfigError, match="request 1: bandwidth 'much' is not a number"):
+        qos.plan(fab, sm, [("h0", "h1", "DB", "much")])
+    assert qos.plan(fab, sm, [("h0", "h1", "DB", "2M")]).connections["bandwidth_bps"].tolist() == [2_000_000]
+    with pytest.raises(ConfigError, match="bandwidth must be a whole number of b/s, not 2.5"):
+        qos.Request("h0", "h1", "DB", 2.5)
     other = ib.topology.hypercube(2, hosts_per_switch=1)
     with pytest.raises(ConfigError, match="another fabric"):
         qos.plan(other, sm, [])
@@ -252,6 +261,19 @@ def test_cli_plan_and_setup(tmp_path):
     req.write_text("h0, h7, DB, 100M\nh0, h7, DB, lots\n")
     r = runner.invoke(main, ["qos", "plan", str(net), str(req)])
     assert r.exit_code == 2 and f"{req}:2: bandwidth 'lots'" in r.output
+    # Numbers no link carries, bytes that are not text, and files that are not files: exit 2, naming the line.
+    for body, msg in (
+        (b"h0, h7, DB, 1e400\n", ":1: bandwidth '1e400' is above 1e+15 b/s"),
+        (b"h0, h7, DB, 100M\nh0, h7, DB, 18446744073709551616\n", ":2: bandwidth '18446744073709551616' is above"),
+        (b"h0, h7, DB, 100M\nh0, h7, DB, 1\xff\n", ":2: not UTF-8 text: byte 0xff at column 14"),
+    ):
+        req.write_bytes(body)
+        r = runner.invoke(main, ["qos", "plan", str(net), str(req)])
+        assert r.exit_code == 2 and f"{req}{msg}" in r.output, r.output
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    r = runner.invoke(main, ["qos", "plan", str(net), str(fifo)])
+    assert r.exit_code == 2 and f"{fifo}: not a regular file" in r.output, r.output
     r = runner.invoke(main, ["qos", "setup", str(net), "-n", "40", "--retry-limit", "50"])
     assert r.exit_code == 0, r.output
     assert "N = 40: 40 established in 40 tries" in r.output

@@ -221,6 +221,8 @@ def check(file: str, lfts_file: Optional[str], engine: str, lmc: int, root: tupl
             raise click.UsageError(f"--lfts checks the tables in that file; --engine {engine} would compute others: give one of them")
         engine = "file"
     fab, sm, t_read, t_route = _configure(file, engine, lmc, root, lfts_file, fdbs_key, ibnl_dir)
+    for note in sm.notes:
+        click.echo(f"note: {note}", err=True)
     t0 = time.perf_counter()
     report = sm.check(data_vls=data_vls, qos_file=qos_file, spread_lmc=spread_lmc, sl=sl, include_switch_lids=include_switch_lids, escape_first=escape_first)
     t_check = time.perf_counter() - t0

@@ -29,6 +29,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from typing import Any, Iterable, Optional, Sequence
 import pandas as pd
 
 from ibnetsim import _core
+from ibnetsim._textfile import TextFileError, read_text
 from ibnetsim.errors import ConfigError
 
 __all__ = [
@@ -80,6 +82,9 @@ def sl2_bands(sl2_range: str) -> dict[str, Any]:
 #: Refusals in a row after which an SL is exhausted in :func:`setup` (the paper does not give its value).
 DEFAULT_RETRY_LIMIT = 10_000
 
+#: The largest mean bandwidth a request may ask for: 1 Pb/s, far above any IBA link.
+MAX_BANDWIDTH_BPS = 10**15
+
 _UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}
 _BW = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgG]?)\s*(?:b/s|bps|bit/s)?\s*$")
 
@@ -91,6 +96,8 @@ def parse_bandwidth(text: str) -> int:
     if not m:
         raise ValueError(f"bandwidth '{text.strip()}' is not a number with an optional k/M/G prefix (e.g. 64k, 1.55M, 300Mb/s)")
     value = float(m.group(1)) * _UNITS[m.group(2).lower()]
+    if not value <= MAX_BANDWIDTH_BPS:
+        raise ValueError(f"bandwidth '{text.strip()}' is above {MAX_BANDWIDTH_BPS:.0e} b/s, more than any link carries")
     return int(round(value))
 
 
@@ -115,8 +122,11 @@ class Request:
     def __post_init__(self) -> None:
         if self.klass.upper() not in CLASSES:
             raise ConfigError(f"{self._at()}class '{self.klass}' is not one of {', '.join(CLASSES)}")
-        if self.bandwidth_bps < 0:
-            raise ConfigError(f"{self._at()}bandwidth {self.bandwidth_bps} b/s is negative")
+        bw = self.bandwidth_bps
+        if isinstance(bw, bool) or not isinstance(bw, int):
+            raise ConfigError(f"{self._at()}bandwidth must be a whole number of b/s, not {bw!r} (parse text with parse_bandwidth)")
+        if not 0 <= bw <= MAX_BANDWIDTH_BPS:
+            raise ConfigError(f"{self._at()}bandwidth {bw} b/s is out of range; expected 0..={MAX_BANDWIDTH_BPS}")
         if self.klass.upper() in ("DB", "DBTS") and self.bandwidth_bps == 0:
             raise ConfigError(f"{self._at()}a {self.klass.upper()} connection needs a mean bandwidth above 0")
 
@@ -156,8 +166,12 @@ def read_requests(path: str | os.PathLike) -> list[Request]:
     (name, GUID or description); class is DBTS, DB, BE or CH; bandwidth is the
     mean bandwidth (see :func:`parse_bandwidth`). Errors name ``file:line``.
     """
-    with open(path, encoding="utf-8") as fh:
-        return parse_requests(fh.read(), os.fspath(path))
+    name = os.fspath(path)
+    try:
+        text = read_text(path, "a connection-request file")
+    except TextFileError as e:
+        raise ConfigError(f"{name}:{e.line}: {e.message}" if e.line else f"{name}: {e.message}") from None
+    return parse_requests(text, name)
 
 
 def _check_names(fabric, requests: Sequence[Request]) -> None:
@@ -255,6 +269,22 @@ class Plan:
         return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
+def _request_of_tuple(r: tuple, where: str) -> Request:
+    if len(r) != 4:
+        raise ConfigError(f"{where}: expected (source, destination, class, bandwidth_bps), got {len(r)} fields")
+    src, dst, klass, bw = r
+    if isinstance(bw, str):
+        try:
+            bw = parse_bandwidth(bw)
+        except ValueError as e:
+            raise ConfigError(f"{where}: {e}") from None
+    elif isinstance(bw, float):
+        if not math.isfinite(bw) or not 0 <= bw <= MAX_BANDWIDTH_BPS:
+            raise ConfigError(f"{where}: bandwidth {bw} b/s is out of range; expected 0..={MAX_BANDWIDTH_BPS}")
+        bw = int(round(bw))
+    return Request(src, dst, str(klass).upper(), bw, where)
+
+
 def plan(
     fabric,
     sm,
@@ -276,7 +306,7 @@ def plan(
     False; a request that cannot be routed raises :class:`ConfigError`.
     """
     reqs = [
-        (dataclasses.replace(r, where=r.where or f"request {i + 1}") if isinstance(r, Request) else Request(r[0], r[1], str(r[2]).upper(), int(r[3]), f"request {i + 1}"))
+        dataclasses.replace(r, where=r.where or f"request {i + 1}") if isinstance(r, Request) else _request_of_tuple(r, f"request {i + 1}")
         for i, r in enumerate(requests)
     ]
     if fabric is not None:

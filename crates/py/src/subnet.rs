@@ -18,7 +18,7 @@ use crate::fabric::PyFabric;
 /// QoS options from an opensm.conf file, or from a `.toml` file's `[qos]` table.
 pub(crate) fn read_qos(path: &Path) -> Result<QosConfig, SmError> {
     if path.extension().is_some_and(|e| e == "toml") {
-        let text = std::fs::read_to_string(path).map_err(|source| SmError::Io { path: path.to_path_buf(), source })?;
+        let text = ibnetsim_sm::error::read_text(path, "a QoS .toml file")?;
         QosConfig::from_toml_str(&text, Some(path))
     } else {
         QosConfig::read_opensm_conf(path)

@@ -108,3 +108,17 @@ impl SmError {
         SmError::InvalidOption { key: key.into(), msg: msg.into() }
     }
 }
+
+/// Reads an input file with [`ibnetsim_fabric::io::read_text_file`] (regular
+/// files of bounded size; bytes that are not UTF-8 are replaced, so the
+/// parser names the line if they matter). `what` names the kind of file
+/// expected, e.g. "a forwarding-table dump".
+pub fn read_text(path: &std::path::Path, what: &str) -> Result<String, SmError> {
+    use ibnetsim_fabric::io::{read_text_file, TextFileError, MAX_TEXT_BYTES};
+    let whole = || Location { file: Some(path.to_path_buf()), line: None };
+    read_text_file(path).map_err(|e| match e {
+        TextFileError::Io(source) => SmError::Io { path: path.to_path_buf(), source },
+        TextFileError::NotRegular => SmError::parse(whole(), format!("not a regular file (a directory, device or pipe); give {what}")),
+        TextFileError::TooLarge(n) => SmError::parse(whole(), format!("{n} bytes is larger than {what} can be ({MAX_TEXT_BYTES} at most)")),
+    })
+}

@@ -30,6 +30,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
+from ibnetsim._textfile import TextFileError, read_bytes, read_text
 from ibnetsim.errors import ConfigError
 from ibnetsim.experiment import schema
 from ibnetsim.experiment.schema import FROM_SEED, REQUIRED, Key
@@ -280,13 +281,17 @@ def _is_sweep(key: Key, v: Any) -> bool:
 
 # --------------------------------------------------------------------------- hashing
 def _file_digest(path: str, cache: dict[str, str]) -> str:
+    """SHA-256 of what the core reads from a path key: a file's bytes, or for a
+    directory (``ibnl_dirs``) the ``.ibnl`` files directly in it, by name."""
     if path not in cache:
         h = hashlib.sha256()
         p = Path(path)
-        files = sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p]
-        for q in files:
-            h.update(str(q.relative_to(p)).encode() if p.is_dir() else b"")
-            h.update(q.read_bytes())
+        if p.is_dir():
+            for q in sorted(q for q in p.iterdir() if q.suffix == ".ibnl" and q.is_file()):
+                h.update(q.name.encode() + b"\0")
+                h.update(read_bytes(q, "a netlist (.ibnl) file"))
+        else:
+            h.update(read_bytes(p, "a file"))
         cache[path] = h.hexdigest()
     return cache[path]
 
@@ -302,9 +307,9 @@ def load(path: Union[str, os.PathLike]) -> Scenario:
     """Reads, validates and expands a scenario file."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise ScenarioError(f"not UTF-8 text ({e.reason})", str(p)) from None
+        text = read_text(p, "a scenario file (.toml)")
+    except TextFileError as e:
+        raise ScenarioError(e.message, str(p), e.line) from None
     return loads(text, path=p)
 
 
@@ -514,7 +519,10 @@ def _expand(pk: Any, fixed: dict, axes: list[Axis], layout: dict, loc: _Locator)
                     v = list(v)
                 sec_cfg[kname] = v
                 if key.element_type == "path" and v is not None:
-                    sec_id[kname] = [_file_digest(x, digests) for x in v] if key.is_list else {"sha256": _file_digest(v, digests)}
+                    try:
+                        sec_id[kname] = [_file_digest(x, digests) for x in v] if key.is_list else {"sha256": _file_digest(v, digests)}
+                    except TextFileError as e:
+                        raise _error_at(loc, (*entry.where, kname), dotted, e.message) from None
                 else:
                     sec_id[kname] = v
             base = entry.section

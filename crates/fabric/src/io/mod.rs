@@ -124,6 +124,10 @@ pub enum TextFileError {
 /// the parser then names the line if it matters.
 pub fn read_text_file(path: &Path) -> Result<String, TextFileError> {
     use std::io::Read;
+    // Checked before opening too: opening a FIFO waits for a writer.
+    if !std::fs::metadata(path).map_err(TextFileError::Io)?.is_file() {
+        return Err(TextFileError::NotRegular);
+    }
     let file = std::fs::File::open(path).map_err(TextFileError::Io)?;
     let meta = file.metadata().map_err(TextFileError::Io)?;
     if !meta.is_file() {
@@ -280,6 +284,12 @@ mod tests {
         assert_eq!(e, "/dev/zero: not a regular file (a directory, device or pipe); give a topology file");
         let e = read_topology(&dir).unwrap_err().to_string();
         assert!(e.ends_with("not a regular file (a directory, device or pipe); give a topology file"), "{e}");
+        // A FIFO is refused before it is opened: opening one waits for a writer.
+        let fifo = dir.join("fabric.topo");
+        if std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+            let e = read_topology(&fifo).unwrap_err().to_string();
+            assert!(e.ends_with("fabric.topo: not a regular file (a directory, device or pipe); give a topology file"), "{e}");
+        }
         // A description that is not UTF-8 is read, the bad byte replaced.
         let p = dir.join("latin1.net");
         std::fs::write(&p, b"Switch 4 \"s\" # \"caf\xe9\"\n[1] \"h\"[1]\n\nCa 1 \"h\"\n[1] \"s\"[1]\n").unwrap();

@@ -244,16 +244,8 @@ fn unknown_format(text: &str, file: Option<&Path>) -> SmError {
     )
 }
 
-/// Reads a dump with [`ibnetsim_fabric::io::read_text_file`] (regular files
-/// of bounded size, non-UTF-8 bytes replaced), naming it in the error.
 fn read_text(path: &Path) -> Result<String, SmError> {
-    use ibnetsim_fabric::io::{read_text_file, TextFileError, MAX_TEXT_BYTES};
-    let whole = || Location { file: Some(path.to_path_buf()), line: None };
-    read_text_file(path).map_err(|e| match e {
-        TextFileError::Io(source) => SmError::Io { path: path.to_path_buf(), source },
-        TextFileError::NotRegular => SmError::parse(whole(), "not a regular file (a directory, device or pipe); give a forwarding-table dump"),
-        TextFileError::TooLarge(n) => SmError::parse(whole(), format!("{n} bytes is larger than any forwarding-table dump ({MAX_TEXT_BYTES} at most)")),
-    })
+    crate::error::read_text(path, "a forwarding-table dump")
 }
 
 /// Lines with 1-based numbers, without their `\n` or `\r\n`.

@@ -273,13 +273,15 @@ impl QosConfig {
 
     /// Reads the QoS options of an opensm.conf file.
     pub fn read_opensm_conf(path: &Path) -> Result<Self, SmError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SmError::Io { path: path.to_path_buf(), source })?;
+        let text = crate::error::read_text(path, "an opensm.conf file")?;
         Self::parse_opensm_conf(&text, Some(path))
     }
 
     /// Parses the QoS options of opensm.conf text; `file` is used in messages.
     pub fn parse_opensm_conf(text: &str, file: Option<&Path>) -> Result<Self, SmError> {
         let mut cfg = QosConfig::default();
+        let mut options = 0usize;
+        let mut first_line = None;
         for (i, raw) in text.lines().enumerate() {
             let loc = || Location::new(file.map(Path::to_path_buf), i + 1);
             // osm_subn_parse_conf_file cuts the line at its first '#'.
@@ -291,6 +293,15 @@ impl QosConfig {
             let (key, rest) = line.split_once(is_c_space).unwrap_or((line, ""));
             let value = clean_val(rest);
             let fail = |msg: String| SmError::parse(loc(), format!("{key}: {msg}"));
+            first_line.get_or_insert(i + 1);
+            let lower = key.to_ascii_lowercase();
+            if lower != key && (lower == "qos" || lower.starts_with("qos_") || lower == "congestion_control" || lower.starts_with("cc_")) {
+                // OpenSM matches option names exactly, so it would skip this line without a word.
+                return Err(fail(format!("OpenSM's option names are lower case; write '{lower}' (OpenSM ignores '{key}')")));
+            }
+            if key == "qos" || key.starts_with("qos_") || key == "congestion_control" || key.starts_with("cc_") {
+                options += 1;
+            }
             if key == "qos" {
                 cfg.enabled = match value {
                     "TRUE" => true,
@@ -316,6 +327,14 @@ impl QosConfig {
                     .or_default()
                     .push(RawOption { value: value.to_string(), loc: loc() });
             }
+        }
+        if let (0, Some(line)) = (options, first_line) {
+            // Text with no QoS option at all is most likely not an opensm.conf.
+            return Err(SmError::parse(
+                Location::new(file.map(Path::to_path_buf), line),
+                "no QoS option (qos, qos_max_vls, qos_sl2vl, ...) in the whole file; give an opensm.conf \
+                 with QoS options, or leave the QoS file out",
+            ));
         }
         Ok(cfg)
     }
@@ -1156,6 +1175,35 @@ sl2vl = "7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7"
         // No [qos] table: QoS off.
         assert_eq!(QosConfig::from_toml_str("", None).unwrap(), QosConfig::default());
         assert!(!QosConfig::from_toml_str("[qos]\nenabled = false\n", None).unwrap().enabled);
+    }
+
+    #[test]
+    fn keys_that_only_look_like_opensm_options_and_files_with_none_are_refused() {
+        let p = Some(Path::new("opensm.conf"));
+        let err = QosConfig::parse_opensm_conf("qos TRUE\nQOS_MAX_VLS 2\n", p).unwrap_err().to_string();
+        assert_eq!(err, "opensm.conf:2: QOS_MAX_VLS: OpenSM's option names are lower case; write 'qos_max_vls' (OpenSM ignores 'QOS_MAX_VLS')");
+        let passwd = "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n";
+        let err = QosConfig::parse_opensm_conf(passwd, p).unwrap_err().to_string();
+        assert!(err.starts_with("opensm.conf:1: no QoS option (qos, qos_max_vls"), "{err}");
+        // Other OpenSM options beside QoS ones are fine, and so is a file of comments only.
+        assert!(QosConfig::parse_opensm_conf("sm_priority 15\nqos FALSE\n", p).is_ok());
+        assert_eq!(QosConfig::parse_opensm_conf("# nothing\n\n", p).unwrap(), QosConfig::default());
+    }
+
+    #[test]
+    fn an_opensm_conf_that_is_not_text_or_not_a_file_is_refused_naming_it() {
+        let dir = std::env::temp_dir().join(format!("ibnetsim-conf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let conf = dir.join("opensm.conf");
+        std::fs::write(&conf, b"qos TRUE\nqos_max_vls 4\xff\n").unwrap();
+        let err = QosConfig::read_opensm_conf(&conf).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("{}:2: ", conf.display())), "{err}");
+        let err = QosConfig::read_opensm_conf(&dir).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!("{}: not a regular file (a directory, device or pipe); give an opensm.conf file", dir.display())
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
