@@ -205,6 +205,16 @@ def test_opensm_qos_options_program_the_simulated_arbiters(tmp_path):
     r = ib.simulate(fab, sm, traffic=tr, time_us=500, seed=1, qos_file=conf, switch={"speedup": 2.0})
     got = dict(zip(r.summary["name"], r.summary["delivered_packets"]))
     assert got["vl1"] == 0 and got["vl0"] > 0
+    # With VL1 traffic alone, everything stops: the file's tables are every
+    # port's, h1's own included, so its packets never leave its send buffer.
+    # That is reported as starvation of VL1 at h1/1, not as a deadlock
+    # without a cycle.
+    with pytest.raises(ib.StarvationError) as err:
+        ib.simulate(fab, sm, traffic=tr[1:], time_us=500, seed=1, qos_file=conf, switch={"speedup": 2.0})
+    assert isinstance(err.value, ib.DeadlockError) and err.value.cycle == []
+    [(node, port, vl, packets)] = err.value.starved
+    assert (node, port, vl) == ("h1", 1, 1)
+    assert packets > 0 and f"VL1 at h1/1 ({packets} packets wait) is never sent" in str(err.value)
 
 
 def test_qos_file_errors_name_file_and_line(tmp_path):

@@ -17,6 +17,7 @@ from ibnetsim.errors import (
     DeadlockError,
     IbnetsimError,
     RoutingError,
+    StarvationError,
     TopologyError,
 )
 from ibnetsim.sm import CheckReport, SubnetManager, routing_engines
@@ -38,4 +39,5 @@ __all__ = [
     "RoutingError",
     "ConfigError",
     "DeadlockError",
+    "StarvationError",
 ]

@@ -11,7 +11,8 @@ from ibnetsim._core import (
     DeadlockError,
     IbnetsimError,
     RoutingError,
+    StarvationError,
     TopologyError,
 )
 
-__all__ = ["IbnetsimError", "TopologyError", "RoutingError", "ConfigError", "DeadlockError"]
+__all__ = ["IbnetsimError", "TopologyError", "RoutingError", "ConfigError", "DeadlockError", "StarvationError"]

@@ -284,7 +284,10 @@ def simulate(
     ``switch={"routing_delay_ns": 100}``, ``selection="adaptive-by-credits"`` or ``"lfu"``);
     :func:`default_config` shows them all. Raises :class:`ibnetsim.DeadlockError`
     (with ``.cycle`` and ``.partial``) if the deadlock watchdog fires — also for
-    a deadlock confined to part of the fabric while other traffic moves.
+    a deadlock confined to part of the fabric while other traffic moves — and
+    its subclass :class:`ibnetsim.StarvationError` (with ``.starved``: node,
+    port, VL, packets) when everything stops because packets wait for a VL
+    that no VL arbitration table entry serves.
 
     ``warmup_us`` is a fixed warm-up, or ``"auto"`` to detect it: the
     measurement starts once the run is stationary, at the latest after

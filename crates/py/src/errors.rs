@@ -14,6 +14,12 @@ create_exception!(ibnetsim._core, TopologyError, IbnetsimError, "A malformed or 
 create_exception!(ibnetsim._core, RoutingError, IbnetsimError, "The subnet manager could not route or load tables.");
 create_exception!(ibnetsim._core, ConfigError, IbnetsimError, "A bad configuration key or value.");
 create_exception!(ibnetsim._core, DeadlockError, IbnetsimError, "A simulation stopped in a deadlock.");
+create_exception!(
+    ibnetsim._core,
+    StarvationError,
+    DeadlockError,
+    "A simulation stopped because packets wait for a VL that no VL arbitration table serves."
+);
 
 fn io_error(path: &std::path::Path, e: &std::io::Error) -> PyErr {
     let msg = format!("{}: {}", path.display(), e);
@@ -51,5 +57,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RoutingError", py.get_type::<RoutingError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("DeadlockError", py.get_type::<DeadlockError>())?;
+    m.add("StarvationError", py.get_type::<StarvationError>())?;
     Ok(())
 }

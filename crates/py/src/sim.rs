@@ -7,7 +7,7 @@ use ibnetsim_sim::{preset, QosTables, SimConfig, SimError, Simulation, PRESETS};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use crate::errors::{sm_err, ConfigError, DeadlockError, IbnetsimError};
+use crate::errors::{sm_err, ConfigError, DeadlockError, IbnetsimError, StarvationError};
 use crate::subnet::{read_qos, PySubnet};
 
 /// (requests as (source, destination, class, bit/s), be_share, rate_basis, high_limit).
@@ -15,14 +15,25 @@ type PlanArgs = (Vec<crate::qos::Request>, f64, String, u8, String);
 
 
 /// Converts a simulation error; a deadlock carries its cycle as `.cycle`
-/// (a list of (from_node, from_port, to_node, to_port, vl)), `.time_ps`,
+/// (a list of (from_node, from_port, to_node, to_port, vl)), the VLs that
+/// explain a stall without a cycle as `.starved` (node, port, vl, packets:
+/// then it is a `StarvationError`), `.time_ps`,
 /// `.partial` (other traffic kept moving), `.blocked_since_ps` and
 /// `.last_progress_ps` (when a packet last moved anywhere).
 fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
     match e {
         SimError::Config { .. } | SimError::Parse { .. } => ConfigError::new_err(e.to_string()),
         SimError::Deadlock(report) => {
-            let err = DeadlockError::new_err(report.to_string());
+            let err = if report.starved.is_empty() {
+                DeadlockError::new_err(report.to_string())
+            } else {
+                StarvationError::new_err(report.to_string())
+            };
+            let starved: Vec<(String, u8, u8, u64)> =
+                report.starved.iter().map(|s| (s.node.clone(), s.port, s.vl, s.packets)).collect();
+            if let Ok(list) = PyList::new(py, starved) {
+                let _ = err.value(py).setattr("starved", list);
+            }
             let cycle: Vec<(String, u8, String, u8, u8)> = report
                 .cycle
                 .iter()

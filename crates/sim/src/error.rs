@@ -25,6 +25,20 @@ impl fmt::Display for BlockedChannel {
     }
 }
 
+/// A data VL of an output port that packets wait for, but that the port's VL
+/// arbitration tables never name: starvation, not a deadlock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StarvedVl {
+    /// Node name.
+    pub node: String,
+    /// Output port.
+    pub port: u8,
+    /// The VL no table entry serves.
+    pub vl: u8,
+    /// Packets waiting for it there (heads of buffers and their queues).
+    pub packets: u64,
+}
+
 /// What the deadlock watchdog found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeadlockReport {
@@ -44,10 +58,26 @@ pub struct DeadlockReport {
     /// The cycle of blocked channels in wait-for order (each waits for the next,
     /// the last for the first). Empty when no cycle was found.
     pub cycle: Vec<BlockedChannel>,
+    /// When no cycle was found: the VLs that packets wait for but no VL
+    /// arbitration table serves, which explain the stall.
+    pub starved: Vec<StarvedVl>,
 }
 
 impl fmt::Display for DeadlockReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.starved.is_empty() {
+            write!(f, "starvation at t = {} ps, not a deadlock: no packet has moved since t = {} ps; ", self.time_ps, self.last_progress_ps)?;
+            for (i, s) in self.starved.iter().enumerate() {
+                let sep = if i == 0 { "" } else { ", " };
+                let pk = if s.packets == 1 { "packet waits" } else { "packets wait" };
+                write!(f, "{sep}VL{} at {}/{} ({} {pk})", s.vl, s.node, s.port, s.packets)?;
+            }
+            return write!(
+                f,
+                " is never sent, because that port's VL arbitration tables give it no entry with a weight above 0; \
+                 add the VL to qos_vlarb_high or qos_vlarb_low, or map the SL to a VL the port serves (qos_sl2vl)"
+            );
+        }
         if self.partial {
             write!(
                 f,

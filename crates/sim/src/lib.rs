@@ -46,7 +46,7 @@ mod watchdog;
 
 pub use config::{AckMode, AutoWarmupConfig, MechanismsConfig, TransportConfig, BufferOverride, CrossbarKind, HcaConfig, Sl2VlConfig, SimConfig, SwitchConfig, VlArbitrationConfig};
 pub use engine::Time;
-pub use error::{BlockedChannel, DeadlockReport, SimError};
+pub use error::{BlockedChannel, DeadlockReport, SimError, StarvedVl};
 pub use metrics::SimResults;
 pub use presets::{preset, PRESETS};
 pub use qos::{QosTables, Sl2VlMap, VlArbConfig, VlArbMap};

@@ -90,9 +90,8 @@ pub(crate) struct Ports {
 }
 
 impl Ports {
-    /// The VLArbitration table of port `gp` (for checks; the hot path
-    /// borrows the transmitter mutably beside it).
-    #[cfg(debug_assertions)]
+    /// The VLArbitration table of port `gp` (for checks and reports; the hot
+    /// path borrows the transmitter mutably beside it).
     pub fn arb_table(&self, gp: u32) -> &VlArbTable {
         &self.arb_tables[self.port_arb[gp as usize] as usize]
     }

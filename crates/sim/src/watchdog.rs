@@ -30,7 +30,7 @@
 //! the sequence of channels (transmitter → receiver, VL) each waiting for the next.
 
 use crate::engine::Time;
-use crate::error::{BlockedChannel, DeadlockReport, SimError};
+use crate::error::{BlockedChannel, DeadlockReport, SimError, StarvedVl};
 use crate::packet::{PacketId, FLAG_VL15, NIL};
 use crate::selection::{Candidates, MAX_CANDIDATES};
 use crate::sim::{Simulation, NONE};
@@ -249,6 +249,7 @@ impl Simulation {
         if cycle.len() > 1 && cycle.first() == cycle.last() {
             cycle.pop();
         }
+        let starved = if cycle.is_empty() { self.starved_vls() } else { Vec::new() };
         DeadlockReport {
             time_ps: self.now,
             last_progress_ps: self.last_progress,
@@ -257,7 +258,55 @@ impl Simulation {
             deadlocked_buffers: deadlocked_buffers as u64,
             waiting_packets: self.in_network,
             cycle,
+            starved,
         }
+    }
+
+    /// Output VLs that packets wait for but the port's VL arbiter never
+    /// sends: what explains a stall without a cycle of full buffers.
+    fn starved_vls(&self) -> Vec<StarvedVl> {
+        let l = self.layout;
+        let served = |o: usize| {
+            let (gp, slot) = l.split(o);
+            l.is_vl15(slot) || self.ports.arbiter.serves(self.ports.arb_table(gp), slot)
+        };
+        let mut waiting = vec![0u64; self.ports.outq.len()];
+        // Output buffers, and CA send buffers.
+        for (o, q) in self.ports.outq.iter().enumerate() {
+            if q.head != NIL && !served(o) {
+                waiting[o] += q.len as u64;
+            }
+        }
+        // Without output buffers a switch input's head bids for the output
+        // itself; it starves when none of its options is ever served.
+        if !self.p.output_buffers {
+            let mut cands = Candidates::new();
+            for (node, q) in self.ports.inq.iter().enumerate() {
+                let pm = self.ports.model[l.split_q(node).0 as usize];
+                if q.head == NIL || !pm.is_switch {
+                    continue;
+                }
+                let p = self.arena[q.head];
+                cands.clear();
+                if self.route(pm.switch, pm.port, node, q.head, &p, &mut cands).is_err() {
+                    continue;
+                }
+                Self::pinned_only(&p, &mut cands);
+                let outs = cands.as_slice().iter().map(|c| l.pv(self.switches.model[pm.switch as usize].gp(c.port), c.slot));
+                if let Some(first) = outs.clone().next() {
+                    if outs.clone().all(|o| !served(o)) {
+                        waiting[first] += q.len as u64;
+                    }
+                }
+            }
+        }
+        let mut starved = Vec::new();
+        for (o, &packets) in waiting.iter().enumerate().filter(|(_, &n)| n > 0) {
+            let (gp, slot) = l.split(o);
+            let pm = &self.ports.model[gp as usize];
+            starved.push(StarvedVl { node: self.node_names[pm.node as usize].clone(), port: pm.port, vl: l.vl_of_slot(slot), packets });
+        }
+        starved
     }
 
     /// The channel a buffer belongs to.

@@ -29,6 +29,12 @@ pub struct VlArbTable {
 }
 
 impl VlArbTable {
+    /// Whether some entry gives data VL `slot` a turn (a weight above 0); a
+    /// VL no entry names is never sent (IBA 7.6.9).
+    pub fn serves(&self, slot: u8) -> bool {
+        self.high.iter().chain(&self.low).any(|&(v, w)| v == slot && w > 0)
+    }
+
     /// Compiles an IBA table (data VL numbers are slot numbers).
     pub fn from_config(c: &VlArbConfig) -> Self {
         let conv = |t: &Vec<(u8, u8)>| t.iter().map(|&(vl, w)| (vl, w as u16)).collect();
@@ -81,6 +87,15 @@ pub enum VlArbiter {
 }
 
 impl VlArbiter {
+    /// Whether this arbiter ever sends data VL `slot` of a port with `table`:
+    /// the IBA arbiter only what the table names, round robin every VL.
+    pub fn serves(&self, table: &VlArbTable, slot: u8) -> bool {
+        match self {
+            VlArbiter::Iba(_) => table.serves(slot),
+            VlArbiter::RoundRobin(_) => true,
+        }
+    }
+
     /// Registry names.
     pub const NAMES: &'static [&'static str] = &[IbaVlArb::NAME, RoundRobinVlArb::NAME];
 

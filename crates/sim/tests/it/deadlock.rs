@@ -210,3 +210,41 @@ fn a_saturated_hot_spot_on_up_down_is_congestion_not_deadlock() {
         assert!(r.watchdog.max_stuck_buffers >= 10, "{:?}", r.watchdog);
     }
 }
+
+#[test]
+fn a_vl_no_arbitration_table_serves_is_reported_as_starvation() {
+    // One SL1 packet from h1 to h2 across a switch whose port to h2 (port 3)
+    // serves VL0 only; every other port serves both VLs. The packet reaches
+    // the switch and then waits forever: with output buffers in sw/3's VL1
+    // buffer, without them at the head of sw/2's VL1 input. Either way the
+    // stall names sw/3 VL1 and its one packet, and no cycle.
+    // The same packet from h0 to h1, where h0's own port serves only VL0,
+    // starves in h0's send buffer.
+    use ibnetsim_sim::{QosTables, Sl2VlMap, StarvedVl, VlArbConfig, VlArbMap};
+    let only_vl0 = VlArbConfig { high: vec![], low: vec![(0, 10)], limit_of_high_priority: 0 };
+    for (src, dst, node, port, output_buffers) in
+        [("h1", "h2", "sw", 3, true), ("h1", "h2", "sw", 3, false), ("h0", "h1", "h0", 1, true)]
+    {
+        let net = routed(star(3));
+        let at = net.fabric.node_by_name(node).unwrap();
+        let mut c = config(vec![class("b", 1, 0.0, ProcessKind::Poisson, 256, pair(src, dst))]);
+        c.data_vls = 2;
+        if !output_buffers {
+            c.switch.output_buffer_bytes = 0;
+        }
+        let qos = QosTables {
+            sl2vl: Sl2VlMap::modulo(2),
+            vlarb: VlArbMap { default: VlArbConfig::uniform(2), per_port: vec![((at, port), only_vl0.clone())] },
+        };
+        let mut sim = Simulation::with_qos(&net.fabric, &net.lids, &net.tables, &c, qos).unwrap();
+        // star(3)'s hosts are numbered as named.
+        let index = |h: &str| h[1..].parse::<usize>().unwrap();
+        sim.inject(0, 0, index(src), index(dst)).unwrap();
+        let Err(SimError::Deadlock(r)) = sim.run(1_000_000_000) else { panic!("{src} -> {dst}: the run should stall") };
+        assert!(r.cycle.is_empty());
+        assert_eq!(r.starved, vec![StarvedVl { node: node.into(), port, vl: 1, packets: 1 }], "{src} -> {dst}");
+        let msg = r.to_string();
+        assert!(msg.starts_with("starvation at t = "), "{msg}");
+        assert!(msg.contains(&format!("VL1 at {node}/{port} (1 packet waits) is never sent")), "{msg}");
+    }
+}
