@@ -194,3 +194,35 @@ def test_generated_fabrics_are_not_written_under_names_read_as_other_formats(tmp
         command = line.split()[0]
         if command != "-":
             assert run("topo", "gen", command, "--help").returncode == 0, line
+
+
+def test_topo_convert_keeps_the_fabric(tmp_path):
+    # An IBDM .topo of two built-in 24-port MTS2400 switches (one 4x DDR
+    # cable between them) and three Cougar HCAs, converted to a net file:
+    # the same nodes, ports, links and routing come back.
+    topo = tmp_path / "small.topo"
+    topo.write_text(
+        "MTS2400 S1\n"
+        "   P1 -> Cougar H1 P1\n"
+        "   P2 -> Cougar H2 P1\n"
+        "   P13 -4x-5G-> MTS2400 S2 P13\n"
+        "\n"
+        "MTS2400 S2\n"
+        "   P1 -> Cougar H3 P1\n"
+    )
+    net = tmp_path / "small.net"
+    proc = run("topo", "convert", topo, "-o", net)
+    assert proc.stdout.strip() == f"wrote {net}: 2 switches, 3 CAs, 4 links (from ibdm-topo)"
+    a = json.loads(run("topo", "info", topo, "--json").stdout)
+    b = json.loads(run("topo", "info", net, "--json").stdout)
+    assert (b["switches"], b["channel_adapters"]) == (2, 3)
+    assert {k: v for k, v in a.items() if k != "format"} == {k: v for k, v in b.items() if k != "format"}
+    import ibnetsim as ib
+
+    fa, fb = ib.topology.read(topo), ib.topology.read(net)
+    assert fa.links.to_dict("records") == fb.links.to_dict("records")
+    la, lb = ib.SubnetManager(fa, routing="minhop").lft, ib.SubnetManager(fb, routing="minhop").lft
+    assert (la == lb).all()
+    # Writing another format under its name would be read back as that format.
+    proc = run("topo", "convert", net, "-o", tmp_path / "x.topo", check=False)
+    assert proc.returncode == 2 and "name it .net" in proc.stderr

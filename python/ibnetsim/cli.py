@@ -127,6 +127,22 @@ def topo_kinds() -> None:
             click.echo(f"{'-':11} {summary} (Python only: topology.generate({name!r}, ...))")
 
 
+@topo.command("convert")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Output file (ibnetdiscover/ibsim net format).")
+@click.option("--ibnl-dir", multiple=True, type=click.Path(file_okay=False), help="Extra folder of .ibnl system files.")
+@_friendly_errors
+def topo_convert(file: str, output: str, ibnl_dir: tuple[str, ...]) -> None:
+    """Convert FILE (any format `topo info` reads: ibnetdiscover/ibsim net,
+    IBDM .topo with its .ibnl systems, OpenSM subnet.lst) to an
+    ibnetdiscover/ibsim net file, the format ibsim, ib_flit_sim's converters
+    and our own readers take. Node names, GUIDs, descriptions, port numbers
+    and link widths and speeds are kept."""
+    fab = topology.read(file, ibnl_dir)
+    fab.write(output)
+    click.echo(f"wrote {output}: {fab.num_switches} switches, {fab.num_cas} CAs, {fab.num_links} links (from {fab.source_format})")
+
+
 @topo.command("info")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--ibnl-dir", multiple=True, type=click.Path(file_okay=False), help="Extra folder of .ibnl system files.")
