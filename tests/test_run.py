@@ -89,6 +89,17 @@ def test_saturation_criterion():
     assert s.load is None and s.first_behind == 0.1
     # Exactly 2 % below offered still counts as keeping up.
     assert saturation([1.0], [1.0], [0.98]).load == 1.0
+    # A load that keeps up over a measurement that kept growing does not count.
+    s = saturation([0.1, 0.2, 0.3], [0.1, 0.2, 0.3], [0.1, 0.2, 0.3], stationary=[True, False, True])
+    assert (s.load, s.first_behind, s.behind_because) == (0.1, 0.2, "not stationary")
+    s = saturation([0.1, 0.2], [0.1, 0.2], [0.1, 0.19], stationary=[None, True])
+    assert (s.load, s.first_behind, s.behind_because) == (0.1, 0.2, "accepted")
+
+
+def test_overload_is_flagged_not_stationary_below_saturation_not():
+    below = kinds.get("simulate").run(loads_scenario(tiny(load="0.1", time_us=400.0)).points[0].config)
+    over = kinds.get("simulate").run(loads_scenario(tiny(load="1.5", time_us=400.0)).points[0].config)
+    assert (below["stationary"], over["stationary"]) == (True, False)
 
 
 def test_load_list_is_a_sweep(tmp_path):
@@ -171,7 +182,7 @@ def test_run_command_writes_results_and_plot(tmp_path):
     # The table has one line per load; load 2.0 is far past saturation.
     for load in ("0.05", "0.1", "2"):
         assert re.search(rf"│\s*{re.escape(load)}\s*│", proc.stdout), proc.stdout
-    m = re.search(r"saturation: load ([0-9.]+) \(accepted [0-9.]+\); load 2 fell behind \(criterion: accepted ≥ 0.98 × offered\)", proc.stdout)
+    m = re.search(r"saturation: load ([0-9.]+) \(accepted [0-9.]+\); load 2 fell behind: accepted below 0.98 × offered \(criterion: accepted ≥ 0.98 × offered, and a stationary measurement\)", proc.stdout)
     assert m, proc.stdout
     assert float(m.group(1)) == 0.1
     df = load_results(out)

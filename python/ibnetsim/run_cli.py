@@ -25,7 +25,7 @@ from rich.table import Table
 
 from ibnetsim.experiment.cli import _executor_options, _friendly, _make_executor
 
-__all__ = ["register", "saturation", "SATURATION_TOLERANCE", "BENCHES"]
+__all__ = ["register", "saturation", "SATURATION_TOLERANCE", "CRITERION", "BENCHES"]
 
 #: A load is below saturation while accepted ≥ (1 − this) × offered.
 SATURATION_TOLERANCE = 0.02
@@ -45,30 +45,72 @@ class Saturation:
     beyond_sweep: bool
     #: First load that fell behind, if any.
     first_behind: Optional[float]
+    #: Why it fell behind: ``accepted`` (below the tolerance of offered),
+    #: ``not stationary`` (queues or latency grew while measured) or ``failed``.
+    behind_because: Optional[str] = None
 
 
-def saturation(loads: list[float], offered: list[float], accepted: list[float], tolerance: float = SATURATION_TOLERANCE) -> Saturation:
+#: What :func:`saturation` requires of a load, as printed beside its verdict.
+CRITERION = f"criterion: accepted ≥ {1 - SATURATION_TOLERANCE:.2f} × offered, and a stationary measurement"
+
+
+def saturation(
+    loads: list[float],
+    offered: list[float],
+    accepted: list[float],
+    tolerance: float = SATURATION_TOLERANCE,
+    stationary: Optional[list[Optional[bool]]] = None,
+) -> Saturation:
     """The saturation point of a load sweep.
 
-    Criterion: accepted ≥ (1 − ``tolerance``) × offered, with offered and accepted
-    both measured over the run after warm-up. Loads are scanned from the lowest
-    up and the scan stops at the first that falls behind, so a noisy point past
-    saturation that happens to keep up does not count.
+    Criterion: accepted ≥ (1 − ``tolerance``) × offered, with offered and
+    accepted both measured over the run after warm-up, and, where
+    ``stationary`` is given, a measurement that was stationary (no backlog
+    growth, no latency trend over its windows: :attr:`SimResult.stationary`).
+    The second part holds up to the run's length: just past saturation a
+    short run still accepts nearly all it is offered while its queues grow.
+    Loads are scanned from the lowest up and the scan stops at the first that
+    falls behind, so a noisy point past saturation that happens to keep up
+    does not count.
     """
     order = sorted(range(len(loads)), key=lambda i: loads[i])
     best: Optional[int] = None
+
+    def result(beyond: bool, behind: Optional[int], why: Optional[str]) -> Saturation:
+        return Saturation(
+            loads[best] if best is not None else None,
+            accepted[best] if best is not None else None,
+            beyond,
+            loads[behind] if behind is not None else None,
+            why,
+        )
+
     for i in order:
         o, a = offered[i], accepted[i]
         if o is None or a is None or (isinstance(o, float) and math.isnan(o)) or (isinstance(a, float) and math.isnan(a)):
-            return Saturation(loads[best] if best is not None else None, accepted[best] if best is not None else None, False, loads[i])
-        if a >= (1.0 - tolerance) * o:
-            best = i
-        else:
-            return Saturation(loads[best] if best is not None else None, accepted[best] if best is not None else None, False, loads[i])
-    return Saturation(loads[best] if best is not None else None, accepted[best] if best is not None else None, True, None)
+            return result(False, i, "failed")
+        if a < (1.0 - tolerance) * o:
+            return result(False, i, "accepted")
+        if stationary is not None and stationary[i] is False:
+            return result(False, i, "not stationary")
+        best = i
+    return result(True, None, None)
 
 
 # --------------------------------------------------------------------------- run
+_WHY = {
+    "accepted": f"accepted below {1 - SATURATION_TOLERANCE:.2f} × offered",
+    "not stationary": "queues or latency grew while measured",
+    "failed": "the point failed",
+}
+
+
+def _yes_no(v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    return "yes" if bool(v) else "[red]no[/red]"
+
+
 def _fmt(v: Any, spec: str) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
@@ -115,7 +157,7 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
     load_axes = {"traffic.load"} if n == 1 else {f"traffic[{i}].load" for i in range(n)}
     series_axes = [a.name for a in sc.axes if a.name not in load_axes]
     table = Table(title=(sc.name or Path(file).stem) + f" — {len(df)} point{'s' * (len(df) != 1)}")
-    cols = series_axes + ["load", "offered", "accepted", "latency mean (ns)", "latency p99 (ns)", "status"]
+    cols = series_axes + ["load", "offered", "accepted", "latency mean (ns)", "latency p99 (ns)", "stationary", "status"]
     for c in cols:
         table.add_column(c, justify="left" if c == "status" else "right", overflow="fold")
     df = df.sort_values(series_axes + ["load"], kind="stable")
@@ -128,6 +170,7 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
             _fmt(r.get("accepted_load") if ok else None, ".4f"),
             _fmt(r.get("latency_mean_ns") if ok else None, ".1f"),
             _fmt(r.get("latency_p99_ns") if ok else None, ".1f"),
+            _yes_no(r.get("stationary") if ok else None),
             "ok" if ok else f"[red]{r['error']}[/red]",
         )
     Console(width=max(100, 16 * len(cols))).print(table)
@@ -142,20 +185,25 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
         curve_axes = [a for a in series_axes if a != "seed"]
         groups = ok_rows.groupby(curve_axes, sort=True) if curve_axes else [((), ok_rows)]
         for values, g in groups:
+            # Seeds averaged; a load is stationary only if every seed's run was.
+            if "stationary" not in g:
+                g = g.assign(stationary=None)
+            not_stationary = g.groupby("load", sort=True)["stationary"].agg(lambda v: bool((v == False).any()))  # noqa: E712 (None and NaN are not False)
             g = g.groupby("load", sort=True)[["offered_load", "accepted_load"]].mean().reset_index()
-            s = saturation(g["load"].tolist(), g["offered_load"].tolist(), g["accepted_load"].tolist())
+            stationary = [False if not_stationary[ld] else None for ld in g["load"]]
+            s = saturation(g["load"].tolist(), g["offered_load"].tolist(), g["accepted_load"].tolist(), stationary=stationary)
             label = ", ".join(f"{k}={v}" for k, v in zip(curve_axes, values if isinstance(values, tuple) else (values,)))
             prefix = f"saturation ({label})" if label else "saturation"
-            crit = f"criterion: accepted ≥ {1 - SATURATION_TOLERANCE:.2f} × offered"
+            crit = CRITERION
             if len(g) == 1:
-                verdict = "keeps up" if s.load is not None else "falls behind"
+                verdict = "keeps up" if s.load is not None else f"falls behind: {_WHY[s.behind_because]}"
                 click.echo(f"load {g['load'].iloc[0]:g}{f' ({label})' if label else ''}: {verdict} ({crit}); sweep traffic.load to find saturation")
             elif s.beyond_sweep:
                 click.echo(f"{prefix}: not reached; every load up to {s.load:g} kept up ({crit})")
             elif s.load is None:
                 click.echo(f"{prefix}: below the lowest load {s.first_behind:g} ({crit})")
             else:
-                click.echo(f"{prefix}: load {s.load:g} (accepted {s.accepted:.4f}); load {s.first_behind:g} fell behind ({crit})")
+                click.echo(f"{prefix}: load {s.load:g} (accepted {s.accepted:.4f}); load {s.first_behind:g} fell behind: {_WHY[s.behind_because]} ({crit})")
     if summary.interrupted:
         from ibnetsim.experiment.cli import exit_interrupted
 

@@ -75,6 +75,21 @@ def _ns(v: Optional[float]) -> Optional[float]:
     return None if v is None else v / 1000.0
 
 
+def _windows(series: list[dict[str, Any]]) -> pd.DataFrame:
+    rows = [
+        {
+            "end_us": w["end_ps"] / PS_PER_US,
+            "generated_packets": w["generated_packets"],
+            "offered_bytes": w["offered_bytes"],
+            "delivered_packets": w["delivered_packets"],
+            "accepted_bytes": w["accepted_bytes"],
+            "mean_latency_ns": _ns(w["mean_latency_ps"]),
+        }
+        for w in series
+    ]
+    return pd.DataFrame(rows, columns=["end_us", "generated_packets", "offered_bytes", "delivered_packets", "accepted_bytes", "mean_latency_ns"])
+
+
 class SimResult:
     """What a run measured. ``summary`` has one row per traffic class, ``per_sl``
     one per SL; ``row()`` flattens the all-class figures for a sweep."""
@@ -171,20 +186,22 @@ class SimResult:
         """Automatic warm-up: the windows the detector sampled (end_us, packets
         and wire bytes generated and delivered, mean latency of the packets
         delivered in the window). Empty for a fixed warm-up."""
-        rows = [
-            {
-                "end_us": w["end_ps"] / PS_PER_US,
-                "generated_packets": w["generated_packets"],
-                "offered_bytes": w["offered_bytes"],
-                "delivered_packets": w["delivered_packets"],
-                "accepted_bytes": w["accepted_bytes"],
-                "mean_latency_ns": _ns(w["mean_latency_ps"]),
-            }
-            for w in self.raw["warmup_series"]
-        ]
-        return pd.DataFrame(
-            rows, columns=["end_us", "generated_packets", "offered_bytes", "delivered_packets", "accepted_bytes", "mean_latency_ns"]
-        )
+        return _windows(self.raw["warmup_series"])
+
+    @property
+    def measurement_series(self) -> pd.DataFrame:
+        """The measurement in windows (the auto warm-up's length, 10 µs by
+        default), with the columns of :attr:`warmup_series`."""
+        return _windows(self.raw["measurement_series"])
+
+    @property
+    def stationary(self) -> Optional[bool]:
+        """Whether the measurement itself was stationary: the warm-up
+        detector's test (no backlog growth, no latency trend) over all of
+        :attr:`measurement_series`. False means queues or latency kept growing
+        while measured, so the figures depend on the run's length (past
+        saturation, or a warm-up too short); None with under 3 windows."""
+        return self.raw["stationary"]
 
     @property
     def drops(self) -> dict[str, int]:
@@ -231,6 +248,7 @@ class SimResult:
                 "warmup_us": self.warmup_us,
                 "warmup_detected": self.warmup_detected,
                 "warmup_status": self.warmup_status,
+                "stationary": self.stationary,
                 "delivered_packets": r["delivered"],
                 "generated_packets": r["generated"],
                 "dropped_packets": r["dropped"],

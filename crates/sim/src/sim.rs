@@ -204,7 +204,7 @@ impl Simulation {
             Some(d) if d.state == crate::metrics::WarmupState::Pending => d.next_end,
             _ => Time::MAX,
         };
-        self.next_housekeeping = self.watchdog.next_scan.min(window);
+        self.next_housekeeping = self.watchdog.next_scan.min(window).min(self.metrics.measured.next_end);
     }
 
     /// Closes the warm-up windows that ended by now; starts the measurement
@@ -220,6 +220,10 @@ impl Simulation {
         }
         if let Some(at) = start {
             self.start_window(at);
+        }
+        while self.metrics.measured.next_end <= now {
+            let acc = std::mem::take(&mut self.metrics.win);
+            self.metrics.measured.close_window(&acc);
         }
     }
 
@@ -244,6 +248,7 @@ impl Simulation {
             return Err(SimError::config("auto_warmup", "the measurement start is detected; begin_measurement needs a fixed warm-up"));
         }
         self.start_window(self.now);
+        self.update_housekeeping();
         Ok(())
     }
 

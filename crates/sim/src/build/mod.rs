@@ -43,7 +43,7 @@ pub(crate) struct Routing<'a> {
 
 pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: QosTables) -> Result<Simulation, SimError> {
     let Routing { lids, tables, mfts, path_sl, labels } = routing;
-    let params::Resolved { layout, params: p, routing_ps, arbitration_ps, warmup_ps, detector, queue, mut selection, arbiter } =
+    let params::Resolved { layout, params: p, routing_ps, arbitration_ps, warmup_ps, detector, measured, queue, mut selection, arbiter } =
         params::resolve(c)?;
     let topo = topology::build(fabric, lids, tables, &layout)?;
     check_watchdog(c, &topo, routing_ps + arbitration_ps, p.watchdog_ps)?;
@@ -105,7 +105,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         now: 0,
         queue,
         arena: PacketArena::new(),
-        metrics: Metrics::new(warmup_ps, traffic.classes.len(), &used_sls, npv, detector),
+        metrics: Metrics::new(warmup_ps, traffic.classes.len(), &used_sls, npv, detector, measured),
         traffic,
         in_network: 0,
         last_progress: 0,

@@ -7,7 +7,7 @@ use crate::config::{ns_to_ps, SimConfig, VlArbitrationConfig};
 use crate::engine::{Queue, Time};
 use crate::error::SimError;
 use crate::layout::Layout;
-use crate::metrics::WarmupDetector;
+use crate::metrics::{MeasuredWindows, WarmupDetector};
 use crate::selection::Selection;
 use crate::sim::Params;
 
@@ -19,6 +19,7 @@ pub(super) struct Resolved {
     pub arbitration_ps: Time,
     pub warmup_ps: Time,
     pub detector: Option<WarmupDetector>,
+    pub measured: MeasuredWindows,
     pub queue: Queue,
     pub selection: Selection,
     pub arbiter: VlArbiter,
@@ -73,6 +74,10 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
             Some(WarmupDetector::new(window_ps, a.windows as usize, a.tolerance, max_ps))
         }
     };
+    // The measurement is sampled in the detector's windows, or with a fixed
+    // warm-up in the default ones.
+    let sampling = c.auto_warmup.clone().unwrap_or_default();
+    let measured = MeasuredWindows::new(ns_to_ps("auto_warmup.window_ns", sampling.window_ns)?, sampling.tolerance, warmup_ps);
     let watchdog_ps = ns_to_ps("watchdog_ns", c.watchdog_ns)?;
     if watchdog_ps == 0 {
         return Err(SimError::config("watchdog_ns", "must be > 0"));
@@ -101,7 +106,7 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
         extra_header_bytes: c.extra_header_bytes,
     };
     let parts = c.switch.input_partition_bytes.len().clamp(1, crate::layout::MAX_PARTITIONS);
-    Ok(Resolved { layout: Layout::partitioned(c.data_vls, parts), params, routing_ps, arbitration_ps, warmup_ps, detector, queue, selection, arbiter })
+    Ok(Resolved { layout: Layout::partitioned(c.data_vls, parts), params, routing_ps, arbitration_ps, warmup_ps, detector, measured, queue, selection, arbiter })
 }
 
 /// The HCA's SL service order: the listed SLs first, then the others ascending.

@@ -21,7 +21,7 @@ use crate::packet::{Packet, FLAG_CONN};
 pub use connection::{ConnMetrics, ConnStats, ConnectionResult};
 pub use histogram::LogHistogram;
 pub use results::{FlowResult, InjectionQueueResult, LatencySummary, PortResult, SimResults, TransportResult, WatchdogResult};
-pub use warmup::{WarmupDetector, WarmupState, WindowAcc, WindowSample};
+pub use warmup::{MeasuredWindows, WarmupDetector, WarmupState, WindowAcc, WindowSample};
 
 /// Why a packet left the network without being delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,10 +91,13 @@ pub struct Metrics {
     pub sls: Vec<Option<FlowStats>>,
     /// All classes together.
     pub all: FlowStats,
-    /// The window being filled for warm-up detection (all packets).
+    /// The window being filled, for warm-up detection and then for the
+    /// measured windows (all packets).
     pub win: WindowAcc,
     /// The automatic warm-up detector, if warm-up is automatic.
     pub detector: Option<WarmupDetector>,
+    /// The windows of the measurement, for its stationarity.
+    pub measured: MeasuredWindows,
     /// Busy time of each transmitter per VL slot, window only.
     pub busy_ps: Vec<u64>,
     /// Drops by reason (all packets).
@@ -123,7 +126,15 @@ pub struct Metrics {
 impl Metrics {
     /// Counters for `classes` classes, the SLs `used_sls` and `port_slots`
     /// transmitter slots; with a `detector`, `warmup_ps` must be `Time::MAX`.
-    pub fn new(warmup_ps: Time, classes: usize, used_sls: &[u8], port_slots: usize, detector: Option<WarmupDetector>) -> Self {
+    /// `measured` samples the measurement in windows.
+    pub fn new(
+        warmup_ps: Time,
+        classes: usize,
+        used_sls: &[u8],
+        port_slots: usize,
+        detector: Option<WarmupDetector>,
+        measured: MeasuredWindows,
+    ) -> Self {
         let mut sls: Vec<Option<FlowStats>> = vec![None; 16];
         for &sl in used_sls {
             sls[sl as usize] = Some(FlowStats::default());
@@ -135,6 +146,7 @@ impl Metrics {
             all: FlowStats::default(),
             win: WindowAcc::default(),
             detector,
+            measured,
             busy_ps: vec![0; port_slots],
             drops: [0; DropReason::ALL.len()],
             generated: 0,
@@ -152,16 +164,13 @@ impl Metrics {
     #[inline]
     pub fn on_generate(&mut self, now: Time, class: u8, sl: u8, wire: u32) {
         self.generated += 1;
+        self.win.gen_packets += 1;
+        self.win.gen_bytes += wire as u64;
         if now >= self.warmup_ps {
             for f in self.flows(class, sl) {
                 f.generated_packets += 1;
                 f.generated_bytes += wire as u64;
             }
-        } else {
-            // Only the warm-up detector reads the window sums, and it runs
-            // while the start is undecided (`warmup_ps` = never).
-            self.win.gen_packets += 1;
-            self.win.gen_bytes += wire as u64;
         }
     }
 
@@ -178,10 +187,10 @@ impl Metrics {
         if p.flags & FLAG_CONN != 0 {
             self.conns.on_deliver(p.flow, now, gen, wire, window, measured);
         }
+        self.win.del_packets += 1;
+        self.win.del_bytes += wire as u64;
+        self.win.lat_sum += now - gen;
         if !window {
-            self.win.del_packets += 1;
-            self.win.del_bytes += wire as u64;
-            self.win.lat_sum += now - gen;
             return;
         }
         for f in self.flows(class, sl) {
@@ -236,6 +245,8 @@ impl Metrics {
         }
         self.busy_ps.fill(0);
         self.conns.start_measurement();
+        self.win = WindowAcc::default();
+        self.measured.restart(at);
     }
 
     #[inline]
@@ -252,7 +263,7 @@ mod tests {
 
     // Window starts at 1 000 ps; two classes; only SL 3 is used.
     fn metrics() -> Metrics {
-        Metrics::new(1_000, 2, &[3], 4, None)
+        Metrics::new(1_000, 2, &[3], 4, None, MeasuredWindows::new(10_000, 0.05, 1_000))
     }
 
     fn pkt(class: u8, sl: u8, wire: u16, gen: Time, inject: Time) -> Packet {
@@ -264,13 +275,14 @@ mod tests {
     }
 
     #[test]
-    fn generation_before_the_window_feeds_only_the_detector_sums() {
+    fn generation_before_the_window_feeds_only_the_window_sums() {
         let mut m = metrics();
         m.on_generate(999, 0, 3, 100);
         m.on_generate(1_000, 1, 3, 200);
         m.on_generate(1_500, 1, 3, 300);
         assert_eq!(m.generated, 3);
-        assert_eq!((m.win.gen_packets, m.win.gen_bytes), (1, 100));
+        // The sums of the sampling windows see every packet.
+        assert_eq!((m.win.gen_packets, m.win.gen_bytes), (3, 600));
         assert_eq!((m.classes[0].generated_packets, m.classes[0].generated_bytes), (0, 0));
         for f in [&m.classes[1], sl3(&m), &m.all] {
             assert_eq!((f.generated_packets, f.generated_bytes), (2, 500));
@@ -281,14 +293,15 @@ mod tests {
     #[test]
     fn delivery_counts_from_the_window_and_latency_only_for_packets_generated_in_it() {
         let mut m = metrics();
-        // Before the window: only the detector's sums, latency 999 − 900.
+        // Before the window: only the sampling windows' sums, latency 999 − 900.
         m.on_deliver(999, &pkt(0, 3, 128, 900, 950));
         // In the window but generated before it: counted, not measured.
         m.on_deliver(1_200, &pkt(1, 3, 256, 900, 950));
         // Generated at the start: latency 1 300 − 1 000, network 1 300 − 1 100.
         m.on_deliver(1_300, &pkt(1, 3, 64, 1_000, 1_100));
         assert_eq!(m.delivered, 3);
-        assert_eq!((m.win.del_packets, m.win.del_bytes, m.win.lat_sum), (1, 128, 99));
+        // The sampling windows' sums: every delivery, latencies 99 + 300 + 300.
+        assert_eq!((m.win.del_packets, m.win.del_bytes, m.win.lat_sum), (3, 448, 699));
         assert_eq!(m.classes[0].delivered_packets, 0);
         for f in [&m.classes[1], sl3(&m), &m.all] {
             assert_eq!((f.delivered_packets, f.delivered_bytes), (2, 320));

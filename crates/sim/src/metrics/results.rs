@@ -157,6 +157,15 @@ pub struct SimResults {
     pub warmup_detected: Option<bool>,
     /// Automatic warm-up: the windows sampled until the decision.
     pub warmup_series: Vec<WindowSample>,
+    /// The windows of the measurement (the auto warm-up's window length, or
+    /// its default with a fixed warm-up), complete ones only.
+    pub measurement_series: Vec<WindowSample>,
+    /// Whether the measurement was stationary by the warm-up detector's test
+    /// over all its windows (no backlog growth, no latency trend): `false`
+    /// means queues or latency kept growing while measured, so the figures
+    /// depend on the run length (past saturation, or a warm-up too short).
+    /// `None` with fewer than 3 windows measured.
+    pub stationary: Option<bool>,
     /// Window length.
     pub window_ps: u64,
     /// Events handled.
@@ -384,6 +393,8 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             s => Some(matches!(s, WarmupState::Detected(_))),
         },
         warmup_series: m.detector.as_ref().map_or_else(Vec::new, |d| d.series.clone()),
+        measurement_series: m.measured.series.clone(),
+        stationary: m.measured.stationary(),
         window_ps: window,
         events: m.events,
         generated: m.generated,

@@ -150,24 +150,118 @@ impl WarmupDetector {
     }
 }
 
+/// The windows of the measurement itself. A warm-up, fixed or detected, only
+/// says when measuring starts; past saturation, or with a warm-up too short,
+/// the measured interval still drifts (queues grow, latency climbs), and a
+/// short run can show accepted ≈ offered while it does. So the run keeps
+/// being sampled in windows after warm-up, and [`grows`] over all of them
+/// says whether the measurement itself held steady.
+#[derive(Debug, Clone)]
+pub struct MeasuredWindows {
+    window_ps: Time,
+    tolerance: f64,
+    /// The next window boundary: the measurement start until it is reached
+    /// (`Time::MAX` while an automatic warm-up is pending), then the end of the
+    /// window being filled.
+    pub next_end: Time,
+    started: bool,
+    /// Every window closed since the measurement started.
+    pub series: Vec<WindowSample>,
+}
+
+impl MeasuredWindows {
+    /// Windows of `window_ps` from `start` (`Time::MAX`: set by [`Self::restart`]).
+    pub fn new(window_ps: Time, tolerance: f64, start: Time) -> Self {
+        MeasuredWindows { window_ps, tolerance, next_end: start, started: false, series: Vec::new() }
+    }
+
+    /// The measurement starts at `at`, with nothing counted yet.
+    pub fn restart(&mut self, at: Time) {
+        self.series.clear();
+        self.started = true;
+        self.next_end = at.saturating_add(self.window_ps);
+    }
+
+    /// Closes the window ending at `next_end` with counters `acc`; at the
+    /// measurement start itself, `acc` holds the warm-up and is dropped.
+    pub fn close_window(&mut self, acc: &WindowAcc) {
+        let end = self.next_end;
+        if !self.started {
+            self.restart(end);
+            return;
+        }
+        self.next_end = end.saturating_add(self.window_ps);
+        self.series.push(WindowSample {
+            end_ps: end,
+            generated_packets: acc.gen_packets,
+            offered_bytes: acc.gen_bytes,
+            delivered_packets: acc.del_packets,
+            accepted_bytes: acc.del_bytes,
+            mean_latency_ps: (acc.del_packets > 0).then(|| acc.lat_sum as f64 / acc.del_packets as f64),
+        });
+    }
+
+    /// Whether the measurement held steady: no growth ([`grows`]) over its
+    /// windows; `None` with fewer than 3 (too few to see a trend).
+    pub fn stationary(&self) -> Option<bool> {
+        (self.series.len() >= 3).then(|| !grows(&self.series, self.tolerance))
+    }
+}
+
 /// The stability test of the module docs over `w`.
 pub fn stationary(w: &[WindowSample], tolerance: f64) -> bool {
+    if backlog_grows(w, tolerance) {
+        return false;
+    }
+    match latency_trend(w) {
+        // Too few deliveries to see a trend; the backlog test stands alone.
+        None => true,
+        Some(t) => {
+            let small = (t.slope * t.span).abs() <= tolerance * t.mean;
+            let insignificant = t.slope.abs() <= 2.0 * t.se;
+            small || insignificant
+        }
+    }
+}
+
+/// Whether the system grows over `w`, the test of a measurement: the backlog
+/// test, or a latency trend that is upward, large (as in [`stationary`]) and
+/// beyond 3 standard errors. A measurement is judged once, not retried each
+/// window, so it needs a stricter level than the detector's 2 to keep
+/// per-window noise (heavy-tailed, autocorrelated means) from being called
+/// growth; a falling latency is the tail of a transient, not overload.
+pub fn grows(w: &[WindowSample], tolerance: f64) -> bool {
+    backlog_grows(w, tolerance)
+        || latency_trend(w).is_some_and(|t| t.slope * t.span > tolerance * t.mean && t.slope > 3.0 * t.se)
+}
+
+/// The wire bytes accepted over `w` fall short of those offered by more than
+/// `tolerance` of them plus one standard deviation of the offered count.
+fn backlog_grows(w: &[WindowSample], tolerance: f64) -> bool {
     let gen: u64 = w.iter().map(|s| s.generated_packets).sum();
     let offered: u64 = w.iter().map(|s| s.offered_bytes).sum();
     let accepted: u64 = w.iter().map(|s| s.accepted_bytes).sum();
-    if gen > 0 {
-        let bytes_per_packet = offered as f64 / gen as f64;
-        let slack = (gen as f64).sqrt() * bytes_per_packet;
-        if (offered as f64 - accepted as f64) > tolerance * offered as f64 + slack {
-            return false;
-        }
+    if gen == 0 {
+        return false;
     }
-    // Least squares of the window mean latency against the window index.
+    let bytes_per_packet = offered as f64 / gen as f64;
+    let slack = (gen as f64).sqrt() * bytes_per_packet;
+    (offered as f64 - accepted as f64) > tolerance * offered as f64 + slack
+}
+
+/// Least squares of the window mean latency against the window index.
+struct Trend {
+    slope: f64,
+    se: f64,
+    mean: f64,
+    span: f64,
+}
+
+fn latency_trend(w: &[WindowSample]) -> Option<Trend> {
     let pts = || w.iter().enumerate().filter_map(|(i, s)| s.mean_latency_ps.map(|y| (i as f64, y)));
     let n = pts().count();
     if n < 3 {
-        // Too few deliveries to see a trend; the backlog test stands alone.
-        return true;
+        return None;
     }
     let nf = n as f64;
     let (mx, my) = pts().fold((0.0, 0.0), |(a, b), (x, y)| (a + x / nf, b + y / nf));
@@ -176,15 +270,56 @@ pub fn stationary(w: &[WindowSample], tolerance: f64) -> bool {
     let slope = sxy / sxx;
     let rss: f64 = pts().map(|(x, y)| (y - my - slope * (x - mx)).powi(2)).sum();
     let se = (rss / (nf - 2.0) / sxx).sqrt();
-    let span = (w.len() - 1) as f64;
-    let small = (slope * span).abs() <= tolerance * my;
-    let insignificant = slope.abs() <= 2.0 * se;
-    small || insignificant
+    Some(Trend { slope, se, mean: my, span: (w.len() - 1) as f64 })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn measured_windows_drop_the_warm_up_and_sample_from_the_start() {
+        let acc = |packets: u64, lat: u64| WindowAcc {
+            gen_packets: packets,
+            gen_bytes: packets * 100,
+            del_packets: packets,
+            del_bytes: packets * 100,
+            lat_sum: packets * lat,
+        };
+        // Fixed warm-up at 5 000 ps, windows of 1 000 ps.
+        let mut w = MeasuredWindows::new(1_000, 0.05, 5_000);
+        assert_eq!(w.next_end, 5_000);
+        w.close_window(&acc(7, 10)); // the warm-up's counts: dropped
+        assert!(w.series.is_empty() && w.next_end == 6_000 && w.stationary().is_none());
+        for _ in 0..4 {
+            w.close_window(&acc(100, 50));
+        }
+        assert_eq!(w.series.iter().map(|s| s.end_ps).collect::<Vec<_>>(), [6_000, 7_000, 8_000, 9_000]);
+        assert_eq!(w.series[0].mean_latency_ps, Some(50.0));
+        assert_eq!(w.stationary(), Some(true));
+        // Latency doubling every window, and half of what is offered left behind: not stationary.
+        w.restart(20_000);
+        assert!(w.series.is_empty() && w.next_end == 21_000);
+        for i in 0..5 {
+            w.close_window(&WindowAcc { del_packets: 50, del_bytes: 5_000, lat_sum: 50 * (100 << i), ..acc(100, 0) });
+        }
+        assert_eq!(w.stationary(), Some(false));
+        // Latency climbing 10 % a window with everything accepted: growth too.
+        w.restart(40_000);
+        for i in 0..5 {
+            w.close_window(&acc(100, 1_000 + 100 * i));
+        }
+        assert_eq!(w.stationary(), Some(false));
+        // Latency falling the same way (a transient's tail) is not growth.
+        w.restart(60_000);
+        for i in 0..5 {
+            w.close_window(&acc(100, 1_500 - 100 * i));
+        }
+        assert_eq!(w.stationary(), Some(true));
+        // An automatic warm-up: nothing until the detector's decision restarts it.
+        let w = MeasuredWindows::new(1_000, 0.05, Time::MAX);
+        assert_eq!(w.next_end, Time::MAX);
+    }
 
     fn series(lat: &[f64], offered: u64, accepted: u64) -> Vec<WindowSample> {
         lat.iter()

@@ -177,3 +177,27 @@ fn a_fixed_warmup_measures_exactly_the_packets_generated_after_it() {
     assert_eq!((a.latency.min_ps, a.latency.max_ps, a.latency.mean_ps), (Some(1_318_000), Some(1_318_000), Some(1_318_000.0)));
     assert_eq!(r.delivered, 7);
 }
+
+#[test]
+fn the_measurement_itself_is_judged_stationary_or_not() {
+    // Saturation is at about 0.59 here. Well below it, 2 ms measured after a
+    // 100 µs warm-up are stationary; at 0.8 the backlog grows by about a
+    // quarter of what is offered and latency keeps climbing. The measured
+    // windows are the default 10 µs ones, ending every 10 µs from the
+    // warm-up, complete ones only; the answer does not depend on slicing.
+    let below = run(&fixed(0.3, MS / 10), 2 * MS + MS / 10, 1);
+    assert_eq!(below.stationary, Some(true));
+    assert_eq!(below.measurement_series.len(), 200);
+    let ends: Vec<u64> = below.measurement_series.iter().map(|w| w.end_ps).collect();
+    assert_eq!((ends[0], ends[199]), (MS / 10 + 10_000_000, 2 * MS + MS / 10));
+    let generated: u64 = below.measurement_series.iter().map(|w| w.generated_packets).sum();
+    assert_eq!(generated, below.classes[0].generated_packets);
+    let over = run(&fixed(0.8, MS / 10), 2 * MS + MS / 10, 1);
+    assert_eq!(over.stationary, Some(false));
+    assert_eq!(run(&fixed(0.8, MS / 10), 2 * MS + MS / 10, 7).measurement_series, over.measurement_series);
+    // An automatic warm-up that decides early does not vouch for what follows.
+    let auto_over = run(&auto(0.8, 1_000_000.0), 2 * MS, 1);
+    assert_eq!(auto_over.stationary, Some(false));
+    // Fewer than three windows measured: no verdict.
+    assert_eq!(run(&fixed(0.3, MS / 10), MS / 10 + 25_000_000, 1).stationary, None);
+}

@@ -549,6 +549,7 @@ KIND = register(
             "warmup_us": "Warm-up used: `simulation.warmup_us`, or where the automatic detector ended it.",
             "warmup_detected": "With `simulation.auto_warmup`: whether the run became stationary (False: measured from the latest allowed point; a saturation sign).",
             "warmup_status": "`fixed`, `detected`, `not-stabilised` or `pending`.",
+            "stationary": "Whether the measurement itself was stationary (no backlog growth, no latency trend over its 10 µs windows, or the auto warm-up's); False: queues or latency grew while measured, so the figures depend on the run length. Empty with under 3 windows.",
             "delivered_packets": "Packets delivered (whole run).",
             "generated_packets": "Packets generated (whole run).",
             "dropped_packets": "Packets dropped (no route, U-turn, VL15 overflow, misrouted), whole run.",
