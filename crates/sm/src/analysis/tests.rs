@@ -900,3 +900,100 @@ fn a_loop_closed_only_through_vl_changes_is_found() {
         links(&[("s0/1", "s1/2", 0), ("s1/1", "s2/2", 1), ("s2/1", "s3/2", 0), ("s3/1", "s0/2", 1)])
     );
 }
+
+/// One 4-port switch with h0 and h1, h2 with no cable (so no LID: not a
+/// traffic end), and h3 cabled back to back with h4. LIDs: h0, h1, h3, h4 =
+/// 1..4, the switch 5.
+fn islands() -> Net {
+    let mut f = Fabric::new();
+    let s = f.add_switch("s", 4).unwrap();
+    let h: Vec<NodeId> = (0..5).map(|i| f.add_hca(format!("h{i}"), 1).unwrap()).collect();
+    f.connect(s, 1, h[0], 1, LinkSpec::default()).unwrap();
+    f.connect(s, 2, h[1], 1, LinkSpec::default()).unwrap();
+    f.connect(h[3], 1, h[4], 1, LinkSpec::default()).unwrap();
+    let mut n = Net::new(f, 0);
+    n.set("s", "h0", 1);
+    n.set("s", "h1", 2);
+    n
+}
+
+#[test]
+fn traffic_that_cannot_reach_its_destination_is_counted_unrouted() {
+    // Uniform: 4 CA ports with LIDs, each sends 1/3 of its rate to each
+    // other. Delivered: h0 <-> h1 and h3 <-> h4, 4 of the 12 shares. The 8
+    // others have no route (the switch has no entry for h3 or h4; h3 and h4
+    // reach only each other): 8/3 host rates of the 4 offered.
+    let n = islands();
+    let l = n.loads();
+    assert_close!(l.offered, 4.0);
+    assert_close!(l.unrouted, 8.0 / 3.0);
+    assert_close!(n.load(&l, "h3", 1), 1.0 / 3.0);
+    assert_close!(n.load(&l, "h4", 1), 1.0 / 3.0);
+    assert_close!(n.load(&l, "h0", 1), 1.0 / 3.0);
+    assert_close!(n.load(&l, "s", 2), 1.0 / 3.0);
+    // A traffic matrix: the back-to-back pair's link carries its flow, and
+    // flows with no way to their destination are unrouted, by rate.
+    let port = |name: &str| LinkEnd { node: n.id(name), port: 1 };
+    let flows = [
+        Flow { src: port("h3"), dlid: n.lid("h4"), rate: 0.5 },
+        Flow { src: port("h4"), dlid: n.lid("h0"), rate: 0.25 },
+        Flow { src: port("h0"), dlid: n.lid("h3"), rate: 0.125 },
+        Flow { src: port("h1"), dlid: n.lid("h0"), rate: 0.0625 },
+    ];
+    let t = traffic_loads(&n.f, &n.lids, &n.t, &flows).unwrap();
+    assert_close!(n.load(&t, "h3", 1), 0.5);
+    assert_close!(n.load(&t, "s", 1), 0.0625);
+    assert_close!(t.offered, 0.9375);
+    assert_close!(t.unrouted, 0.375);
+    // Only the kinds that occur are named.
+    let text = n.check().to_string();
+    assert!(
+        text.contains("CA routes: 12 pairs to 4 LIDs: 4 delivered, 8 unreachable (no LFT entry 4, wrong node 4), no forwarding loop\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_loop_no_ca_route_enters_is_still_a_defect() {
+    // Switch a has h0 and h1; b and c, with no hosts, hang off a and are
+    // cabled to each other. b and c send h0's LID to each other, but no CA
+    // route passes them: no CA pair meets the loop, yet the tables hold it
+    // (traffic from b or c to h0 would circle).
+    let mut f = Fabric::new();
+    let a = f.add_switch("a", 4).unwrap();
+    let b = f.add_switch("b", 4).unwrap();
+    let c = f.add_switch("c", 4).unwrap();
+    for i in 0..2u32 {
+        let h = f.add_hca(format!("h{i}"), 1).unwrap();
+        f.connect(a, i + 1, h, 1, LinkSpec::default()).unwrap();
+    }
+    f.connect(a, 3, b, 1, LinkSpec::default()).unwrap();
+    f.connect(a, 4, c, 1, LinkSpec::default()).unwrap();
+    f.connect(b, 2, c, 2, LinkSpec::default()).unwrap();
+    let mut n = Net::new(f, 0);
+    n.set("a", "h0", 1);
+    n.set("a", "h1", 2);
+    n.set("b", "h0", 2);
+    n.set("c", "h0", 2);
+    n.set("b", "h1", 1);
+    n.set("c", "h1", 1);
+    let r = n.check();
+    let p = &r.paths.reach;
+    assert_eq!((p.pairs, p.reachable_pairs, p.loop_pairs, p.lids_with_loops, p.unreachable_pairs), (2, 2, 0, 1, 0));
+    assert!(r.has_defects());
+    // A clean routing's report names no unreachable pairs.
+    let clean = clockwise().check();
+    let text = clean.to_string();
+    assert!(text.contains("CA routes: 12 pairs to 4 LIDs: all delivered, no forwarding loop\n"), "{text}");
+}
+
+#[test]
+fn the_busiest_link_is_the_first_of_those_within_rounding() {
+    // Loads that differ by up to one part in 10^9 (summation order) name the
+    // first such link; a load beyond that names its own.
+    let at = |loads: Vec<f64>| ChannelLoads { loads, offered: 1.0, unrouted: 0.0 }.max();
+    let b = 0.5;
+    assert_eq!(at(vec![0.0, b, 0.25, b * (1.0 + 1e-9)]), Some((DirLink(1), b)));
+    assert_eq!(at(vec![0.0, b, 0.25, b * (1.0 + 3e-9)]), Some((DirLink(3), b * (1.0 + 3e-9))));
+    assert_eq!(at(vec![0.0, 0.0]), None);
+}
