@@ -997,3 +997,36 @@ fn the_busiest_link_is_the_first_of_those_within_rounding() {
     assert_eq!(at(vec![0.0, b, 0.25, b * (1.0 + 3e-9)]), Some((DirLink(3), b * (1.0 + 3e-9))));
     assert_eq!(at(vec![0.0, 0.0]), None);
 }
+
+/// `k` 3-port switches in a ring (port 1 to the next one's port 2, a host on
+/// port 3), every route clockwise: a credit loop of `k` channels.
+fn clockwise_ring(k: u32) -> Net {
+    let mut f = Fabric::new();
+    let s: Vec<NodeId> = (0..k).map(|i| f.add_switch(format!("s{i}"), 3).unwrap()).collect();
+    for i in 0..k as usize {
+        f.connect(s[i], 1, s[(i + 1) % k as usize], 2, LinkSpec::default()).unwrap();
+        let h = f.add_hca(format!("h{i}"), 1).unwrap();
+        f.connect(s[i], 3, h, 1, LinkSpec::default()).unwrap();
+    }
+    let mut n = Net::new(f, 0);
+    for i in 0..k {
+        for j in 0..k {
+            n.set(&format!("s{i}"), &format!("h{j}"), if i == j { 3 } else { 1 });
+        }
+    }
+    n
+}
+
+#[test]
+fn a_long_cycle_is_listed_up_to_24_channels() {
+    // 24 channels are all listed; of 25, 24 and a line for the one left out.
+    for (k, more) in [(24, None), (25, Some("    ... 1 more\n"))] {
+        let text = clockwise_ring(k).check().to_string();
+        assert!(text.contains(&format!("  cycle of {k} channels, each waiting on the next:\n")), "{text}");
+        assert_eq!(text.matches(" VL0 (routes to LID ").count(), 24, "{text}");
+        assert_eq!(text.contains("more\n"), more.is_some(), "{text}");
+        if let Some(m) = more {
+            assert!(text.contains(m), "{text}");
+        }
+    }
+}
