@@ -5,10 +5,37 @@ notes, reference and command missing from report.html, raw numbers, overlapping
 figure labels, no paper values on the figures.
 """
 
+import itertools
 import re
+from pathlib import Path
+from textwrap import dedent
 
-from ibnetsim.experiment import registry
+import matplotlib.pyplot as plt
+import pytest
+
+from ibnetsim.experiment import loads_scenario, make_executor, plots, registry, run_sweep
 from ibnetsim.experiment.numfmt import exact, number, percent, significant_digits
+
+
+def sweep(tmp_path: Path, text: str, name: str = "out") -> Path:
+    sc = loads_scenario(dedent(text), path=tmp_path / f"{name}.toml")
+    run_sweep(sc, tmp_path / name, make_executor("serial"), progress=False)
+    return tmp_path / name
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures plot_results draws, by name, instead of files."""
+    figs: dict[str, plt.Figure] = {}
+
+    def keep(fig, out, name, formats):
+        figs[name] = fig
+        return []
+
+    monkeypatch.setattr(plots, "_save", keep)
+    yield figs
+    for f in figs.values():
+        plt.close(f)
 
 
 # --------------------------------------------------------------------------- numbers
@@ -25,6 +52,47 @@ def test_numbers_print_with_significant_digits_and_separators():
     assert percent(-0.4) == "-40 %" and percent(0.003) == "+0.3 %" and percent(0.18812) == "+18.8 %"
     assert percent(0.0) == "0 %" and percent(None) == "—"
     assert [significant_digits(x) for x in (0.769, 12000.0, 3.342336, 57.14, 1.0, 0.0)] == [3, 2, 7, 4, 1, 1]
+
+
+# --------------------------------------------------------------------------- figure layout
+def overlapping(boxes) -> list:
+    return [(a, b) for a, b in itertools.combinations(boxes, 2) if a.overlaps(b)]
+
+
+def test_two_panel_figures_have_one_title_and_readable_ticks(tmp_path, drawn):
+    out = sweep(
+        tmp_path,
+        """\
+        kind = "fake_dataplane"
+        name = "a scenario with a rather long name: 16-switch irregular, up*/down*"
+        plugins = ["experiment_plugin"]
+        seed = 1
+        [fake]
+        load = [0.2, 0.9]
+        latency_max_ns = 140000.0
+        """,
+    )
+    plots.plot_results(out)
+    for name, titles in (("latency_histogram", ["histogram", "cumulative distribution"]), ("port_utilization", ["in fabric order", "sorted, highest first"])):
+        fig = drawn[name]
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        assert fig.get_suptitle().startswith("a scenario with a rather long name"), name
+        assert [ax.get_title() for ax in fig.axes] == titles
+        assert not overlapping([ax.title.get_window_extent(renderer) for ax in fig.axes]), name
+        for ax in fig.axes:
+            ticks = [t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text()]
+            assert len(ticks) >= 3 and not overlapping(ticks), (name, [t.get_text() for t in ax.get_xticklabels()])
+    hist = drawn["latency_histogram"].axes[0]
+    assert hist.get_xlabel() == "packet latency (µs)"
+    assert max(float(t.get_text().replace("−", "-")) for t in hist.get_xticklabels() if t.get_text()) <= 160
+
+
+def test_curve_spread_has_a_legend_entry(tmp_path, drawn):
+    out = sweep(tmp_path, 'kind = "fake_dataplane"\nplugins = ["experiment_plugin"]\nseed = [1, 2]\n[fake]\nload = [0.2, 0.9]\n')
+    plots.plot_results(out)
+    legend = [t.get_text() for t in drawn["throughput_vs_offered"].axes[0].get_legend().get_texts()]
+    assert legend == ["all points (n=2 seeds)", "accepted = offered", "min–max over seeds"]
 
 
 # --------------------------------------------------------------------------- entries

@@ -38,6 +38,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from ibnetsim.experiment import kinds  # noqa: E402
 from ibnetsim.experiment.store import Store  # noqa: E402
@@ -76,7 +79,19 @@ def _groups(df: pd.DataFrame, keys: list[str]) -> list[tuple[tuple, pd.DataFrame
     return [((k if isinstance(k, tuple) else (k,)), g) for k, g in df.groupby(keys, sort=True, dropna=False)]
 
 
-def _metric_figure(df: pd.DataFrame, x: str, y: str, series: list[str], title: str, xlabel: str, ylabel: str, logy: bool = False) -> Optional[plt.Figure]:
+SPREAD_LABEL = "min–max over seeds"
+
+
+def _metric_figure(
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    series: list[str],
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    logy: bool = False,
+) -> Optional[plt.Figure]:
     if x not in df or y not in df:
         return None
     d = df[df[y].notna()]
@@ -88,6 +103,7 @@ def _metric_figure(df: pd.DataFrame, x: str, y: str, series: list[str], title: s
         xs_all = sorted(xs_all)
     pos = {v: i for i, v in enumerate(xs_all)}
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    spread = False
     for values, g in _groups(d, series):
         agg = g.groupby(x, sort=False)[y].agg(["mean", "min", "max", "count"]).reset_index()
         agg["_pos"] = agg[x].map(lambda v: v if numeric_x else pos[v])
@@ -97,6 +113,10 @@ def _metric_figure(df: pd.DataFrame, x: str, y: str, series: list[str], title: s
         line = ax.plot(agg["_pos"], agg["mean"], marker="o", label=label)[0]
         if n > 1:
             ax.fill_between(agg["_pos"], agg["min"], agg["max"], alpha=0.18, color=line.get_color(), linewidth=0)
+            spread = True
+    handles = ax.get_legend_handles_labels()[0]
+    if spread:
+        handles.append(Patch(facecolor="grey", alpha=0.3, label=SPREAD_LABEL))
     if not numeric_x:
         ax.set_xticks(range(len(xs_all)), [str(v) for v in xs_all])
     elif all(float(v).is_integer() for v in xs_all) and len(xs_all) <= 12:
@@ -107,19 +127,23 @@ def _metric_figure(df: pd.DataFrame, x: str, y: str, series: list[str], title: s
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    if len(ax.get_lines()) > 1 or series:
-        ax.legend(fontsize="small")
+    if len(handles) > 1 or series:
+        ax.legend(handles=handles, fontsize="small")
     return fig
 
 
-def _curve_figure(df: pd.DataFrame, x: str, y: str, by: list[str], series: list[str], title: str, xlabel: str, ylabel: str) -> Optional[plt.Figure]:
+def _curve_figure(
+    df: pd.DataFrame, x: str, y: str, by: list[str], series: list[str], title: str, xlabel: str, ylabel: str, diagonal: Optional[str] = None
+) -> Optional[plt.Figure]:
     """y against x where both are measured (latency vs accepted traffic): each point of a
-    curve is the mean over seeds of one setting of ``by`` (the load), in load order."""
+    curve is the mean over seeds of one setting of ``by`` (the load), in load order.
+    ``diagonal`` labels a y = x line (accepted = offered)."""
     d = df[df[x].notna() & df[y].notna()]
     if d.empty:
         return None
     by = by or [x]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    spread = False
     for values, g in _groups(d, series):
         agg = g.groupby(by, sort=True).agg(mx=(x, "mean"), my=(y, "mean"), ylo=(y, "min"), yhi=(y, "max"), n=(y, "count")).reset_index()
         n = int(agg["n"].max())
@@ -127,11 +151,18 @@ def _curve_figure(df: pd.DataFrame, x: str, y: str, by: list[str], series: list[
         line = ax.plot(agg["mx"], agg["my"], marker="o", label=label)[0]
         if n > 1:
             ax.vlines(agg["mx"], agg["ylo"], agg["yhi"], color=line.get_color(), alpha=0.4)
+            spread = True
+    if diagonal:
+        lim = float(d[x].max())
+        ax.plot([0, lim], [0, lim], color="grey", linestyle=":", linewidth=1, label=diagonal)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
+    handles = ax.get_legend_handles_labels()[0]
+    if spread:
+        handles.append(Line2D([], [], color="grey", alpha=0.6, label=SPREAD_LABEL))
+    ax.legend(handles=handles, fontsize="small")
     return fig
 
 
@@ -261,12 +292,18 @@ def plot_results(
             if fig is not None:
                 written += _save(fig, outdir, "latency_vs_accepted_panels", formats)
     if {"offered_load", "accepted_load"} <= set(df.columns):
-        fig = _curve_figure(df, "offered_load", "accepted_load", loads, series, title("Throughput vs offered load"), "offered load (fraction of link bandwidth)", "accepted traffic (fraction)")
+        fig = _curve_figure(
+            df,
+            "offered_load",
+            "accepted_load",
+            loads,
+            series,
+            title("Throughput vs offered load"),
+            "offered load (fraction of link bandwidth)",
+            "accepted traffic (fraction)",
+            diagonal="accepted = offered",
+        )
         if fig is not None:
-            ax = fig.axes[0]
-            lim = float(df["offered_load"].max())
-            ax.plot([0, lim], [0, lim], color="grey", linestyle=":", linewidth=1, label="accepted = offered")
-            ax.legend(fontsize="small")
             written += _save(fig, outdir, "throughput_vs_offered", formats)
     for col in PROFILE_COLUMNS:
         if col not in df:
@@ -275,13 +312,14 @@ def plot_results(
         reps = [(label, v) for label, v in reps if v is not None]
         if not reps:
             continue
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+        # One title over both panels: two copies of a long scenario name overlap.
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
         for label, v in reps:
             ax1.plot(np.arange(len(v)), v, linewidth=1, label=label)
             ax2.plot(np.arange(len(v)), np.sort(v)[::-1], linewidth=1.2, label=label)
-        name = "per-port utilization" if col == "port_utilization" else "per-link channel load"
-        ax1.set_title(title(f"{name}, unsorted"))
-        ax2.set_title(title(f"{name}, sorted"))
+        fig.suptitle(title("per-port utilization" if col == "port_utilization" else "per-link channel load"))
+        ax1.set_title("in fabric order")
+        ax2.set_title("sorted, highest first")
         for ax in (ax1, ax2):
             ax.set_xlabel("port (in fabric order)" if ax is ax1 else "rank")
             ax.set_ylabel("utilization" if col == "port_utilization" else "load per unit injection")
@@ -289,25 +327,27 @@ def plot_results(
         ax2.legend(fontsize="small")
         written += _save(fig, outdir, col, formats)
     if {"latency_hist_edges_ns", "latency_hist_counts"} <= set(df.columns):
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-        drawn = False
+        hists = []
         for label, row in _representatives(df, series):
             edges, counts = _as_list(row["latency_hist_edges_ns"]), _as_list(row["latency_hist_counts"])
-            if edges is None or counts is None or len(edges) != len(counts) + 1 or counts.sum() <= 0:
-                continue
-            ax1.stairs(counts / counts.sum(), edges, label=label)
-            ax2.step(edges[1:], np.cumsum(counts) / counts.sum(), where="post", label=label)
-            drawn = True
-        if drawn:
-            ax1.set_title(title("Latency histogram"))
-            ax2.set_title(title("Latency CDF"))
+            if edges is not None and counts is not None and len(edges) == len(counts) + 1 and counts.sum() > 0:
+                hists.append((label, edges, counts))
+        if hists:
+            # Latencies run to 10^5 ns and more past saturation; in µs the tick labels stay short.
+            scale, unit = (1e3, "µs") if max(float(e[-1]) for _, e, _ in hists) >= 1e4 else (1.0, "ns")
+            fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
+            for label, edges, counts in hists:
+                ax1.stairs(counts / counts.sum(), edges / scale, label=label)
+                ax2.step(edges[1:] / scale, np.cumsum(counts) / counts.sum(), where="post", label=label)
+            fig.suptitle(title("Packet latency"))
+            ax1.set_title("histogram")
+            ax2.set_title("cumulative distribution")
             ax1.set_ylabel("fraction of packets")
             ax2.set_ylabel("cumulative fraction")
             for ax in (ax1, ax2):
-                ax.set_xlabel("packet latency (ns)")
+                ax.set_xlabel(f"packet latency ({unit})")
+                ax.xaxis.set_major_locator(MaxNLocator(nbins=6))
                 ax.grid(True, alpha=0.3)
             ax2.legend(fontsize="small")
             written += _save(fig, outdir, "latency_histogram", formats)
-        else:
-            plt.close(fig)
     return written
