@@ -22,6 +22,11 @@ Two families:
   unsorted, and latency histograms and CDFs. A per-link ``channel_loads`` list
   (a routing kind's static analogue of utilization) is drawn like
   ``port_utilization``.
+
+The results of ``ibnetsim reproduce`` carry the paper's values (report.json):
+each that is a point of a per-kind figure (its ``column`` is the figure's y and
+its ``where`` fixes the figure's x) is drawn on it as an open diamond in the
+colour of its series, ringed in red when ours is outside its tolerance.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from ibnetsim.experiment import kinds  # noqa: E402
+from ibnetsim.experiment.registry import comparison_of, select_rows  # noqa: E402
 from ibnetsim.experiment.store import Store  # noqa: E402
 
 __all__ = ["plot_results", "FORMATS", "PROFILE_COLUMNS"]
@@ -80,6 +86,43 @@ def _groups(df: pd.DataFrame, keys: list[str]) -> list[tuple[tuple, pd.DataFrame
 
 
 SPREAD_LABEL = "min–max over seeds"
+OUTSIDE_LABEL = "outside tolerance"
+
+
+def _paper_points(paper: Optional[dict], d: pd.DataFrame, x: str, y: str, series: list[str]) -> list[tuple[Any, Optional[tuple], float, bool]]:
+    """The paper's values that are points of the figure of ``y`` against ``x``:
+    ``y`` itself (not an expression, a ratio or a curve's peak) at one ``x``, for
+    rows these results hold. Each is (x, its series or None when it spans
+    several, the paper's value, whether ours is outside the tolerance)."""
+    out = []
+    for r in (paper or {}).get("values", []):
+        where = r.get("where") or {}
+        at = where.get(x)
+        if r.get("column") != y or r.get("denominator") or r.get("peak_over") or at is None or isinstance(at, list):
+            continue
+        try:
+            if select_rows(d, where).empty:
+                continue
+        except KeyError:
+            # A key of another scenario of the entry: its value is on that scenario's figure.
+            continue
+        pinned = all(k in where and not isinstance(where[k], list) for k in series)
+        out.append((at, tuple(where[k] for k in series) if pinned else None, float(r["paper"]), r.get("verdict") == "outside"))
+    return out
+
+
+def _draw_paper(ax: plt.Axes, points: list, colours: dict, position: Any, label: str) -> list:
+    """Draws the paper's points; returns their legend entries."""
+    for at, key, value, outside in points:
+        ax.plot(position(at), value, linestyle="none", marker="D", markersize=7, markerfacecolor="white", markeredgewidth=1.6, markeredgecolor=colours.get(key, "black"), zorder=4)
+        if outside:
+            ax.plot(position(at), value, linestyle="none", marker="o", markersize=15, markerfacecolor="none", markeredgewidth=1.4, markeredgecolor="#c00", zorder=4)
+    handles = []
+    if points:
+        handles.append(Line2D([], [], linestyle="none", marker="D", markerfacecolor="white", markeredgecolor="black", markeredgewidth=1.6, label=label))
+    if any(p[3] for p in points):
+        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=12, markerfacecolor="none", markeredgecolor="#c00", markeredgewidth=1.4, label=OUTSIDE_LABEL))
+    return handles
 
 
 def _metric_figure(
@@ -91,6 +134,7 @@ def _metric_figure(
     xlabel: str,
     ylabel: str,
     logy: bool = False,
+    paper: Optional[dict] = None,
 ) -> Optional[plt.Figure]:
     if x not in df or y not in df:
         return None
@@ -102,21 +146,25 @@ def _metric_figure(
     if numeric_x:
         xs_all = sorted(xs_all)
     pos = {v: i for i, v in enumerate(xs_all)}
+    position = (lambda v: v) if numeric_x else pos.__getitem__
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    spread = False
+    colours, spread = {}, False
     for values, g in _groups(d, series):
         agg = g.groupby(x, sort=False)[y].agg(["mean", "min", "max", "count"]).reset_index()
-        agg["_pos"] = agg[x].map(lambda v: v if numeric_x else pos[v])
+        agg["_pos"] = agg[x].map(position)
         agg = agg.sort_values("_pos")
         n = int(agg["count"].max())
         label = _series_label(series, values) + (f" (n={n})" if n > 1 else "")
         line = ax.plot(agg["_pos"], agg["mean"], marker="o", label=label)[0]
+        colours[values] = line.get_color()
         if n > 1:
             ax.fill_between(agg["_pos"], agg["min"], agg["max"], alpha=0.18, color=line.get_color(), linewidth=0)
             spread = True
     handles = ax.get_legend_handles_labels()[0]
     if spread:
         handles.append(Patch(facecolor="grey", alpha=0.3, label=SPREAD_LABEL))
+    label = f"paper ({paper['short_reference']})" if paper and paper.get("short_reference") else "paper"
+    handles += _draw_paper(ax, _paper_points(paper, d, x, y, series), colours, position, label)
     if not numeric_x:
         ax.set_xticks(range(len(xs_all)), [str(v) for v in xs_all])
     elif all(float(v).is_integer() for v in xs_all) and len(xs_all) <= 12:
@@ -237,10 +285,14 @@ def plot_results(
     directory: Union[str, os.PathLike],
     out: Optional[Union[str, os.PathLike]] = None,
     formats: Sequence[str] = FORMATS,
+    paper: Optional[dict] = None,
 ) -> list[Path]:
     """Draws the standard figures of a results directory into ``out`` (default ``DIR/figures``).
 
-    Returns the files written. Failed points are left out of every figure.
+    ``paper`` is a comparison as ``ibnetsim reproduce`` writes it to report.json
+    (default: the one it wrote for this directory, if any); its values are drawn
+    on the figures they are points of. Returns the files written. Failed points
+    are left out of every figure.
     """
     store = Store(directory)
     manifest = store.manifest()
@@ -250,6 +302,8 @@ def plot_results(
     df = df[df["status"] == "ok"].reset_index(drop=True)
     if df.empty:
         return []
+    if paper is None:
+        paper = comparison_of(directory)
     outdir = Path(out) if out is not None else Path(directory) / "figures"
     outdir.mkdir(parents=True, exist_ok=True)
     sc = manifest.get("scenario", {})
@@ -275,7 +329,7 @@ def plot_results(
         if x is None or f.y not in df:
             continue
         series = [a for a in non_seed if a != x]
-        fig = _metric_figure(df, x, f.y, series, title(f.title), f.xlabel or x, f.ylabel, f.logy)
+        fig = _metric_figure(df, x, f.y, series, title(f.title), f.xlabel or x, f.ylabel, f.logy, paper)
         if fig is not None:
             written += _save(fig, outdir, f.name, formats)
 
