@@ -31,7 +31,15 @@ if "synthetic" not in schema.sections():
         )
     )
     schema.register_section(
-        Section("fake", "Test-only data-plane rows.", keys=(Key("load", "float", "Offered load.", default=0.5, min=0, max=1), Key("vls", "int", "VLs.", default=1)))
+        Section(
+            "fake",
+            "Test-only data-plane rows.",
+            keys=(
+                Key("load", "float", "Offered load.", default=0.5, min=0, max=1),
+                Key("vls", "int", "VLs.", default=1),
+                Key("latency_max_ns", "float", "Upper edge of the latency histogram.", default=4000.0, min=1),
+            ),
+        )
     )
 
 
@@ -63,7 +71,7 @@ def _fake(cfg: dict) -> dict:
     rng = np.random.default_rng(cfg["seed"])
     accepted = min(load, 0.6 + 0.05 * vls)
     util = np.clip(rng.random(16) * accepted * 1.5, 0, 1)
-    edges = np.linspace(0, 4000, 21)
+    edges = np.linspace(0, cfg["fake"]["latency_max_ns"], 21)
     counts = rng.integers(0, 100, 20)
     return {
         "offered_load": load,

@@ -58,7 +58,7 @@ def test_alfaro_table1_reproduces_exactly(tmp_path):
     assert rows["T_frame, 12x (30 Gb/s)"]["ours"] == 0.278528
     assert all(r["verdict"] == "within" and r["diff"] == 0 for r in rows.values())
     md = (tmp_path / "r" / "report.md").read_text()
-    assert "| T_frame, 4x (10 Gb/s) | Table 1, row 4x | 0.835584 | 0.835584 | ms | +0 |" in md
+    assert "| T_frame, 4x (10 Gb/s) | Table 1, row 4x | 0.835584 | 0.835584 | ms | 0 | 0 % |" in md
     assert "![t_frame](figures/t_frame.png)" in md
     data = json.loads((tmp_path / "r" / "report.json").read_text())
     assert data["ok"] is True and len(data["values"]) == 4

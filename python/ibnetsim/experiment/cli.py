@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ibnetsim._cliutil import friendly_errors
+from ibnetsim.experiment.numfmt import number
 
 _friendly = friendly_errors(KeyError, ValueError)
 
@@ -101,15 +102,11 @@ def sweep_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optio
 
 
 def _fmt(v: Any) -> str:
-    if v is None:
+    if v is None or (isinstance(v, float) and v != v):
         return ""
-    if isinstance(v, float):
-        if v != v:
-            return ""
-        return f"{v:.6g}"
     if isinstance(v, (list, tuple)) or (hasattr(v, "__len__") and not isinstance(v, str)):
         return f"[{len(v)} values]"
-    return str(v)
+    return number(v, digits=6)
 
 
 def _wide(console: Console, width: int) -> Console:
@@ -220,13 +217,14 @@ def reproduce_cmd(experiment_id: Optional[str], list_entries: bool, quick: bool,
         table.add_column(c, justify=j, overflow="fold")
     colour = {"within": "green", "outside": "red", "missing": "red", "context": "yellow", "not in quick run": "dim"}
     for r in rep.rows():
+        t = registry.display_row(r)
         table.add_row(
             r["quantity"],
             r["citation"],
-            f"{r['paper']!r} {r['unit']}".strip(),
-            "—" if r["ours"] is None else f"{r['ours']:.7g} {r['unit']}".strip(),
-            "—" if r["diff"] is None else f"{r['diff']:+.4g}",
-            "—" if r["rel_diff"] is None else f"{r['rel_diff'] * 100:+.2f} %",
+            f"{t['paper']} {r['unit']}".strip(),
+            t["ours"] if r["ours"] is None else f"{t['ours']} {r['unit']}".strip(),
+            t["diff"],
+            t["relative"],
             f"[{colour[r['verdict']]}]{r['verdict']}[/]",
         )
     _wide(console, 140).print(table)

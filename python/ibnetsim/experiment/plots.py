@@ -22,6 +22,11 @@ Two families:
   unsorted, and latency histograms and CDFs. A per-link ``channel_loads`` list
   (a routing kind's static analogue of utilization) is drawn like
   ``port_utilization``.
+
+The results of ``ibnetsim reproduce`` carry the paper's values (report.json):
+each that is a point of a per-kind figure (its ``column`` is the figure's y and
+its ``where`` fixes the figure's x) is drawn on it as an open diamond in the
+colour of its series, ringed in red when ours is outside its tolerance.
 """
 
 from __future__ import annotations
@@ -38,8 +43,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from ibnetsim.experiment import kinds  # noqa: E402
+from ibnetsim.experiment.registry import comparison_of, select_rows  # noqa: E402
 from ibnetsim.experiment.store import Store  # noqa: E402
 
 __all__ = ["plot_results", "FORMATS", "PROFILE_COLUMNS"]
@@ -76,7 +85,57 @@ def _groups(df: pd.DataFrame, keys: list[str]) -> list[tuple[tuple, pd.DataFrame
     return [((k if isinstance(k, tuple) else (k,)), g) for k, g in df.groupby(keys, sort=True, dropna=False)]
 
 
-def _metric_figure(df: pd.DataFrame, x: str, y: str, series: list[str], title: str, xlabel: str, ylabel: str, logy: bool = False) -> Optional[plt.Figure]:
+SPREAD_LABEL = "min–max over seeds"
+OUTSIDE_LABEL = "outside tolerance"
+
+
+def _paper_points(paper: Optional[dict], d: pd.DataFrame, x: str, y: str, series: list[str]) -> list[tuple[Any, Optional[tuple], float, bool]]:
+    """The paper's values that are points of the figure of ``y`` against ``x``:
+    ``y`` itself (not an expression, a ratio or a curve's peak) at one ``x``, for
+    rows these results hold. Each is (x, its series or None when it spans
+    several, the paper's value, whether ours is outside the tolerance)."""
+    out = []
+    for r in (paper or {}).get("values", []):
+        where = r.get("where") or {}
+        at = where.get(x)
+        if r.get("column") != y or r.get("denominator") or r.get("peak_over") or at is None or isinstance(at, list):
+            continue
+        try:
+            if select_rows(d, where).empty:
+                continue
+        except KeyError:
+            # A key of another scenario of the entry: its value is on that scenario's figure.
+            continue
+        pinned = all(k in where and not isinstance(where[k], list) for k in series)
+        out.append((at, tuple(where[k] for k in series) if pinned else None, float(r["paper"]), r.get("verdict") == "outside"))
+    return out
+
+
+def _draw_paper(ax: plt.Axes, points: list, colours: dict, position: Any, label: str) -> list:
+    """Draws the paper's points; returns their legend entries."""
+    for at, key, value, outside in points:
+        ax.plot(position(at), value, linestyle="none", marker="D", markersize=7, markerfacecolor="white", markeredgewidth=1.6, markeredgecolor=colours.get(key, "black"), zorder=4)
+        if outside:
+            ax.plot(position(at), value, linestyle="none", marker="o", markersize=15, markerfacecolor="none", markeredgewidth=1.4, markeredgecolor="#c00", zorder=4)
+    handles = []
+    if points:
+        handles.append(Line2D([], [], linestyle="none", marker="D", markerfacecolor="white", markeredgecolor="black", markeredgewidth=1.6, label=label))
+    if any(p[3] for p in points):
+        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=12, markerfacecolor="none", markeredgecolor="#c00", markeredgewidth=1.4, label=OUTSIDE_LABEL))
+    return handles
+
+
+def _metric_figure(
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    series: list[str],
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    logy: bool = False,
+    paper: Optional[dict] = None,
+) -> Optional[plt.Figure]:
     if x not in df or y not in df:
         return None
     d = df[df[y].notna()]
@@ -87,16 +146,25 @@ def _metric_figure(df: pd.DataFrame, x: str, y: str, series: list[str], title: s
     if numeric_x:
         xs_all = sorted(xs_all)
     pos = {v: i for i, v in enumerate(xs_all)}
+    position = (lambda v: v) if numeric_x else pos.__getitem__
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    colours, spread = {}, False
     for values, g in _groups(d, series):
         agg = g.groupby(x, sort=False)[y].agg(["mean", "min", "max", "count"]).reset_index()
-        agg["_pos"] = agg[x].map(lambda v: v if numeric_x else pos[v])
+        agg["_pos"] = agg[x].map(position)
         agg = agg.sort_values("_pos")
         n = int(agg["count"].max())
         label = _series_label(series, values) + (f" (n={n})" if n > 1 else "")
         line = ax.plot(agg["_pos"], agg["mean"], marker="o", label=label)[0]
+        colours[values] = line.get_color()
         if n > 1:
             ax.fill_between(agg["_pos"], agg["min"], agg["max"], alpha=0.18, color=line.get_color(), linewidth=0)
+            spread = True
+    handles = ax.get_legend_handles_labels()[0]
+    if spread:
+        handles.append(Patch(facecolor="grey", alpha=0.3, label=SPREAD_LABEL))
+    label = f"paper ({paper['short_reference']})" if paper and paper.get("short_reference") else "paper"
+    handles += _draw_paper(ax, _paper_points(paper, d, x, y, series), colours, position, label)
     if not numeric_x:
         ax.set_xticks(range(len(xs_all)), [str(v) for v in xs_all])
     elif all(float(v).is_integer() for v in xs_all) and len(xs_all) <= 12:
@@ -107,19 +175,23 @@ def _metric_figure(df: pd.DataFrame, x: str, y: str, series: list[str], title: s
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    if len(ax.get_lines()) > 1 or series:
-        ax.legend(fontsize="small")
+    if len(handles) > 1 or series:
+        ax.legend(handles=handles, fontsize="small")
     return fig
 
 
-def _curve_figure(df: pd.DataFrame, x: str, y: str, by: list[str], series: list[str], title: str, xlabel: str, ylabel: str) -> Optional[plt.Figure]:
+def _curve_figure(
+    df: pd.DataFrame, x: str, y: str, by: list[str], series: list[str], title: str, xlabel: str, ylabel: str, diagonal: Optional[str] = None
+) -> Optional[plt.Figure]:
     """y against x where both are measured (latency vs accepted traffic): each point of a
-    curve is the mean over seeds of one setting of ``by`` (the load), in load order."""
+    curve is the mean over seeds of one setting of ``by`` (the load), in load order.
+    ``diagonal`` labels a y = x line (accepted = offered)."""
     d = df[df[x].notna() & df[y].notna()]
     if d.empty:
         return None
     by = by or [x]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    spread = False
     for values, g in _groups(d, series):
         agg = g.groupby(by, sort=True).agg(mx=(x, "mean"), my=(y, "mean"), ylo=(y, "min"), yhi=(y, "max"), n=(y, "count")).reset_index()
         n = int(agg["n"].max())
@@ -127,11 +199,18 @@ def _curve_figure(df: pd.DataFrame, x: str, y: str, by: list[str], series: list[
         line = ax.plot(agg["mx"], agg["my"], marker="o", label=label)[0]
         if n > 1:
             ax.vlines(agg["mx"], agg["ylo"], agg["yhi"], color=line.get_color(), alpha=0.4)
+            spread = True
+    if diagonal:
+        lim = float(d[x].max())
+        ax.plot([0, lim], [0, lim], color="grey", linestyle=":", linewidth=1, label=diagonal)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
+    handles = ax.get_legend_handles_labels()[0]
+    if spread:
+        handles.append(Line2D([], [], color="grey", alpha=0.6, label=SPREAD_LABEL))
+    ax.legend(handles=handles, fontsize="small")
     return fig
 
 
@@ -206,10 +285,14 @@ def plot_results(
     directory: Union[str, os.PathLike],
     out: Optional[Union[str, os.PathLike]] = None,
     formats: Sequence[str] = FORMATS,
+    paper: Optional[dict] = None,
 ) -> list[Path]:
     """Draws the standard figures of a results directory into ``out`` (default ``DIR/figures``).
 
-    Returns the files written. Failed points are left out of every figure.
+    ``paper`` is a comparison as ``ibnetsim reproduce`` writes it to report.json
+    (default: the one it wrote for this directory, if any); its values are drawn
+    on the figures they are points of. Returns the files written. Failed points
+    are left out of every figure.
     """
     store = Store(directory)
     manifest = store.manifest()
@@ -219,6 +302,8 @@ def plot_results(
     df = df[df["status"] == "ok"].reset_index(drop=True)
     if df.empty:
         return []
+    if paper is None:
+        paper = comparison_of(directory)
     outdir = Path(out) if out is not None else Path(directory) / "figures"
     outdir.mkdir(parents=True, exist_ok=True)
     sc = manifest.get("scenario", {})
@@ -244,7 +329,7 @@ def plot_results(
         if x is None or f.y not in df:
             continue
         series = [a for a in non_seed if a != x]
-        fig = _metric_figure(df, x, f.y, series, title(f.title), f.xlabel or x, f.ylabel, f.logy)
+        fig = _metric_figure(df, x, f.y, series, title(f.title), f.xlabel or x, f.ylabel, f.logy, paper)
         if fig is not None:
             written += _save(fig, outdir, f.name, formats)
 
@@ -261,12 +346,18 @@ def plot_results(
             if fig is not None:
                 written += _save(fig, outdir, "latency_vs_accepted_panels", formats)
     if {"offered_load", "accepted_load"} <= set(df.columns):
-        fig = _curve_figure(df, "offered_load", "accepted_load", loads, series, title("Throughput vs offered load"), "offered load (fraction of link bandwidth)", "accepted traffic (fraction)")
+        fig = _curve_figure(
+            df,
+            "offered_load",
+            "accepted_load",
+            loads,
+            series,
+            title("Throughput vs offered load"),
+            "offered load (fraction of link bandwidth)",
+            "accepted traffic (fraction)",
+            diagonal="accepted = offered",
+        )
         if fig is not None:
-            ax = fig.axes[0]
-            lim = float(df["offered_load"].max())
-            ax.plot([0, lim], [0, lim], color="grey", linestyle=":", linewidth=1, label="accepted = offered")
-            ax.legend(fontsize="small")
             written += _save(fig, outdir, "throughput_vs_offered", formats)
     for col in PROFILE_COLUMNS:
         if col not in df:
@@ -275,13 +366,14 @@ def plot_results(
         reps = [(label, v) for label, v in reps if v is not None]
         if not reps:
             continue
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+        # One title over both panels: two copies of a long scenario name overlap.
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
         for label, v in reps:
             ax1.plot(np.arange(len(v)), v, linewidth=1, label=label)
             ax2.plot(np.arange(len(v)), np.sort(v)[::-1], linewidth=1.2, label=label)
-        name = "per-port utilization" if col == "port_utilization" else "per-link channel load"
-        ax1.set_title(title(f"{name}, unsorted"))
-        ax2.set_title(title(f"{name}, sorted"))
+        fig.suptitle(title("per-port utilization" if col == "port_utilization" else "per-link channel load"))
+        ax1.set_title("in fabric order")
+        ax2.set_title("sorted, highest first")
         for ax in (ax1, ax2):
             ax.set_xlabel("port (in fabric order)" if ax is ax1 else "rank")
             ax.set_ylabel("utilization" if col == "port_utilization" else "load per unit injection")
@@ -289,25 +381,27 @@ def plot_results(
         ax2.legend(fontsize="small")
         written += _save(fig, outdir, col, formats)
     if {"latency_hist_edges_ns", "latency_hist_counts"} <= set(df.columns):
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-        drawn = False
+        hists = []
         for label, row in _representatives(df, series):
             edges, counts = _as_list(row["latency_hist_edges_ns"]), _as_list(row["latency_hist_counts"])
-            if edges is None or counts is None or len(edges) != len(counts) + 1 or counts.sum() <= 0:
-                continue
-            ax1.stairs(counts / counts.sum(), edges, label=label)
-            ax2.step(edges[1:], np.cumsum(counts) / counts.sum(), where="post", label=label)
-            drawn = True
-        if drawn:
-            ax1.set_title(title("Latency histogram"))
-            ax2.set_title(title("Latency CDF"))
+            if edges is not None and counts is not None and len(edges) == len(counts) + 1 and counts.sum() > 0:
+                hists.append((label, edges, counts))
+        if hists:
+            # Latencies run to 10^5 ns and more past saturation; in µs the tick labels stay short.
+            scale, unit = (1e3, "µs") if max(float(e[-1]) for _, e, _ in hists) >= 1e4 else (1.0, "ns")
+            fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
+            for label, edges, counts in hists:
+                ax1.stairs(counts / counts.sum(), edges / scale, label=label)
+                ax2.step(edges[1:] / scale, np.cumsum(counts) / counts.sum(), where="post", label=label)
+            fig.suptitle(title("Packet latency"))
+            ax1.set_title("histogram")
+            ax2.set_title("cumulative distribution")
             ax1.set_ylabel("fraction of packets")
             ax2.set_ylabel("cumulative fraction")
             for ax in (ax1, ax2):
-                ax.set_xlabel("packet latency (ns)")
+                ax.set_xlabel(f"packet latency ({unit})")
+                ax.xaxis.set_major_locator(MaxNLocator(nbins=6))
                 ax.grid(True, alpha=0.3)
             ax2.legend(fontsize="small")
             written += _save(fig, outdir, "latency_histogram", formats)
-        else:
-            plt.close(fig)
     return written

@@ -35,6 +35,7 @@ import datetime as _dt
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -42,9 +43,23 @@ from typing import Any, Optional, Union
 import pandas as pd
 
 from ibnetsim.experiment import scenario as _scenario
+from ibnetsim.experiment.numfmt import exact, number, percent, significant_digits
 from ibnetsim.experiment.scenario import ScenarioError, _Locator, tomllib
 
-__all__ = ["EXPERIMENTS_DIR", "Entry", "Value", "Comparison", "Report", "entries", "entry", "compare", "reproduce"]
+__all__ = [
+    "EXPERIMENTS_DIR",
+    "Entry",
+    "Value",
+    "Comparison",
+    "Report",
+    "entries",
+    "entry",
+    "compare",
+    "reproduce",
+    "select_rows",
+    "display_row",
+    "comparison_of",
+]
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
 
@@ -104,6 +119,16 @@ class Entry:
     #: whose keys cannot share one grid); their results are compared together.
     scenarios: tuple[Path, ...] = ()
     quick_scenarios: tuple[Path, ...] = ()
+
+    @property
+    def short_reference(self) -> str:
+        """First author and year (``Alfaro et al. 2001``), for figure legends; the paper's
+        number when the reference does not read as ``Authors, "Title", …, year``."""
+        names = [a.strip() for a in self.reference.split('"')[0].split(",") if a.strip()]
+        years = re.findall(r"\b(?:19|20)\d\d\b", self.reference)
+        if not names or not years:
+            return self.paper
+        return f"{names[0].split()[-1]}{' et al.' if len(names) > 1 else ''} {years[-1]}"
 
 
 def _entry_error(loc: _Locator, path: tuple, msg: str) -> ScenarioError:
@@ -256,7 +281,8 @@ class Comparison:
         return "within" if ok else "outside"
 
 
-def _select(df: pd.DataFrame, where: dict) -> pd.DataFrame:
+def select_rows(df: pd.DataFrame, where: dict) -> pd.DataFrame:
+    """The rows of ``df`` a value's ``where`` names (a list means any of its values)."""
     mask = pd.Series(True, index=df.index)
     for col, want in where.items():
         if col not in df:
@@ -302,13 +328,13 @@ def compare(values: tuple[Value, ...], df: pd.DataFrame, quick: bool = False) ->
     ok = df[df["status"] == "ok"] if "status" in df else df
     for v in values:
         try:
-            num = _select(ok, v.where)
+            num = select_rows(ok, v.where)
             if v.denominator_where is None and v.peak_over is None:
                 series = _column(num, v.column)
             elif v.denominator_where is None:
                 series = _curves(num, v)["_v"]
             else:
-                den = _select(ok, v.denominator_where)
+                den = select_rows(ok, v.denominator_where)
                 m = _curves(num, v).merge(_curves(den, v), on=list(v.match), suffixes=("_n", "_d"))
                 series = m["_v_n"] / m["_v_d"]
             ours, problem = _aggregate(series, v.aggregate)
@@ -326,30 +352,61 @@ class Report:
     directory: Path
     figures: list[Path]
     summary: Any = None
+    #: One results directory per scenario; ``directory`` itself when there is one.
+    result_dirs: list[Path] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return all(c.verdict in ("within", "context", "not in quick run") for c in self.comparisons)
 
+    @property
+    def command(self) -> str:
+        return f"ibnetsim reproduce {self.entry.id}{' --quick' if self.quick else ''}"
+
     def rows(self) -> list[dict[str, Any]]:
         rows = []
         for c in self.comparisons:
+            v = c.value
             rows.append(
                 {
-                    "quantity": c.value.quantity,
-                    "citation": c.value.citation,
-                    "paper": c.value.paper,
+                    "quantity": v.quantity,
+                    "citation": v.citation,
+                    "paper": v.paper,
                     "ours": c.ours,
-                    "unit": c.value.unit,
+                    "unit": v.unit,
                     "diff": c.diff,
                     "rel_diff": c.rel,
                     "n": max(c.n, 0),
-                    "tolerance": c.value.tolerance_text(),
+                    "tolerance": v.tolerance_text(),
                     "verdict": c.verdict,
-                    "note": c.problem or c.value.note,
+                    # The verdict already says a quick run has no rows for it.
+                    "note": (c.problem if c.verdict != "not in quick run" else "") or v.note,
+                    # How ours was computed, as in the entry: the figures place the paper's value by it.
+                    "column": v.column,
+                    "where": v.where,
+                    "aggregate": v.aggregate,
+                    "denominator": None if v.denominator_where is None else {"where": v.denominator_where},
+                    "match": list(v.match),
+                    "peak_over": v.peak_over,
                 }
             )
         return rows
+
+    def to_json(self) -> dict[str, Any]:
+        e = self.entry
+        return {
+            "id": e.id,
+            "title": e.title,
+            "paper": e.paper,
+            "reference": e.reference,
+            "short_reference": e.short_reference,
+            "notes": e.notes,
+            "command": self.command,
+            "quick": self.quick,
+            "ok": self.ok,
+            "results": [os.path.relpath(d, self.directory) for d in self.result_dirs or [self.directory]],
+            "values": self.rows(),
+        }
 
     def markdown(self) -> str:
         e = self.entry
@@ -360,7 +417,7 @@ class Report:
             "",
             f"*{e.reference}* (paper {e.paper})",
             "",
-            f"Run: `ibnetsim reproduce {e.id}{' --quick' if self.quick else ''}` "
+            f"Run: `{self.command}` "
             f"({'quick, scaled-down' if self.quick else 'full, the paper parameters'}), "
             f"ibnetsim {ibnetsim.__version__}, {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}.",
             "",
@@ -371,22 +428,17 @@ class Report:
             "| quantity | source | paper | ours | unit | ours − paper | relative | n | tolerance | verdict |",
             "|---|---|---:|---:|---|---:|---:|---:|---|---|",
         ]
-        for r in self.rows():
+        rows = self.rows()
+        for r in rows:
+            t = display_row(r)
             lines.append(
-                f"| {r['quantity']} | {r['citation']} | {r['paper']!r} | {_num(r['ours'])} | {r['unit']} | "
-                f"{_num(r['diff'], signed=True)} | {_pct(r['rel_diff'])} | {r['n']} | {r['tolerance']} | {r['verdict']} |"
+                f"| {r['quantity']} | {r['citation']} | {t['paper']} | {t['ours']} | {r['unit']} | "
+                f"{t['diff']} | {t['relative']} | {t['n']} | {r['tolerance']} | {r['verdict']} |"
             )
-        notes: dict[str, list[str]] = {}
-        for r in self.rows():
-            if r["note"]:
-                notes.setdefault(r["note"], []).append(r["quantity"])
+        notes = value_notes(rows)
         if notes:
-            lines += ["", "Notes:", ""]
-            for note, quantities in notes.items():
-                lines.append(f"- {quantities[0]}: {note}" if len(quantities) == 1 else f"- {note} ({len(quantities)} rows: {'; '.join(quantities)})")
-        within = sum(c.verdict == "within" for c in self.comparisons)
-        judged = sum(c.verdict in ("within", "outside", "missing") for c in self.comparisons)
-        lines += ["", f"{within} of {judged} values with a tolerance are within it."]
+            lines += ["", "Notes:", ""] + [f"- {n}" for n in notes]
+        lines += ["", verdict_summary(rows)]
         if self.figures:
             lines += ["", "## Figures", ""]
             for f in self.figures:
@@ -397,28 +449,59 @@ class Report:
     def write(self) -> Path:
         p = self.directory / "report.md"
         p.write_text(self.markdown(), encoding="utf-8")
-        (self.directory / "report.json").write_text(
-            json.dumps({"id": self.entry.id, "quick": self.quick, "ok": self.ok, "values": self.rows()}, indent=1, default=_json_default) + "\n",
-            encoding="utf-8",
-        )
+        (self.directory / "report.json").write_text(json.dumps(self.to_json(), indent=1, default=_json_default) + "\n", encoding="utf-8")
         return p
+
+
+def display_row(r: dict[str, Any]) -> dict[str, str]:
+    """The numbers of a :meth:`Report.rows` row (or a report.json value) as printed:
+    the paper's as it gives them, ours to one significant digit more than the
+    paper's (at least four), the difference signed, the relative one in percent."""
+    digits = max(4, significant_digits(r["paper"]) + 1)
+    return {
+        "paper": exact(r["paper"]),
+        "ours": number(r["ours"], digits),
+        "diff": number(r["diff"], 3, signed=True),
+        "relative": percent(r["rel_diff"]),
+        "n": number(r["n"]),
+    }
+
+
+def value_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """The notes of the values, each once, with the quantities it is about."""
+    notes: dict[str, list[str]] = {}
+    for r in rows:
+        if r["note"]:
+            notes.setdefault(r["note"], []).append(r["quantity"])
+    return [
+        f"{quantities[0]}: {note}" if len(quantities) == 1 else f"{note} ({len(quantities)} rows: {'; '.join(quantities)})"
+        for note, quantities in notes.items()
+    ]
+
+
+def verdict_summary(rows: list[dict[str, Any]]) -> str:
+    within = sum(r["verdict"] == "within" for r in rows)
+    judged = sum(r["verdict"] in ("within", "outside", "missing") for r in rows)
+    return f"{within} of {judged} values with a tolerance are within it."
+
+
+def comparison_of(directory: Union[str, os.PathLike]) -> Optional[dict[str, Any]]:
+    """The comparison ``reproduce`` wrote for a results directory (its report.json):
+    beside the results, or one level up when the entry has several scenarios and
+    this directory is one of them."""
+    d = Path(directory)
+    for path, name in ((d / "report.json", "."), (d.parent / "report.json", d.name)):
+        if path.is_file():
+            rep = json.loads(path.read_text(encoding="utf-8"))
+            if name in rep.get("results", ["."]):
+                return rep
+    return None
 
 
 def _json_default(o: Any) -> Any:
     if isinstance(o, float) and math.isnan(o):
         return None
     return str(o)
-
-
-def _num(x: Optional[float], signed: bool = False) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    s = f"{x:+.4g}" if signed else f"{x:.7g}"
-    return s
-
-
-def _pct(x: Optional[float]) -> str:
-    return "—" if x is None else f"{x * 100:+.2f} %"
 
 
 def reproduce(
@@ -431,17 +514,16 @@ def reproduce(
 ) -> Report:
     """Runs an experiment (resuming if ``out_dir`` holds part of it), plots it and writes the report."""
     from ibnetsim.experiment.plots import plot_results
-    from ibnetsim.experiment.sweep import run_sweep
-
     from ibnetsim.experiment.report import write_html_report
     from ibnetsim.experiment.store import load_results
+    from ibnetsim.experiment.sweep import run_sweep
 
     e = entry(id, directory)
     files = e.quick_scenarios if quick else e.scenarios
     out = Path(out_dir) if out_dir else Path("reproduce") / (f"{e.id}-quick" if quick else e.id)
     # One results directory per scenario (out itself when there is one).
     dirs = [out] if len(files) == 1 else [out / f.name.removesuffix(".toml").removesuffix(".scenario") for f in files]
-    frames, figures, summary = [], [], None
+    frames, summary = [], None
     for f, d in zip(files, dirs):
         s = run_sweep(_scenario.load(f), d, executor, progress=progress)
         if summary is None:
@@ -457,12 +539,16 @@ def reproduce(
         if s.interrupted:
             summary.interrupted = True
             break
-        figures += plot_results(d)
     df = pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
-    rep = Report(e, quick, compare(e.values, df, quick), out, figures if not summary.interrupted else [], summary)
+    rep = Report(e, quick, compare(e.values, df, quick), out, [], summary, dirs)
+    if not summary.interrupted:
+        # The figures show the paper's values beside ours, so they follow the comparison.
+        paper = rep.to_json()
+        for d in dirs:
+            rep.figures += plot_results(d, paper=paper)
     rep.write()
     if not summary.interrupted:
-        # After the comparison: a page shows it when report.json is beside the results.
+        # Each page reads the comparison from the report.json just written.
         for d in dirs:
             write_html_report(d)
     return rep
