@@ -129,6 +129,26 @@ def test_compare_range_tolerance():
     assert inside.value.tolerance_text() == "in [0.25, 0.35]"
 
 
+def test_a_known_deviation_is_marked_and_does_not_fail_the_entry():
+    # updn's mean bound is 0.3: outside 0.5 ± 10 %; with the cause given it is
+    # a known deviation, and the same value within its tolerance says so.
+    known, back_within = compare(
+        (value(paper=0.5, tolerance_rel=0.1, deviation="a model difference"), value(paper=0.3, tolerance_abs=0.01, deviation="unused")),
+        ROWS,
+    )
+    assert (known.verdict, back_within.verdict) == ("known deviation", "within")
+    from ibnetsim.experiment.registry import Report, verdict_summary
+
+    e = registry.Entry(id="x", title="t", paper="000", reference="r", scenario=Path("s"), quick_scenario=Path("s"), notes="", values=(known.value,), path=Path("x.toml"))
+    rep = Report(e, False, [known], Path("."), [], None)
+    assert rep.ok
+    (row,) = rep.rows()
+    assert (row["verdict"], row["note"]) == ("known deviation", "a model difference")
+    assert verdict_summary(rep.rows()) == "0 of 1 values with a tolerance are within it. 1 is a known deviation, explained in its note."
+    outside = Report(e, False, compare((value(paper=0.5, tolerance_rel=0.1),), ROWS), Path("."), [], None)
+    assert not outside.ok
+
+
 def test_compare_ratio_of_matched_rows():
     # minhop ÷ updn per seed: 0.5/0.2 = 2.5 and 0.6/0.4 = 1.5, mean 2.0.
     (r,) = compare(
@@ -176,6 +196,12 @@ def test_entry_errors_name_file_line_and_key(tmp_path):
         registry.entry("x-1", tmp_path)
     with pytest.raises(KeyError, match="no experiment 'nope'"):
         registry.entry("nope", tmp_path)
+    # A deviation is a reason, and only on a value with a tolerance.
+    for extra in ('deviation = ""\ntolerance = { abs = 0.1 }\n', "deviation = 3\ntolerance = { abs = 0.1 }\n", 'deviation = "why"\n'):
+        write_entry(tmp_path, GOOD + extra)
+        with pytest.raises(ScenarioError, match="expected the reason ours is outside the tolerance") as e:
+            registry.entry("x-1", tmp_path)
+        assert e.value.key == "value.#1.deviation" or e.value.line is not None
 
 
 # --------------------------------------------------------------------------- commands

@@ -215,7 +215,7 @@ def reproduce_cmd(experiment_id: Optional[str], list_entries: bool, quick: bool,
     table = Table(title=f"{rep.entry.id}{' (quick)' if quick else ''}: {rep.entry.title}")
     for c, j in (("quantity", "left"), ("source", "left"), ("paper", "right"), ("ours", "right"), ("ours − paper", "right"), ("relative", "right"), ("verdict", "left")):
         table.add_column(c, justify=j, overflow="fold")
-    colour = {"within": "green", "outside": "red", "missing": "red", "context": "yellow", "not in quick run": "dim"}
+    colour = {"within": "green", "outside": "red", "missing": "red", "context": "yellow", "not in quick run": "dim", "known deviation": "dark_orange"}
     for r in rep.rows():
         t = registry.display_row(r)
         table.add_row(

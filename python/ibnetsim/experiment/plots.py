@@ -26,7 +26,8 @@ Two families:
 The results of ``ibnetsim reproduce`` carry the paper's values (report.json):
 each that is a point of a per-kind figure (its ``column`` is the figure's y and
 its ``where`` fixes the figure's x) is drawn on it as an open diamond in the
-colour of its series, ringed in red when ours is outside its tolerance.
+colour of its series, ringed in red when ours is outside its tolerance (known
+deviations included).
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def _paper_points(paper: Optional[dict], d: pd.DataFrame, x: str, y: str, series
             # A key of another scenario of the entry: its value is on that scenario's figure.
             continue
         pinned = all(k in where and not isinstance(where[k], list) for k in series)
-        out.append((at, tuple(where[k] for k in series) if pinned else None, float(r["paper"]), r.get("verdict") == "outside"))
+        out.append((at, tuple(where[k] for k in series) if pinned else None, float(r["paper"]), r.get("verdict") in ("outside", "known deviation")))
     return out
 
 

@@ -65,7 +65,11 @@ EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
 
 AGGREGATES = ("mean", "median", "min", "max", "single")
 _ENTRY_KEYS = {"id", "title", "paper", "reference", "scenario", "quick_scenario", "notes", "value"}
-_VALUE_KEYS = {"quantity", "citation", "paper", "unit", "column", "where", "aggregate", "tolerance", "note", "denominator", "match", "peak_over"}
+_VALUE_KEYS = {"quantity", "citation", "paper", "unit", "column", "where", "aggregate", "tolerance", "note", "denominator", "match", "peak_over", "deviation"}
+
+#: Verdicts that do not fail an entry: the value agrees, is only context, is
+#: not run by a quick run, or is outside with the cause explained in the entry.
+PASSING_VERDICTS = ("within", "context", "not in quick run", "known deviation")
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,11 @@ class Value:
     #: curve over it, and the curve counts once, with its largest ``column``
     #: (the saturation throughput of a load sweep).
     peak_over: Optional[str] = None
+    #: Why ours is outside the tolerance, when that is understood and not a
+    #: fault (a model difference, a reading of the paper): the verdict is then
+    #: "known deviation", shown as such, and does not fail the entry. Only
+    #: used when ours is outside; a value back within it says "within".
+    deviation: str = ""
 
     @property
     def has_tolerance(self) -> bool:
@@ -194,6 +203,8 @@ def _load_entry(path: Path) -> Entry:
             raise loc.error(base + ("denominator",), "expected { where = { ... } }")
         if den is not None and not v.get("match"):
             raise loc.error(base + ("match",), "a ratio (denominator) needs `match`, the columns that pair rows")
+        if "deviation" in v and (not isinstance(v["deviation"], str) or not v["deviation"].strip() or not tol):
+            raise loc.error(base + ("deviation",), "expected the reason ours is outside the tolerance (a non-empty string), on a value with a tolerance")
         if v.get("peak_over") is not None and (not isinstance(v["peak_over"], str) or not v.get("match")):
             raise loc.error(base + ("peak_over",), "expected a swept key (a string), with `match` naming the columns that tell curves apart")
         values.append(
@@ -212,6 +223,7 @@ def _load_entry(path: Path) -> Entry:
                 denominator_where=dict(den["where"]) if den else None,
                 match=tuple(v.get("match", ())),
                 peak_over=v.get("peak_over"),
+                deviation=v.get("deviation", "").strip(),
             )
         )
     return Entry(
@@ -278,7 +290,9 @@ class Comparison:
             or (self.value.tolerance_rel is not None and self.rel is not None and abs(self.rel) <= self.value.tolerance_rel)
             or (rng is not None and rng[0] <= self.ours <= rng[1])
         )
-        return "within" if ok else "outside"
+        if ok:
+            return "within"
+        return "known deviation" if self.value.deviation else "outside"
 
 
 def select_rows(df: pd.DataFrame, where: dict) -> pd.DataFrame:
@@ -357,7 +371,7 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return all(c.verdict in ("within", "context", "not in quick run") for c in self.comparisons)
+        return all(c.verdict in PASSING_VERDICTS for c in self.comparisons)
 
     @property
     def command(self) -> str:
@@ -380,7 +394,8 @@ class Report:
                     "tolerance": v.tolerance_text(),
                     "verdict": c.verdict,
                     # The verdict already says a quick run has no rows for it.
-                    "note": (c.problem if c.verdict != "not in quick run" else "") or v.note,
+                    "note": (c.problem if c.verdict != "not in quick run" else "")
+                    or (v.deviation if c.verdict == "known deviation" else v.note),
                     # How ours was computed, as in the entry: the figures place the paper's value by it.
                     "column": v.column,
                     "where": v.where,
@@ -481,8 +496,12 @@ def value_notes(rows: list[dict[str, Any]]) -> list[str]:
 
 def verdict_summary(rows: list[dict[str, Any]]) -> str:
     within = sum(r["verdict"] == "within" for r in rows)
-    judged = sum(r["verdict"] in ("within", "outside", "missing") for r in rows)
-    return f"{within} of {judged} values with a tolerance are within it."
+    known = sum(r["verdict"] == "known deviation" for r in rows)
+    judged = sum(r["verdict"] in ("within", "outside", "missing", "known deviation") for r in rows)
+    text = f"{within} of {judged} values with a tolerance are within it."
+    if known:
+        text += f" {known} {'is a known deviation' if known == 1 else 'are known deviations'}, explained in {'its note' if known == 1 else 'their notes'}."
+    return text
 
 
 def comparison_of(directory: Union[str, os.PathLike]) -> Optional[dict[str, Any]]:

@@ -43,6 +43,7 @@ figure svg { max-width: 40em; height: auto; }
 .failed, .outside, .missing { color: #b00; }
 .within { color: #070; }
 .context, .not-in-quick-run { color: #666; }
+.known-deviation { color: #a60; }
 """
 
 _SCRIPT = """
