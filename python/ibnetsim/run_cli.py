@@ -23,6 +23,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from ibnetsim._cliutil import plural
 from ibnetsim.experiment.cli import _executor_options, _friendly, _make_executor
 
 __all__ = ["register", "saturation", "SATURATION_TOLERANCE", "BENCHES"]
@@ -102,7 +103,7 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
         raise ScenarioError(f"`ibnetsim run` runs kind = \"simulate\" scenarios, not '{sc.kind}' (use `ibnetsim sweep`)", file, line, "kind")
     ex = _make_executor(executor, workers, scheduler)
     out = Path(out_dir) if out_dir else Path("results") / Path(file).stem
-    click.echo(f"{file}: {len(sc.points)} point{'s' * (len(sc.points) != 1)} on {ex.describe()} → {out}", err=True)
+    click.echo(f"{file}: {plural(len(sc.points), 'point')} on {ex.describe()} → {out}", err=True)
     summary = run_sweep(sc, out, ex, progress=not no_progress)
     click.echo(str(summary), err=True)
 
@@ -114,7 +115,7 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
     n = len(sc.points[0].config["traffic"])
     load_axes = {"traffic.load"} if n == 1 else {f"traffic[{i}].load" for i in range(n)}
     series_axes = [a.name for a in sc.axes if a.name not in load_axes]
-    table = Table(title=(sc.name or Path(file).stem) + f" — {len(df)} point{'s' * (len(df) != 1)}")
+    table = Table(title=(sc.name or Path(file).stem) + f" — {plural(len(df), 'point')}")
     cols = series_axes + ["load", "offered", "accepted", "latency mean (ns)", "latency p99 (ns)", "status"]
     for c in cols:
         table.add_column(c, justify="left" if c == "status" else "right", overflow="fold")

@@ -20,7 +20,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ibnetsim._cliutil import friendly_errors
+from ibnetsim._cliutil import friendly_errors, plural
 
 _friendly = friendly_errors(KeyError, ValueError)
 
@@ -81,14 +81,14 @@ def sweep_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optio
     ex = _make_executor(executor, workers, scheduler)
     sc = load(file)
     if dry_run:
-        click.echo(f"{file}: kind {sc.kind}, {len(sc.points)} points")
+        click.echo(f"{file}: kind {sc.kind}, {plural(len(sc.points), 'point')}")
         for a in sc.axes:
             click.echo(f"  axis {a.name}: {', '.join(map(str, a.values))}")
         for p in sc.points:
             click.echo(f"  {p.index:5d} {p.key} {p.label()}")
         return
     out = Path(out_dir) if out_dir else Path("results") / Path(file).stem
-    click.echo(f"{file}: {len(sc.points)} points on {ex.describe()} → {out}", err=True)
+    click.echo(f"{file}: {plural(len(sc.points), 'point')} on {ex.describe()} → {out}", err=True)
     summary = run_sweep(sc, out, ex, progress=not no_progress, retry_failed=not skip_failed)
     click.echo(str(summary), err=True)
     for label, err in summary.errors[:10]:
@@ -108,7 +108,7 @@ def _fmt(v: Any) -> str:
             return ""
         return f"{v:.6g}"
     if isinstance(v, (list, tuple)) or (hasattr(v, "__len__") and not isinstance(v, str)):
-        return f"[{len(v)} values]"
+        return f"[{plural(len(v), 'value')}]"
     return str(v)
 
 
@@ -151,7 +151,7 @@ def results_cmd(directory: str, columns: Optional[str], failed: bool, csv_out: O
         results = [c for c in df.columns if c not in hidden and c not in params and not _is_list_column(df[c])]
         cols = ["index"] + axes + (["status", "error"] if failed else ["status"] + results)
     sc = manifest.get("scenario", {})
-    title = f"{sc.get('name') or sc.get('kind', '')} — {len(df)} points"
+    title = f"{sc.get('name') or sc.get('kind', '')} — {plural(len(df), 'point')}"
     table = Table(title=title, show_lines=False)
     for c in cols:
         table.add_column(c, overflow="fold", justify="right" if c not in ("status", "error") else "left")
@@ -163,7 +163,7 @@ def results_cmd(directory: str, columns: Optional[str], failed: bool, csv_out: O
     if not failed:
         nfail = int((df["status"] != "ok").sum()) if "status" in df else 0
         if nfail:
-            click.echo(f"{nfail} points failed: ibnetsim results {directory} --failed", err=True)
+            click.echo(f"{plural(nfail, 'point')} failed: ibnetsim results {directory} --failed", err=True)
 
 
 @click.command("plot")

@@ -17,6 +17,7 @@ from typing import Optional, Union
 
 import pandas as pd
 
+from ibnetsim._cliutil import plural
 from ibnetsim.experiment.store import RUNTIME_COLUMNS, Store
 
 __all__ = ["write_html_report"]
@@ -53,14 +54,14 @@ def _table(df: pd.DataFrame, max_rows: int = 500) -> str:
             if isinstance(v, float):
                 text, cls = ("" if v != v else f"{v:.10g}"), ""
             elif hasattr(v, "__len__") and not isinstance(v, str):
-                text, cls = f"[{len(v)} values]", "text"
+                text, cls = f"[{plural(len(v), 'value')}]", "text"
             else:
                 text, cls = str(v), "text" if isinstance(v, str) else ""
             cells.append(f'<td class="{cls}">{html.escape(text)}</td>')
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     if len(df) > max_rows:
-        out.append(f"<p>… {len(df) - max_rows} more rows in results.parquet.</p>")
+        out.append(f"<p>… {plural(len(df) - max_rows, 'more row')} in results.parquet.</p>")
     return "\n".join(out)
 
 
@@ -94,7 +95,7 @@ def write_html_report(directory: Union[str, os.PathLike], out: Optional[Union[st
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
-        f"<p>{len(df)} points: {len(ok)} ok, <span class=\"failed\">{len(failed)} failed</span>. "
+        f"<p>{plural(len(df), 'point')}: {len(ok)} ok, <span class=\"failed\">{len(failed)} failed</span>. "
         f"ibnetsim {html.escape(str(m.get('ibnetsim_version')))}, commit {html.escape(str(m.get('git_commit')))}, "
         f"host {html.escape(str(m.get('host')))}.</p>",
     ]

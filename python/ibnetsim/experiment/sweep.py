@@ -25,6 +25,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from ibnetsim._cliutil import plural
 from ibnetsim.experiment import scenario as _scenario
 from ibnetsim.experiment.executors import Executor, Task, make_executor
 from ibnetsim.experiment.kinds import STATUS_OK
@@ -51,7 +52,7 @@ class SweepSummary:
         return self.total - self.skipped - self.done - self.failed
 
     def __str__(self) -> str:
-        parts = [f"{self.total} points", f"{self.skipped} already done", f"{self.done} ran", f"{self.failed} failed"]
+        parts = [plural(self.total, "point"), f"{self.skipped} already done", f"{self.done} ran", f"{self.failed} failed"]
         s = ", ".join(parts) + f" in {self.elapsed_s:.1f} s"
         if self.interrupted:
             s += f"; interrupted with {self.remaining} left: run the same command again to resume"
