@@ -105,10 +105,10 @@ def test_store_round_trip(tmp_path):
     assert [p["key"] for p in m["points"]] == [p0.key, p1.key]
     assert m["points"][1]["config"]["seed"] == 2
     assert m["axes"] == {"seed": [1, 2]}
-    assert {"ibnetsim_version", "git_commit", "host", "python", "runs"} <= set(m)
+    assert {"ibnetsim_version", "build_commit", "scenario_sha256", "host", "python", "runs"} <= set(m)
     import ibnetsim
 
-    assert m["runs"][-1]["ibnetsim_version"] == ibnetsim.__version__ and "git_commit" in m["runs"][-1]
+    assert m["runs"][-1]["ibnetsim_version"] == ibnetsim.__version__ and "build_commit" in m["runs"][-1]
 
 
 def test_load_results_ok_only_drops_failed_points(tmp_path):
@@ -350,3 +350,28 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_points(tmp_path):
     assert started() == [3, 4, 5, 6]
     df = load_results(tmp_path / "out")
     assert sorted(df["seed"]) == [1, 2, 3, 4, 5, 6] and (df["status"] == "ok").all()
+
+
+# --------------------------------------------------------------------------- provenance
+def test_manifest_records_version_build_commit_and_scenario_hash(tmp_path):
+    import hashlib
+
+    import ibnetsim
+    from ibnetsim.experiment import load_scenario
+    from ibnetsim.experiment.report import write_html_report
+
+    path = tmp_path / "s.toml"
+    # CRLF line ends and a non-ASCII comment: the hash is of the bytes, not of re-encoded text.
+    path.write_bytes('kind = "synthetic"\r\nplugins = ["experiment_plugin"]\r\nseed = [1, 2] # µ\r\n'.encode())
+    out = tmp_path / "out"
+    run_sweep(load_scenario(path), out, make_executor("serial"), progress=False)
+    m = Store(out).manifest()
+    want = hashlib.sha256(path.read_bytes()).hexdigest()
+    for record in (m, m["runs"][-1]):
+        assert record["ibnetsim_version"] == ibnetsim.__version__
+        assert record["build_commit"] == ibnetsim.__build_commit__
+        assert record["scenario_sha256"] == want
+        assert "git_commit" not in record
+    assert re.fullmatch(r"[0-9a-f]{7,40}|unknown", ibnetsim.__build_commit__)
+    page = write_html_report(out).read_text()
+    assert f"build commit {ibnetsim.__build_commit__}, scenario SHA-256 {want}" in page

@@ -362,7 +362,7 @@ class Report:
             "",
             f"Run: `ibnetsim reproduce {e.id}{' --quick' if self.quick else ''}` "
             f"({'quick, scaled-down' if self.quick else 'full, the paper parameters'}), "
-            f"ibnetsim {ibnetsim.__version__}, {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}.",
+            f"ibnetsim {ibnetsim.__version__} (build commit {ibnetsim.__build_commit__}), {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}.",
             "",
         ]
         if e.notes:

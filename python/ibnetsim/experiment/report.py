@@ -96,8 +96,8 @@ def write_html_report(directory: Union[str, os.PathLike], out: Optional[Union[st
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
         f"<p>{plural(len(df), 'point')}: {len(ok)} ok, <span class=\"failed\">{len(failed)} failed</span>. "
-        f"ibnetsim {html.escape(str(m.get('ibnetsim_version')))}, commit {html.escape(str(m.get('git_commit')))}, "
-        f"host {html.escape(str(m.get('host')))}.</p>",
+        f"ibnetsim {html.escape(str(m.get('ibnetsim_version')))}, build commit {html.escape(str(m.get('build_commit', 'not recorded')))}, "
+        f"scenario SHA-256 {html.escape(str(m.get('scenario_sha256', 'not recorded')))}, host {html.escape(str(m.get('host')))}.</p>",
     ]
     if sc.get("description"):
         parts.append(f"<p>{html.escape(sc['description'])}</p>")

@@ -2,9 +2,10 @@
 
 Layout::
 
-    DIR/manifest.json       scenario text and path, axes, every expanded point
-                            (key, index, swept values, resolved config), ibnetsim
-                            version, git commit, host, and one entry per run
+    DIR/manifest.json       scenario text, path and SHA-256, axes, every expanded
+                            point (key, index, swept values, resolved config),
+                            ibnetsim version and build commit, host, and one
+                            entry per run
     DIR/points/KEY.parquet  one row, written (atomically) as soon as a point finishes
     DIR/results.parquet     all rows, compacted from points/ at the end of each run
 
@@ -24,11 +25,11 @@ executors.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import os
 import platform
 import socket
-import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -75,23 +76,6 @@ def flatten_config(config: dict, prefix: str = "") -> dict[str, Any]:
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def _git_commit() -> Optional[str]:
-    here = Path(__file__).resolve().parent
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = out.stdout.strip()
-    if out.returncode != 0 or not commit:
-        return None
-    dirty = subprocess.run(
-        ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, timeout=5, check=False
-    )
-    return commit + ("-dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -157,7 +141,12 @@ class Store:
             points[pt.key] = {"key": pt.key, "index": pt.index, "swept": pt.swept, "config": pt.config}
         runs = m.get("runs", [])
         run_no = len(runs) + 1
-        commit = _git_commit()
+        # The scenario text is the file's bytes, decoded as UTF-8 without newline translation.
+        provenance = {
+            "ibnetsim_version": ibnetsim.__version__,
+            "build_commit": ibnetsim.__build_commit__,
+            "scenario_sha256": hashlib.sha256(scenario.text.encode("utf-8")).hexdigest(),
+        }
         # Each run keeps its own provenance: rows carry their run number, so a
         # sweep resumed under another version still says which code made each row.
         runs.append(
@@ -168,8 +157,7 @@ class Store:
                 "executor": executor,
                 "workers": workers,
                 "points": len(scenario.points),
-                "ibnetsim_version": ibnetsim.__version__,
-                "git_commit": commit,
+                **provenance,
                 "host": socket.gethostname(),
             }
         )
@@ -187,8 +175,7 @@ class Store:
                 },
                 "axes": {a.name: list(a.values) for a in scenario.axes},
                 "points": list(points.values()),
-                "ibnetsim_version": ibnetsim.__version__,
-                "git_commit": commit,
+                **provenance,
                 "host": socket.gethostname(),
                 "platform": platform.platform(),
                 "python": sys.version.split()[0],
