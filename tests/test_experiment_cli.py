@@ -1,5 +1,11 @@
-"""The sweep and results commands: their counted nouns."""
+"""The sweep and results commands on damaged or shared results directories,
+and their counted nouns."""
 
+import os
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 from textwrap import dedent
 
@@ -7,6 +13,9 @@ from click.testing import CliRunner
 
 from ibnetsim.cli import main
 from ibnetsim.experiment.executors import DaskExecutor, LocalExecutor
+from ibnetsim.experiment.store import Store
+
+TESTS = Path(__file__).resolve().parent
 
 
 def scenario_file(tmp_path: Path, seeds=(1, 2, 3), **synthetic) -> Path:
@@ -22,6 +31,53 @@ def sweep(tmp_path: Path, *args: str, seeds=(1, 2, 3), **synthetic):
     out = tmp_path / "out"
     r = CliRunner().invoke(main, ["sweep", str(scenario_file(tmp_path, seeds, **synthetic)), "-o", str(out), "--executor", "serial", *args])
     return r, out
+
+
+# --------------------------------------------------------------------------- damaged directories
+def test_results_names_an_unreadable_results_file_and_exits_1(tmp_path):
+    r, out = sweep(tmp_path, "--no-progress")
+    assert r.exit_code == 0, r.output
+    results = out / "results.parquet"
+    results.write_bytes(results.read_bytes()[:100])
+    r = CliRunner().invoke(main, ["results", str(out)])
+    assert r.exit_code == 1
+    assert f"{out}: 1 results file not readable ({results}): the table lacks their points, which the next sweep into {out} runs again" in r.stderr
+    assert "synthetic — 0 points" in " ".join(r.stdout.split())
+
+
+def test_corrupt_manifest_is_named_by_every_command(tmp_path):
+    r, out = sweep(tmp_path, "--no-progress")
+    (out / "manifest.json").write_text('{"format": 1,')
+    for args in (["results", str(out)], ["sweep", str(tmp_path / "s.toml"), "-o", str(out), "--executor", "serial"]):
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2, r.output
+        assert f"\nerror: {out / 'manifest.json'}: not a results manifest (" in "\n" + r.stderr
+        assert "rename it (e.g. to manifest.json.corrupt) and run the sweep again" in r.stderr
+
+
+def test_a_second_sweep_into_the_same_directory_fails_at_once(tmp_path):
+    gate, markers = tmp_path / "gate", tmp_path / "markers"
+    markers.mkdir()
+    scen = scenario_file(tmp_path, (1, 2), marker_dir=str(markers), wait_for=str(gate))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "ibnetsim.cli", "sweep", str(scen), "-o", str(tmp_path / "out"), "--executor", "serial", "--no-progress"]
+    first = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        # The first point has started (and waits for the gate), so the first sweep holds the directory.
+        deadline = time.monotonic() + 120
+        while not list(markers.iterdir()):
+            assert first.poll() is None, first.stderr.read()
+            assert time.monotonic() < deadline, "the first sweep did not start its first point"
+            time.sleep(0.05)
+        second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2, second.stderr
+        assert f"error: {tmp_path / 'out'}: another sweep (pid {first.pid} on {socket.gethostname()}) is writing to this results directory" in second.stderr
+        assert len(list(markers.iterdir())) == 1  # the second sweep ran nothing
+    finally:
+        gate.touch()
+        _, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+    assert len(Store(tmp_path / "out").rows()) == 2
 
 
 # --------------------------------------------------------------------------- counted nouns

@@ -140,13 +140,17 @@ def test_manifest_keeps_the_points_of_earlier_runs(tmp_path):
     assert [r["points"] for r in m["runs"]] == [2, 2]
 
 
-def test_truncated_point_file_is_ignored(tmp_path):
+def test_truncated_point_file_is_named_and_its_point_runs_again(tmp_path, caplog):
     sc = synthetic(tmp_path, seeds=(1, 2), xs=(1.0,))
     store = Store(tmp_path / "out")
     store.open_run(sc, "serial", 1)
     store.write_point(sc.points[0], {"status": "ok", "error": "", "v": 1.0})
-    (tmp_path / "out" / "points" / f"{sc.points[1].key}.parquet").write_bytes(b"PAR1 cut short")
+    cut = tmp_path / "out" / "points" / f"{sc.points[1].key}.parquet"
+    cut.write_bytes(b"PAR1 cut short")
     assert store.finished_keys() == {sc.points[0].key}
+    assert store.unreadable == [cut]
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warning.startswith(f"{cut}: not readable Parquet") and "runs them again" in warning
 
 
 def test_load_results_rejects_non_results_directory(tmp_path):
@@ -350,6 +354,85 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_points(tmp_path):
     assert started() == [3, 4, 5, 6]
     df = load_results(tmp_path / "out")
     assert sorted(df["seed"]) == [1, 2, 3, 4, 5, 6] and (df["status"] == "ok").all()
+
+
+# --------------------------------------------------------------------------- damaged or shared results directories
+def test_unreadable_results_file_is_set_aside_and_its_points_run_again(tmp_path, caplog):
+    sc = synthetic(tmp_path, seeds=(1, 2), xs=(1.0,))
+    out = tmp_path / "out"
+    run_sweep(sc, out, make_executor("serial"), progress=False)
+    results = out / "results.parquet"
+    data = results.read_bytes()
+    for n, aside in ((1, "results.parquet.corrupt"), (2, "results.parquet.corrupt.2")):
+        cut = data[: len(data) // 2 - n]
+        results.write_bytes(cut)
+        caplog.clear()
+        s = run_sweep(sc, out, make_executor("serial"), progress=False)
+        assert (s.skipped, s.done) == (0, 2)
+        # Kept aside, not deleted, under a name no later read picks up.
+        assert (out / aside).read_bytes() == cut
+        messages = [r.getMessage() for r in caplog.records]
+        assert any(m.startswith(f"{results}: not readable Parquet") and f"a sweep into {out} runs them again" in m for m in messages), messages
+        assert f"{results}: set aside as {aside}" in messages
+        assert sorted(load_results(out)["seed"]) == [1, 2]
+    assert (out / "results.parquet.corrupt").read_bytes() == data[: len(data) // 2 - 1]
+
+
+@pytest.mark.parametrize("body", [b'{"format": 1, "points": [', b"[1, 2]", b"\xff\xfe"], ids=["cut", "list", "not-utf8"])
+def test_corrupt_manifest_is_an_error_naming_it(tmp_path, body):
+    from ibnetsim import IbnetsimError, ResultsError
+
+    sc = synthetic(tmp_path, seeds=(1, 2), xs=(1.0,))
+    out = tmp_path / "out"
+    run_sweep(sc, out, make_executor("serial"), progress=False)
+    manifest = out / "manifest.json"
+    manifest.write_bytes(body)
+    with pytest.raises(ResultsError, match=f"^{re.escape(str(manifest))}: not a results manifest") as e:
+        run_sweep(sc, out, make_executor("serial"), progress=False)
+    assert isinstance(e.value, IbnetsimError)
+    # The advice in the message works: without the manifest the finished points are kept.
+    manifest.rename(out / "manifest.json.corrupt")
+    s = run_sweep(sc, out, make_executor("serial"), progress=False)
+    assert (s.skipped, s.done) == (2, 0)
+
+
+def test_a_sweep_removes_the_temporary_files_a_killed_one_left(tmp_path):
+    import uuid
+
+    sc = synthetic(tmp_path, seeds=(1, 2), xs=(1.0,))
+    out = tmp_path / "out"
+    run_sweep(sc, out, make_executor("serial"), progress=False)
+    # What kill -9 leaves between writing a file and renaming it into place.
+    stale = [
+        out / "points" / f".{sc.points[0].key}.parquet.{uuid.uuid4().hex}.tmp",
+        out / f".manifest.json.{uuid.uuid4().hex}.tmp",
+        out / f".results.parquet.{uuid.uuid4().hex}.tmp",
+    ]
+    others = [out / "notes.tmp", out / "points" / ".draft.tmp"]
+    for f in stale + others:
+        f.write_bytes(b"partial")
+    s = run_sweep(sc, out, make_executor("serial"), progress=False)
+    assert s.skipped == 2
+    assert [f.name for f in stale if f.exists()] == []
+    assert all(f.read_bytes() == b"partial" for f in others)
+
+
+def test_a_second_sweep_into_a_directory_fails_at_once(tmp_path):
+    import socket
+
+    from ibnetsim import ResultsError
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    sc = synthetic(tmp_path, seeds=(1, 2), xs=(1.0,), marker_dir=str(markers))
+    out = tmp_path / "out"
+    with Store(out).writing():
+        with pytest.raises(ResultsError, match=re.escape(f"{out}: another sweep (pid {os.getpid()} on {socket.gethostname()}) is writing")):
+            run_sweep(sc, out, make_executor("serial"), progress=False)
+    assert list(markers.iterdir()) == []
+    # Released with the sweep that held it.
+    s = run_sweep(sc, out, make_executor("serial"), progress=False)
+    assert s.done == 2 and len(list(markers.iterdir())) == 2
 
 
 # --------------------------------------------------------------------------- provenance

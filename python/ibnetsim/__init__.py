@@ -17,6 +17,7 @@ from ibnetsim.errors import (
     ConfigError,
     DeadlockError,
     IbnetsimError,
+    ResultsError,
     RoutingError,
     TopologyError,
 )
@@ -40,4 +41,5 @@ __all__ = [
     "RoutingError",
     "ConfigError",
     "DeadlockError",
+    "ResultsError",
 ]

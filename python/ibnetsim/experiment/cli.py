@@ -130,11 +130,16 @@ def _is_list_column(s) -> bool:
 @_friendly
 def results_cmd(directory: str, columns: Optional[str], failed: bool, csv_out: Optional[str]) -> None:
     """Print the results of a sweep as a table (load them in Python with
-    ibnetsim.experiment.load_results(DIRECTORY))."""
-    from ibnetsim.experiment.store import RUNTIME_COLUMNS, Store, load_results
+    ibnetsim.experiment.load_results(DIRECTORY)).
 
-    df = load_results(directory)
-    manifest = Store(directory).manifest()
+    Exits with 1 when a results file is unreadable: the table lacks its
+    points, which the next sweep runs again."""
+    from ibnetsim.experiment.store import RUNTIME_COLUMNS, Store
+
+    store = Store(directory)
+    store.require()
+    manifest = store.manifest()
+    df = store.rows()
     if csv_out:
         df.to_csv(csv_out, index=False)
     if failed:
@@ -164,6 +169,13 @@ def results_cmd(directory: str, columns: Optional[str], failed: bool, csv_out: O
         nfail = int((df["status"] != "ok").sum()) if "status" in df else 0
         if nfail:
             click.echo(f"{plural(nfail, 'point')} failed: ibnetsim results {directory} --failed", err=True)
+    if store.unreadable:
+        click.echo(
+            f"{directory}: {plural(len(store.unreadable), 'results file')} not readable ({', '.join(str(f) for f in store.unreadable)}): "
+            f"the table lacks their points, which the next sweep into {directory} runs again",
+            err=True,
+        )
+        sys.exit(1)
 
 
 @click.command("plot")

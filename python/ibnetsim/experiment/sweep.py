@@ -4,7 +4,7 @@ The points already in the results directory are skipped (by key), the rest go
 to the executor, and each row is stored the moment it arrives. Ctrl-C stops
 the executor, compacts what finished and reports how far the sweep got; the
 same command resumes it. A failing point is stored with its error and does not
-stop the others.
+stop the others. One sweep at a time writes to a directory (:meth:`Store.writing`).
 """
 
 from __future__ import annotations
@@ -72,18 +72,23 @@ def run_sweep(
     ``retry_failed`` re-runs points stored as failed (the default: a failure may
     have been a crashed worker). KeyboardInterrupt is caught, recorded in the
     summary (``interrupted``) and not re-raised, after the finished points are
-    safely compacted.
+    safely compacted. Raises :class:`ibnetsim.ResultsError` at once if another
+    sweep is writing to ``out_dir``.
     """
     sc = scenario if isinstance(scenario, _scenario.Scenario) else _scenario.load(scenario)
     ex = executor or make_executor("local")
     store = Store(out_dir)
+    with store.writing():
+        return _run(sc, store, ex, progress, retry_failed, console or Console(stderr=True))
+
+
+def _run(sc: _scenario.Scenario, store: Store, ex: Executor, progress: bool, retry_failed: bool, console: Console) -> SweepSummary:
     run_no = store.open_run(sc, ex.name, ex.workers)
     finished = store.finished_keys(include_failed=not retry_failed)
     todo = [p for p in sc.points if p.key not in finished]
-    summary = SweepSummary(str(out_dir), total=len(sc.points), skipped=len(sc.points) - len(todo))
+    summary = SweepSummary(str(store.path), total=len(sc.points), skipped=len(sc.points) - len(todo))
     by_key = {p.key: p for p in sc.points}
     tasks = [Task(p.index, p.key, sc.kind, tuple(sc.plugins), p.config) for p in todo]
-    console = console or Console(stderr=True)
     bar = Progress(
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),
