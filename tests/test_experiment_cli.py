@@ -1,7 +1,8 @@
 """The sweep and results commands on damaged or shared results directories,
-and their counted nouns."""
+in log files, and their counted nouns."""
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -78,6 +79,20 @@ def test_a_second_sweep_into_the_same_directory_fails_at_once(tmp_path):
         _, err = first.communicate(timeout=120)
     assert first.returncode == 0, err
     assert len(Store(tmp_path / "out").rows()) == 2
+
+
+# --------------------------------------------------------------------------- progress in a log file
+def test_sweep_progress_lines_when_stderr_is_not_a_terminal(tmp_path):
+    r, _ = sweep(tmp_path, "--progress-interval", "0")
+    assert r.exit_code == 0, r.output
+    lines = [x for x in r.stderr.splitlines() if x.startswith("[")]
+    assert [re.sub(r"^\[\d\d:\d\d:\d\d\] ", "", re.sub(r", ETA \d+:\d\d:\d\d$", ", ETA", x)) for x in lines] == [
+        "1/3 points finished, 0 failed, elapsed 0:00:00, ETA",
+        "2/3 points finished, 0 failed, elapsed 0:00:00, ETA",
+        "3/3 points finished, 0 failed, elapsed 0:00:00",
+    ]
+    r = CliRunner().invoke(main, ["sweep", str(tmp_path / "s.toml"), "--progress-interval", "-1"])
+    assert r.exit_code == 2 and "--progress-interval" in r.stderr
 
 
 # --------------------------------------------------------------------------- counted nouns

@@ -289,7 +289,7 @@ def test_progress_bar_shows_done_failed_and_eta(tmp_path):
 
     buf = io.StringIO()
     sc = synthetic(tmp_path, seeds=(1, 2, 3), xs=(1.0,), fail_seed=2)
-    run_sweep(sc, tmp_path / "out", make_executor("serial"), progress=True, console=Console(file=buf, width=160, force_terminal=False))
+    run_sweep(sc, tmp_path / "out", make_executor("serial"), progress=True, console=Console(file=buf, width=160, force_terminal=True, color_system=None))
     text = buf.getvalue()
     assert "3/3" in text and "1 failed" in text, text
     # Elapsed and remaining time are rendered as clocks after their labels.
@@ -458,3 +458,34 @@ def test_manifest_records_version_build_commit_and_scenario_hash(tmp_path):
     assert re.fullmatch(r"[0-9a-f]{7,40}|unknown", ibnetsim.__build_commit__)
     page = write_html_report(out).read_text()
     assert f"build commit {ibnetsim.__build_commit__}, scenario SHA-256 {want}" in page
+
+
+# --------------------------------------------------------------------------- progress in a log file
+def test_progress_in_a_log_file_is_plain_lines(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    line = re.compile(r"\[\d\d:\d\d:\d\d\] (\d)/3 points finished, (\d) failed, elapsed \d+:\d\d:\d\d(, ETA \d+:\d\d:\d\d)?")
+
+    def progress_lines(out: str, interval: float) -> tuple[list[tuple[str, str, bool]], list[str]]:
+        buf = io.StringIO()
+        sc = synthetic(tmp_path, seeds=(1, 2, 3), xs=(1.0,), fail_seed=2)
+        run_sweep(sc, tmp_path / out, make_executor("serial"), progress=True, console=Console(file=buf, width=40), progress_interval=interval)
+        text = buf.getvalue()
+        assert "\x1b" not in text and "\r" not in text, text
+        lines = text.splitlines()
+        found = [line.fullmatch(x) for x in lines if x.startswith("[")]
+        assert all(found), lines
+        return [(m[1], m[2], bool(m[3])) for m in found], [x for x in lines if not x.startswith("[")]
+
+    # Interval 0: a line per finished point, the last left to the final line (no ETA there).
+    seen, others = progress_lines("every", 0)
+    assert seen == [("1", "0", True), ("2", "1", True), ("3", "1", False)]
+    # Not folded at the console's 40 columns.
+    assert others == ["point 1 (seed=2) failed: RuntimeError: synthetic failure at seed 2"]
+    # A long interval: the first point's line, then only the final one.
+    seen, _ = progress_lines("hourly", 3600)
+    assert seen == [("1", "0", True), ("3", "1", False)]
+    with pytest.raises(ValueError, match="progress_interval must be a number of seconds >= 0"):
+        run_sweep(synthetic(tmp_path), tmp_path / "never", make_executor("serial"), progress_interval=-1)

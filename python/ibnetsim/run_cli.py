@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ibnetsim._cliutil import plural
-from ibnetsim.experiment.cli import _executor_options, _friendly, _make_executor
+from ibnetsim.experiment.cli import _executor_options, _friendly, _make_executor, _progress_options
 
 __all__ = ["register", "saturation", "SATURATION_TOLERANCE", "BENCHES"]
 
@@ -80,9 +80,9 @@ def _fmt(v: Any, spec: str) -> str:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=None, help="Results directory (default: results/<scenario file stem>).")
 @_executor_options
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@_progress_options
 @_friendly
-def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optional[str], workers: Optional[int], no_progress: bool) -> None:
+def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optional[str], workers: Optional[int], no_progress: bool, progress_interval: float) -> None:
     """Run the simulation scenario FILE (kind = "simulate"): one run, or a sweep when
     traffic.load (or any key) is a list.
 
@@ -104,7 +104,7 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
     ex = _make_executor(executor, workers, scheduler)
     out = Path(out_dir) if out_dir else Path("results") / Path(file).stem
     click.echo(f"{file}: {plural(len(sc.points), 'point')} on {ex.describe()} → {out}", err=True)
-    summary = run_sweep(sc, out, ex, progress=not no_progress)
+    summary = run_sweep(sc, out, ex, progress=not no_progress, progress_interval=progress_interval)
     click.echo(str(summary), err=True)
 
     keys = {p.key for p in sc.points}

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ibnetsim._cliutil import friendly_errors, plural
+from ibnetsim.experiment.sweep import PROGRESS_INTERVAL_S
 
 _friendly = friendly_errors(KeyError, ValueError)
 
@@ -52,6 +53,19 @@ def _executor_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+def _progress_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option(
+        "--progress-interval",
+        type=click.FloatRange(min=0),
+        default=PROGRESS_INTERVAL_S,
+        show_default=True,
+        help="When stderr is not a terminal (a log file, a Slurm job): seconds between plain progress lines "
+        "(one at most per finished point; 0: every point).",
+    )(fn)
+    fn = click.option("--no-progress", is_flag=True, help="No progress bar or lines.")(fn)
+    return fn
+
+
 def _make_executor(executor: str, workers: Optional[int], scheduler: Optional[str]):
     from ibnetsim.experiment.executors import make_executor
 
@@ -66,9 +80,11 @@ def _make_executor(executor: str, workers: Optional[int], scheduler: Optional[st
 @_executor_options
 @click.option("--skip-failed", is_flag=True, help="Do not re-run points that failed before.")
 @click.option("--dry-run", is_flag=True, help="Validate and list the points, run nothing.")
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@_progress_options
 @_friendly
-def sweep_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optional[str], workers: Optional[int], skip_failed: bool, dry_run: bool, no_progress: bool) -> None:
+def sweep_cmd(
+    file: str, out_dir: Optional[str], executor: str, scheduler: Optional[str], workers: Optional[int], skip_failed: bool, dry_run: bool, no_progress: bool, progress_interval: float
+) -> None:
     """Run every point of the scenario FILE, skipping those already in the results directory.
 
     A list in the scenario is a sweep axis; the file expands to the Cartesian
@@ -89,7 +105,7 @@ def sweep_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optio
         return
     out = Path(out_dir) if out_dir else Path("results") / Path(file).stem
     click.echo(f"{file}: {plural(len(sc.points), 'point')} on {ex.describe()} → {out}", err=True)
-    summary = run_sweep(sc, out, ex, progress=not no_progress, retry_failed=not skip_failed)
+    summary = run_sweep(sc, out, ex, progress=not no_progress, retry_failed=not skip_failed, progress_interval=progress_interval)
     click.echo(str(summary), err=True)
     for label, err in summary.errors[:10]:
         click.echo(f"  failed: {label}: {err}", err=True)
@@ -212,9 +228,11 @@ def report_cmd(directory: str, out: Optional[str]) -> None:
 @click.option("--quick", is_flag=True, help="The scaled-down version (seconds to a minute, for CI).")
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=None, help="Results directory (default: reproduce/ID[-quick]).")
 @_executor_options
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@_progress_options
 @_friendly
-def reproduce_cmd(experiment_id: Optional[str], list_entries: bool, quick: bool, out_dir: Optional[str], executor: str, scheduler: Optional[str], workers: Optional[int], no_progress: bool) -> None:
+def reproduce_cmd(
+    experiment_id: Optional[str], list_entries: bool, quick: bool, out_dir: Optional[str], executor: str, scheduler: Optional[str], workers: Optional[int], no_progress: bool, progress_interval: float
+) -> None:
     """Run a paper experiment and write a report: the paper's values and ours, side by side."""
     from ibnetsim.experiment import registry
 
@@ -225,7 +243,7 @@ def reproduce_cmd(experiment_id: Optional[str], list_entries: bool, quick: bool,
     if not experiment_id:
         raise click.UsageError("give an experiment ID (see --list)")
     ex = _make_executor(executor, workers, scheduler)
-    rep = registry.reproduce(experiment_id, quick=quick, executor=ex, out_dir=out_dir, progress=not no_progress)
+    rep = registry.reproduce(experiment_id, quick=quick, executor=ex, out_dir=out_dir, progress=not no_progress, progress_interval=progress_interval)
     console = Console()
     table = Table(title=f"{rep.entry.id}{' (quick)' if quick else ''}: {rep.entry.title}")
     for c, j in (("quantity", "left"), ("source", "left"), ("paper", "right"), ("ours", "right"), ("ours − paper", "right"), ("relative", "right"), ("verdict", "left")):

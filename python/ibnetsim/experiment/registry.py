@@ -43,6 +43,7 @@ import pandas as pd
 
 from ibnetsim.experiment import scenario as _scenario
 from ibnetsim.experiment.scenario import ScenarioError, _Locator, tomllib
+from ibnetsim.experiment.sweep import PROGRESS_INTERVAL_S
 
 __all__ = ["EXPERIMENTS_DIR", "Entry", "Value", "Comparison", "Report", "entries", "entry", "compare", "reproduce"]
 
@@ -428,6 +429,7 @@ def reproduce(
     out_dir: Union[str, os.PathLike, None] = None,
     progress: bool = True,
     directory: Union[str, os.PathLike, None] = None,
+    progress_interval: float = PROGRESS_INTERVAL_S,
 ) -> Report:
     """Runs an experiment (resuming if ``out_dir`` holds part of it), plots it and writes the report."""
     from ibnetsim.experiment.plots import plot_results
@@ -443,7 +445,7 @@ def reproduce(
     dirs = [out] if len(files) == 1 else [out / f.name.removesuffix(".toml").removesuffix(".scenario") for f in files]
     frames, figures, summary = [], [], None
     for f, d in zip(files, dirs):
-        s = run_sweep(_scenario.load(f), d, executor, progress=progress)
+        s = run_sweep(_scenario.load(f), d, executor, progress=progress, progress_interval=progress_interval)
         if summary is None:
             summary = s
         else:
