@@ -1,5 +1,5 @@
-"""The sweep and results commands on damaged or shared results directories,
-in log files, and their counted nouns."""
+"""The sweep and results commands on damaged or shared results directories, in
+log files and narrow terminals, and their counted nouns."""
 
 import os
 import re
@@ -13,10 +13,12 @@ from textwrap import dedent
 from click.testing import CliRunner
 
 from ibnetsim.cli import main
+from ibnetsim.experiment import kinds, loads_scenario
 from ibnetsim.experiment.executors import DaskExecutor, LocalExecutor
 from ibnetsim.experiment.store import Store
 
 TESTS = Path(__file__).resolve().parent
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def scenario_file(tmp_path: Path, seeds=(1, 2, 3), **synthetic) -> Path:
@@ -93,6 +95,62 @@ def test_sweep_progress_lines_when_stderr_is_not_a_terminal(tmp_path):
     ]
     r = CliRunner().invoke(main, ["sweep", str(tmp_path / "s.toml"), "--progress-interval", "-1"])
     assert r.exit_code == 2 and "--progress-interval" in r.stderr
+
+
+# --------------------------------------------------------------------------- the results table
+SIM = """
+kind = "simulate"
+[fabric]
+kind = "single_switch"
+hosts = 2
+[routing]
+engine = ["updn", "minhop"]
+[simulation]
+time_us = 10.0
+[traffic]
+load = [0.1, 0.2, 0.3]
+"""
+
+
+def _table(text: str, box: str) -> list[list[str]]:
+    """The cells of the table's rows drawn with ``box`` (┃ header, │ body), one list per line."""
+    return [[c.strip() for c in line.split(box)[1:-1]] for line in ANSI.sub("", text).splitlines() if line.startswith(box)]
+
+
+def test_results_table_fits_a_terminal_and_wide_shows_every_column(tmp_path):
+    sc = loads_scenario(SIM)
+    out = tmp_path / "out"
+    store = Store(out)
+    run = store.open_run(sc, "serial", 1)
+    columns = kinds.get("simulate").columns
+    for p in sc.points:
+        # A made-up row holding every result column of the kind, so the table is as wide as a real one.
+        store.write_point(p, {"status": "ok", "error": "", **{c: [1.0, 2.0] if d.startswith("List:") else 1000.0 * p.index + 0.123456 for c, d in columns.items()}}, run)
+    df = store.rows()
+    terminal = {"COLUMNS": "100", "FORCE_COLOR": "1", "NO_COLOR": "1"}
+
+    r = CliRunner().invoke(main, ["results", str(out)], env=terminal)
+    assert r.exit_code == 0, r.output
+    lines = ANSI.sub("", r.stdout).splitlines()
+    assert max(len(x) for x in lines) <= 100, r.stdout
+    chosen = ["index", "routing.engine", "traffic.load", "status", "offered_load", "accepted_load", "latency_mean_ns", "latency_p99_ns"]
+    # Headers too long for the terminal break after a dot or an underscore, values never.
+    header = _table(r.stdout, "┃")
+    assert len(header) > 1 and ["".join(parts) for parts in zip(*header)] == chosen
+    assert all(re.fullmatch(r"[a-z0-9]*[._]?", part) for line in header[:-1] for part in line), header
+    want = [[str(row["index"]), row["routing.engine"], f"{row['traffic.load']:g}", "ok", *[f"{row[c]:.6g}" for c in chosen[4:]]] for _, row in df.iterrows()]
+    assert _table(r.stdout, "│") == want
+
+    r = CliRunner().invoke(main, ["results", str(out), "--wide"], env=terminal)
+    assert r.exit_code == 0, r.output
+    (header,) = _table(r.stdout, "┃")
+    assert header == [c for c in df.columns if c != "traceback"]
+    assert len(header) > 40 and {"latency_max_ns", "events", "fabric.hosts", "key"} <= set(header)
+    rows = _table(r.stdout, "│")
+    assert [row[header.index("port_utilization")] for row in rows] == ["[2 values]"] * 6
+
+    r = CliRunner().invoke(main, ["results", str(out), "--wide", "--columns", "index"])
+    assert r.exit_code == 2 and "give --columns or --wide, not both" in r.stderr
 
 
 # --------------------------------------------------------------------------- counted nouns

@@ -12,6 +12,7 @@ interrupted with Ctrl-C (finished points are kept: run the same command again).
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -138,13 +139,52 @@ def _is_list_column(s) -> bool:
     return bool(len(first)) and hasattr(first.iloc[0], "__len__") and not isinstance(first.iloc[0], str)
 
 
+def _fold_name(name: str, width: int) -> str:
+    """``max_channel_load`` as lines of at most ``width`` characters, broken
+    after ``_`` and ``.`` (a part longer than that stays whole)."""
+    lines = [""]
+    for part in re.findall(r"[^_.]*[_.]|[^_.]+$", name):
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+    return "\n".join(lines)
+
+
+def _headers(cols: list[str], values: list[int], excess: int) -> list[str]:
+    """Column headers for a table ``excess`` characters too wide: the ones that
+    save the most broken first (:func:`_fold_name`), until it fits."""
+    headers = list(cols)
+    folded = [_fold_name(c, w) for c, w in zip(cols, values)]
+    saving = [len(c) - max([w] + [len(line) for line in f.split("\n")]) for c, w, f in zip(cols, values, folded)]
+    for i in sorted(range(len(cols)), key=lambda i: -saving[i]):
+        if excess <= 0 or saving[i] <= 0:
+            break
+        headers[i] = folded[i]
+        excess -= saving[i]
+    return headers
+
+
+def _kind_table_columns(scenario: dict) -> tuple[str, ...]:
+    """The columns the sweep's point kind shows by default; () when it names none
+    or is a plugin kind that cannot be imported here."""
+    from ibnetsim.experiment import kinds
+
+    try:
+        for plugin in scenario.get("plugins") or []:
+            __import__(plugin)
+        return kinds.get(scenario.get("kind", "")).table_columns
+    except (ImportError, KeyError):
+        return ()
+
+
 @click.command("results")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False))
-@click.option("--columns", default=None, help="Comma-separated columns to show (default: swept keys and results).")
+@click.option("--columns", default=None, help="Comma-separated columns to show (default: the swept keys, status and the main results).")
+@click.option("--wide", is_flag=True, help="Show every column but the traceback, at full width (page it with less -S).")
 @click.option("--failed", is_flag=True, help="Show only failed points, with their error.")
 @click.option("--csv", "csv_out", type=click.Path(dir_okay=False), default=None, help="Also write every column to this CSV file.")
 @_friendly
-def results_cmd(directory: str, columns: Optional[str], failed: bool, csv_out: Optional[str]) -> None:
+def results_cmd(directory: str, columns: Optional[str], wide: bool, failed: bool, csv_out: Optional[str]) -> None:
     """Print the results of a sweep as a table (load them in Python with
     ibnetsim.experiment.load_results(DIRECTORY)).
 
@@ -152,6 +192,8 @@ def results_cmd(directory: str, columns: Optional[str], failed: bool, csv_out: O
     points, which the next sweep runs again."""
     from ibnetsim.experiment.store import RUNTIME_COLUMNS, Store
 
+    if columns and wide:
+        raise click.UsageError("give --columns or --wide, not both")
     store = Store(directory)
     store.require()
     manifest = store.manifest()
@@ -160,31 +202,39 @@ def results_cmd(directory: str, columns: Optional[str], failed: bool, csv_out: O
         df.to_csv(csv_out, index=False)
     if failed:
         df = df[df["status"] != "ok"]
+    axes = [a for a in manifest.get("axes", {}) if a in df.columns]
     if columns:
         cols = [c.strip() for c in columns.split(",") if c.strip()]
         missing = [c for c in cols if c not in df.columns]
         if missing:
             raise click.UsageError(f"no column {', '.join(missing)} (columns: {', '.join(df.columns)})")
+    elif wide:
+        cols = [c for c in df.columns if c != "traceback"]
+    elif failed:
+        cols = ["index"] + axes + ["status", "error"]
     else:
-        axes = [a for a in manifest.get("axes", {}) if a in df.columns]
-        hidden = {"key", "index", "status", "error", "traceback", "kind", *RUNTIME_COLUMNS}
-        params = {c for c in df.columns if "." in c} | {"seed"}
-        results = [c for c in df.columns if c not in hidden and c not in params and not _is_list_column(df[c])]
-        cols = ["index"] + axes + (["status", "error"] if failed else ["status"] + results)
+        results = [c for c in _kind_table_columns(manifest.get("scenario", {})) if c in df.columns]
+        if not results:
+            hidden = {"key", "index", "status", "error", "traceback", "kind", *RUNTIME_COLUMNS}
+            params = {c for c in df.columns if "." in c} | {"seed"}
+            results = [c for c in df.columns if c not in hidden and c not in params and not _is_list_column(df[c])]
+        cols = ["index"] + axes + ["status"] + results
     sc = manifest.get("scenario", {})
     title = f"{sc.get('name') or sc.get('kind', '')} — {plural(len(df), 'point')}"
     table = Table(title=title, show_lines=False)
-    for c in cols:
-        table.add_column(c, overflow="fold", justify="right" if c not in ("status", "error") else "left")
     cells = [[_fmt(row[c]) for c in cols] for _, row in df.iterrows()]
+    values = [max([0] + [len(r[i]) for r in cells]) for i in range(len(cols))]
+    width = sum(max(len(c), w) for c, w in zip(cols, values)) + 3 * len(cols) + 1
+    console = Console(width=width) if wide else _wide(Console(), width)
+    for c, w, header in zip(cols, values, _headers(cols, values, width - console.width)):
+        # Values are never folded (errors are prose): in a narrow terminal the headers break first.
+        table.add_column(header, overflow="fold", min_width=None if c == "error" else w, justify="left" if c in ("status", "error") else "right")
     for r in cells:
         table.add_row(*r)
-    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(cols)]
-    _wide(Console(), sum(widths) + 3 * len(cols) + 1).print(table)
-    if not failed:
-        nfail = int((df["status"] != "ok").sum()) if "status" in df else 0
-        if nfail:
-            click.echo(f"{plural(nfail, 'point')} failed: ibnetsim results {directory} --failed", err=True)
+    console.print(table)
+    nfail = int((df["status"] != "ok").sum()) if not failed and "status" in df else 0
+    if nfail:
+        click.echo(f"{plural(nfail, 'point')} failed: ibnetsim results {directory} --failed", err=True)
     if store.unreadable:
         click.echo(
             f"{directory}: {plural(len(store.unreadable), 'results file')} not readable ({', '.join(str(f) for f in store.unreadable)}): "
