@@ -284,9 +284,9 @@ class Store:
             files += sorted((self.path / POINTS).glob("*.parquet"), key=lambda p: p.stat().st_mtime)
         return files
 
-    def _read(self) -> tuple[list[pa.Table], list[Path]]:
-        """The tables of the results files, oldest first, and the files that are not readable Parquet."""
-        tables, unreadable = [], []
+    def _read(self) -> tuple[list[pa.Table], dict[Path, str]]:
+        """The tables of the results files, oldest first, and why each file that is not readable Parquet is not."""
+        tables, unreadable = [], {}
         for f in self._files():
             try:
                 tables.append(pq.read_table(f))
@@ -297,11 +297,7 @@ class Store:
                 # Not corrupt: the user has to fix it, and setting it aside would lose it.
                 raise
             except (pa.ArrowException, OSError) as e:
-                log.warning(
-                    "%s: not readable Parquet (%s); its points count as not run: a sweep into %s runs them again",
-                    f, e, self.path,
-                )
-                unreadable.append(f)
+                unreadable[f] = str(e)
         return tables, unreadable
 
     def rows(self) -> pd.DataFrame:
@@ -309,7 +305,10 @@ class Store:
 
         Files that are not readable Parquet are left out, with a warning naming
         each; :attr:`unreadable` lists them after the call."""
-        tables, self.unreadable = self._read()
+        tables, unreadable = self._read()
+        for f, why in unreadable.items():
+            log.warning("%s: not readable Parquet (%s); its points count as not run: a sweep into %s runs them again", f, why, self.path)
+        self.unreadable = list(unreadable)
         return self._frame(tables)
 
     @staticmethod
@@ -341,8 +340,8 @@ class Store:
         if not point_files:
             return
         tables, unreadable = self._read()
-        for f in unreadable:
-            log.warning("%s: set aside as %s", f, _set_aside(f).name)
+        for f, why in unreadable.items():
+            log.warning("%s: not readable Parquet (%s); set aside as %s", f, why, _set_aside(f).name)
         _write_table(self.path / RESULTS, pa.Table.from_pandas(self._frame(tables), preserve_index=False))
         for f in point_files:
             f.unlink(missing_ok=True)
