@@ -151,3 +151,11 @@ def test_table_options_read_the_fa_engines_tables():
     # LMC 1 has two LIDs per port: MR 3 and 4 cannot be read.
     t1 = table_options(f, SubnetManager(f, routing="fa", lmc=1))
     assert t1["table_mr2_pct_1"] == pytest.approx(400 / 7) and t1["table_mr3_pct_1"] is None
+
+
+def test_table_columns_must_be_result_columns():
+    bad = kinds.PointKind("bad_table", "Test-only.", lambda cfg: {}, sections=(), columns={"a": "A."}, table_columns=("a", "nope"))
+    with pytest.raises(ValueError, match="^point kind 'bad_table': table_columns nope are not among its result columns$"):
+        kinds.register(bad)
+    assert "bad_table" not in kinds.names()
+    assert kinds.get("simulate").table_columns == ("offered_load", "accepted_load", "latency_mean_ns", "latency_p99_ns")

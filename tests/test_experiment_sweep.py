@@ -105,10 +105,10 @@ def test_store_round_trip(tmp_path):
     assert [p["key"] for p in m["points"]] == [p0.key, p1.key]
     assert m["points"][1]["config"]["seed"] == 2
     assert m["axes"] == {"seed": [1, 2]}
-    assert {"ibnetsim_version", "git_commit", "host", "python", "runs"} <= set(m)
+    assert {"ibnetsim_version", "build_commit", "scenario_sha256", "host", "python", "runs"} <= set(m)
     import ibnetsim
 
-    assert m["runs"][-1]["ibnetsim_version"] == ibnetsim.__version__ and "git_commit" in m["runs"][-1]
+    assert m["runs"][-1]["ibnetsim_version"] == ibnetsim.__version__ and "build_commit" in m["runs"][-1]
 
 
 def test_load_results_ok_only_drops_failed_points(tmp_path):
@@ -140,13 +140,17 @@ def test_manifest_keeps_the_points_of_earlier_runs(tmp_path):
     assert [r["points"] for r in m["runs"]] == [2, 2]
 
 
-def test_truncated_point_file_is_ignored(tmp_path):
+def test_truncated_point_file_is_named_and_its_point_runs_again(tmp_path, caplog):
     sc = synthetic(tmp_path, seeds=(1, 2), xs=(1.0,))
     store = Store(tmp_path / "out")
     store.open_run(sc, "serial", 1)
     store.write_point(sc.points[0], {"status": "ok", "error": "", "v": 1.0})
-    (tmp_path / "out" / "points" / f"{sc.points[1].key}.parquet").write_bytes(b"PAR1 cut short")
+    cut = tmp_path / "out" / "points" / f"{sc.points[1].key}.parquet"
+    cut.write_bytes(b"PAR1 cut short")
     assert store.finished_keys() == {sc.points[0].key}
+    assert store.unreadable == [cut]
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warning.startswith(f"{cut}: not readable Parquet") and "runs them again" in warning
 
 
 def test_load_results_rejects_non_results_directory(tmp_path):
@@ -285,7 +289,7 @@ def test_progress_bar_shows_done_failed_and_eta(tmp_path):
 
     buf = io.StringIO()
     sc = synthetic(tmp_path, seeds=(1, 2, 3), xs=(1.0,), fail_seed=2)
-    run_sweep(sc, tmp_path / "out", make_executor("serial"), progress=True, console=Console(file=buf, width=160, force_terminal=False))
+    run_sweep(sc, tmp_path / "out", make_executor("serial"), progress=True, console=Console(file=buf, width=160, force_terminal=True, color_system=None))
     text = buf.getvalue()
     assert "3/3" in text and "1 failed" in text, text
     # Elapsed and remaining time are rendered as clocks after their labels.
@@ -350,3 +354,138 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_points(tmp_path):
     assert started() == [3, 4, 5, 6]
     df = load_results(tmp_path / "out")
     assert sorted(df["seed"]) == [1, 2, 3, 4, 5, 6] and (df["status"] == "ok").all()
+
+
+# --------------------------------------------------------------------------- damaged or shared results directories
+def test_unreadable_results_file_is_set_aside_and_its_points_run_again(tmp_path, caplog):
+    sc = synthetic(tmp_path, seeds=(1, 2), xs=(1.0,))
+    out = tmp_path / "out"
+    run_sweep(sc, out, make_executor("serial"), progress=False)
+    results = out / "results.parquet"
+    data = results.read_bytes()
+    for n, aside in ((1, "results.parquet.corrupt"), (2, "results.parquet.corrupt.2")):
+        cut = data[: len(data) // 2 - n]
+        results.write_bytes(cut)
+        caplog.clear()
+        s = run_sweep(sc, out, make_executor("serial"), progress=False)
+        assert (s.skipped, s.done) == (0, 2)
+        # Kept aside, not deleted, under a name no later read picks up.
+        assert (out / aside).read_bytes() == cut
+        messages = [r.getMessage() for r in caplog.records]
+        assert any(m.startswith(f"{results}: not readable Parquet") and f"a sweep into {out} runs them again" in m for m in messages), messages
+        assert any(m.startswith(f"{results}: not readable Parquet") and m.endswith(f"; set aside as {aside}") for m in messages), messages
+        assert sorted(load_results(out)["seed"]) == [1, 2]
+    assert (out / "results.parquet.corrupt").read_bytes() == data[: len(data) // 2 - 1]
+
+
+@pytest.mark.parametrize("body", [b'{"format": 1, "points": [', b"[1, 2]", b"\xff\xfe"], ids=["cut", "list", "not-utf8"])
+def test_corrupt_manifest_is_an_error_naming_it(tmp_path, body):
+    from ibnetsim import IbnetsimError, ResultsError
+
+    sc = synthetic(tmp_path, seeds=(1, 2), xs=(1.0,))
+    out = tmp_path / "out"
+    run_sweep(sc, out, make_executor("serial"), progress=False)
+    manifest = out / "manifest.json"
+    manifest.write_bytes(body)
+    with pytest.raises(ResultsError, match=f"^{re.escape(str(manifest))}: not a results manifest") as e:
+        run_sweep(sc, out, make_executor("serial"), progress=False)
+    assert isinstance(e.value, IbnetsimError)
+    # The advice in the message works: without the manifest the finished points are kept.
+    manifest.rename(out / "manifest.json.corrupt")
+    s = run_sweep(sc, out, make_executor("serial"), progress=False)
+    assert (s.skipped, s.done) == (2, 0)
+
+
+def test_a_sweep_removes_the_temporary_files_a_killed_one_left(tmp_path):
+    import uuid
+
+    sc = synthetic(tmp_path, seeds=(1, 2), xs=(1.0,))
+    out = tmp_path / "out"
+    run_sweep(sc, out, make_executor("serial"), progress=False)
+    # What kill -9 leaves between writing a file and renaming it into place.
+    stale = [
+        out / "points" / f".{sc.points[0].key}.parquet.{uuid.uuid4().hex}.tmp",
+        out / f".manifest.json.{uuid.uuid4().hex}.tmp",
+        out / f".results.parquet.{uuid.uuid4().hex}.tmp",
+    ]
+    others = [out / "notes.tmp", out / "points" / ".draft.tmp"]
+    for f in stale + others:
+        f.write_bytes(b"partial")
+    s = run_sweep(sc, out, make_executor("serial"), progress=False)
+    assert s.skipped == 2
+    assert [f.name for f in stale if f.exists()] == []
+    assert all(f.read_bytes() == b"partial" for f in others)
+
+
+def test_a_second_sweep_into_a_directory_fails_at_once(tmp_path):
+    import socket
+
+    from ibnetsim import ResultsError
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    sc = synthetic(tmp_path, seeds=(1, 2), xs=(1.0,), marker_dir=str(markers))
+    out = tmp_path / "out"
+    with Store(out).writing():
+        with pytest.raises(ResultsError, match=re.escape(f"{out}: another sweep (pid {os.getpid()} on {socket.gethostname()}) is writing")):
+            run_sweep(sc, out, make_executor("serial"), progress=False)
+    assert list(markers.iterdir()) == []
+    # Released with the sweep that held it.
+    s = run_sweep(sc, out, make_executor("serial"), progress=False)
+    assert s.done == 2 and len(list(markers.iterdir())) == 2
+
+
+# --------------------------------------------------------------------------- provenance
+def test_manifest_records_version_build_commit_and_scenario_hash(tmp_path):
+    import hashlib
+
+    import ibnetsim
+    from ibnetsim.experiment import load_scenario
+    from ibnetsim.experiment.report import write_html_report
+
+    path = tmp_path / "s.toml"
+    # CRLF line ends and a non-ASCII comment: the hash is of the bytes, not of re-encoded text.
+    path.write_bytes('kind = "synthetic"\r\nplugins = ["experiment_plugin"]\r\nseed = [1, 2] # µ\r\n'.encode())
+    out = tmp_path / "out"
+    run_sweep(load_scenario(path), out, make_executor("serial"), progress=False)
+    m = Store(out).manifest()
+    want = hashlib.sha256(path.read_bytes()).hexdigest()
+    for record in (m, m["runs"][-1]):
+        assert record["ibnetsim_version"] == ibnetsim.__version__
+        assert record["build_commit"] == ibnetsim.__build_commit__
+        assert record["scenario_sha256"] == want
+        assert "git_commit" not in record
+    assert re.fullmatch(r"[0-9a-f]{7,40}|unknown", ibnetsim.__build_commit__)
+    page = write_html_report(out).read_text()
+    assert f"build commit {ibnetsim.__build_commit__}, scenario SHA-256 {want}" in page
+
+
+# --------------------------------------------------------------------------- progress in a log file
+def test_progress_in_a_log_file_is_plain_lines(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    line = re.compile(r"\[\d\d:\d\d:\d\d\] (\d)/3 points finished, (\d) failed, elapsed \d+:\d\d:\d\d(, ETA \d+:\d\d:\d\d)?")
+
+    def progress_lines(out: str, interval: float) -> tuple[list[tuple[str, str, bool]], list[str]]:
+        buf = io.StringIO()
+        sc = synthetic(tmp_path, seeds=(1, 2, 3), xs=(1.0,), fail_seed=2)
+        run_sweep(sc, tmp_path / out, make_executor("serial"), progress=True, console=Console(file=buf, width=40), progress_interval=interval)
+        text = buf.getvalue()
+        assert "\x1b" not in text and "\r" not in text, text
+        lines = text.splitlines()
+        found = [line.fullmatch(x) for x in lines if x.startswith("[")]
+        assert all(found), lines
+        return [(m[1], m[2], bool(m[3])) for m in found], [x for x in lines if not x.startswith("[")]
+
+    # Interval 0: a line per finished point, the last left to the final line (no ETA there).
+    seen, others = progress_lines("every", 0)
+    assert seen == [("1", "0", True), ("2", "1", True), ("3", "1", False)]
+    # Not folded at the console's 40 columns.
+    assert others == ["point 1 (seed=2) failed: RuntimeError: synthetic failure at seed 2"]
+    # A long interval: the first point's line, then only the final one.
+    seen, _ = progress_lines("hourly", 3600)
+    assert seen == [("1", "0", True), ("3", "1", False)]
+    with pytest.raises(ValueError, match="progress_interval must be a number of seconds >= 0"):
+        run_sweep(synthetic(tmp_path), tmp_path / "never", make_executor("serial"), progress_interval=-1)

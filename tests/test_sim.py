@@ -352,3 +352,14 @@ def test_lfu_selection_alternates_over_the_lmc_paths():
     assert a + b == n and abs(a - b) <= 1 and min(a, b) > 0
     (a, b), n = packets_on_ring_links("deterministic")
     assert sorted([a, b]) == [0, n]
+
+
+def test_progress_draws_a_bar_on_a_terminal_and_nothing_in_a_file(small, capsys, monkeypatch):
+    fab, sm = small
+    kw = dict(traffic=ib.traffic.uniform(0.05), time_us=20, seed=1, progress=True)
+    # Captured output is not a terminal: a log file, a pipe.
+    ib.simulate(fab, sm, **kw)
+    assert capsys.readouterr() == ("", "")
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich then draws as on a terminal
+    ib.simulate(fab, sm, **kw)
+    assert "simulating" in capsys.readouterr().out

@@ -11,11 +11,13 @@ core, ``ibnetsim._core``; this package gives it a Python shape::
 """
 
 from ibnetsim import topology, traffic
+from ibnetsim._core import BUILD_COMMIT as __build_commit__
 from ibnetsim._core import __version__
 from ibnetsim.errors import (
     ConfigError,
     DeadlockError,
     IbnetsimError,
+    ResultsError,
     RoutingError,
     StarvationError,
     TopologyError,
@@ -26,6 +28,7 @@ from ibnetsim.sim import SimResult, simulate
 
 __all__ = [
     "__version__",
+    "__build_commit__",
     "topology",
     "traffic",
     "simulate",
@@ -40,4 +43,5 @@ __all__ = [
     "ConfigError",
     "DeadlockError",
     "StarvationError",
+    "ResultsError",
 ]

@@ -1,4 +1,5 @@
-"""Error handling shared by every ``ibnetsim`` command: one line on stderr, exit status 2."""
+"""Shared by every ``ibnetsim`` command: error handling (one line on stderr,
+exit status 2) and counted nouns for messages."""
 
 from __future__ import annotations
 
@@ -9,6 +10,11 @@ from typing import Any, Callable
 import click
 
 from ibnetsim.errors import IbnetsimError
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 point``, ``2 points``, ``0 points``: ``noun`` is singular and takes an s."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def fail(message: str) -> None:

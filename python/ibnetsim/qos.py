@@ -38,6 +38,7 @@ from typing import Any, Iterable, Optional, Sequence
 import pandas as pd
 
 from ibnetsim import _core
+from ibnetsim._cliutil import plural
 from ibnetsim._textfile import TextFileError, read_text
 from ibnetsim.errors import ConfigError
 
@@ -239,7 +240,7 @@ class Plan:
         c = self.connections
         lines = [
             "# ibnetsim qos plan: VL arbitration tables after Alfaro, Sanchez, Duato (2001)",
-            f"# {len(c)} requests: {self.accepted} accepted, {self.refused} refused; "
+            f"# {plural(len(c), 'request')}: {self.accepted} accepted, {self.refused} refused; "
             f"BE share {self.be_slots} of {FRAME_SLOTS} slots; link rate basis {self.rate_basis}",
         ]
         for r in c.itertuples(index=False):

@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 import click
 
 from ibnetsim import qos, topology
-from ibnetsim._cliutil import friendly_errors
+from ibnetsim._cliutil import friendly_errors, plural
 from ibnetsim.errors import IbnetsimError
 from ibnetsim.sm import SubnetManager
 
@@ -96,7 +96,7 @@ def register(main: click.Group) -> None:
                 fh.write(text)
         else:
             click.echo(text, nl=False)
-        click.echo(f"{len(reqs)} requests: {p.accepted} accepted, {p.refused} refused" + (f"; wrote {output}" if output else ""), err=True)
+        click.echo(f"{plural(len(reqs), 'request')}: {p.accepted} accepted, {p.refused} refused" + (f"; wrote {output}" if output else ""), err=True)
 
     @qos_group.command("setup")
     @click.argument("topology_file", metavar="TOPOLOGY", type=click.Path(exists=True, dir_okay=False))

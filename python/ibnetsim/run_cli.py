@@ -23,7 +23,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ibnetsim.experiment.cli import _executor_options, _friendly, _make_executor
+from ibnetsim._cliutil import plural
+from ibnetsim.experiment.cli import _executor_options, _friendly, _make_executor, _progress_options
 
 __all__ = ["register", "saturation", "SATURATION_TOLERANCE", "CRITERION", "BENCHES"]
 
@@ -121,9 +122,9 @@ def _fmt(v: Any, spec: str) -> str:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=None, help="Results directory (default: results/<scenario file stem>).")
 @_executor_options
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@_progress_options
 @_friendly
-def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optional[str], workers: Optional[int], no_progress: bool) -> None:
+def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optional[str], workers: Optional[int], no_progress: bool, progress_interval: float) -> None:
     """Run the simulation scenario FILE (kind = "simulate"): one run, or a sweep when
     traffic.load (or any key) is a list.
 
@@ -144,8 +145,8 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
         raise ScenarioError(f"`ibnetsim run` runs kind = \"simulate\" scenarios, not '{sc.kind}' (use `ibnetsim sweep`)", file, line, "kind")
     ex = _make_executor(executor, workers, scheduler)
     out = Path(out_dir) if out_dir else Path("results") / Path(file).stem
-    click.echo(f"{file}: {len(sc.points)} point{'s' * (len(sc.points) != 1)} on {ex.describe()} → {out}", err=True)
-    summary = run_sweep(sc, out, ex, progress=not no_progress)
+    click.echo(f"{file}: {plural(len(sc.points), 'point')} on {ex.describe()} → {out}", err=True)
+    summary = run_sweep(sc, out, ex, progress=not no_progress, progress_interval=progress_interval)
     click.echo(str(summary), err=True)
 
     keys = {p.key for p in sc.points}
@@ -156,7 +157,7 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
     n = len(sc.points[0].config["traffic"])
     load_axes = {"traffic.load"} if n == 1 else {f"traffic[{i}].load" for i in range(n)}
     series_axes = [a.name for a in sc.axes if a.name not in load_axes]
-    table = Table(title=(sc.name or Path(file).stem) + f" — {len(df)} point{'s' * (len(df) != 1)}")
+    table = Table(title=(sc.name or Path(file).stem) + f" — {plural(len(df), 'point')}")
     cols = series_axes + ["load", "offered", "accepted", "latency mean (ns)", "latency p99 (ns)", "stationary", "status"]
     for c in cols:
         table.add_column(c, justify="left" if c == "status" else "right", overflow="fold")

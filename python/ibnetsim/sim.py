@@ -318,6 +318,9 @@ def simulate(
     VLArbitration tables, as OpenSM would program them; they replace the
     config's ``sl2vl`` and ``vl_arbitration``, and the ports run the data VLs
     the file gives (``qos_max_vls``), so ``data_vls`` may not be given too.
+
+    ``progress`` draws a bar on stdout when it is a terminal (or in Jupyter),
+    and prints nothing otherwise.
     """
     if sm.fabric is not fabric:
         raise ConfigError("the SubnetManager was configured on a different Fabric object")
@@ -338,12 +341,18 @@ def simulate(
     sim = _core.Simulation(sm._inner, json.dumps(cfg), None if qos_file is None else os.fspath(qos_file))
     end_ps = int(round(time_us * PS_PER_US))
     t0 = time.perf_counter()
+    console = None
     if progress:
+        from rich.console import Console
+
+        console = Console()
+    # A transient bar drawn into a file (a log, a pipe) leaves only a blank line behind.
+    if console is not None and (console.is_terminal or console.is_jupyter):
         from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
         with Progress(
             TextColumn("simulating"), BarColumn(), TextColumn("{task.fields[t]:.1f}/{task.total:.1f} µs"),
-            TextColumn("{task.fields[ev]} events"), TimeRemainingColumn(), transient=True,
+            TextColumn("{task.fields[ev]} events"), TimeRemainingColumn(), console=console, transient=True,
         ) as bar:
             task = bar.add_task("sim", total=time_us, t=0.0, ev=0)
             _run_slices(sim, end_ps, slices, lambda: bar.update(task, completed=sim.now_ps / PS_PER_US, t=sim.now_ps / PS_PER_US, ev=sim.events))

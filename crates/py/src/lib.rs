@@ -15,6 +15,8 @@ mod subnet;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Set by build.rs: the commit of this build, or "unknown" outside a checkout.
+    m.add("BUILD_COMMIT", env!("IBNETSIM_BUILD_COMMIT"))?;
     errors::register(m)?;
     fabric::register(m)?;
     subnet::register(m)?;

@@ -31,6 +31,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
+from ibnetsim._cliutil import plural
 from ibnetsim.experiment.kinds import STATUS_ERROR, run_point
 
 __all__ = ["Task", "Executor", "SerialExecutor", "LocalExecutor", "DaskExecutor", "make_executor", "EXECUTORS"]
@@ -104,7 +105,7 @@ class LocalExecutor(Executor):
         self.workers = workers or os.cpu_count() or 1
 
     def describe(self) -> str:
-        return f"local process pool, {self.workers} workers"
+        return f"local process pool, {plural(self.workers, 'worker')}"
 
     def _pool(self, workers: int) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context(), initializer=_ignore_sigint)
@@ -188,7 +189,7 @@ class DaskExecutor(Executor):
     def describe(self) -> str:
         if self.scheduler:
             return f"dask cluster at {self.scheduler}"
-        return f"dask LocalCluster, {self.workers or os.cpu_count()} worker processes"
+        return f"dask LocalCluster, {plural(self.workers or os.cpu_count() or 1, 'worker process')}"
 
     def run(self, tasks: Sequence[Task], on_done: OnDone) -> None:
         try:

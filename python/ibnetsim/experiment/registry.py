@@ -45,6 +45,7 @@ import pandas as pd
 from ibnetsim.experiment import scenario as _scenario
 from ibnetsim.experiment.numfmt import exact, number, percent, significant_digits
 from ibnetsim.experiment.scenario import ScenarioError, _Locator, tomllib
+from ibnetsim.experiment.sweep import PROGRESS_INTERVAL_S
 
 __all__ = [
     "EXPERIMENTS_DIR",
@@ -434,7 +435,7 @@ class Report:
             "",
             f"Run: `{self.command}` "
             f"({'quick, scaled-down' if self.quick else 'full, the paper parameters'}), "
-            f"ibnetsim {ibnetsim.__version__}, {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}.",
+            f"ibnetsim {ibnetsim.__version__} (build commit {ibnetsim.__build_commit__}), {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}.",
             "",
         ]
         if e.notes:
@@ -530,6 +531,7 @@ def reproduce(
     out_dir: Union[str, os.PathLike, None] = None,
     progress: bool = True,
     directory: Union[str, os.PathLike, None] = None,
+    progress_interval: float = PROGRESS_INTERVAL_S,
 ) -> Report:
     """Runs an experiment (resuming if ``out_dir`` holds part of it), plots it and writes the report."""
     from ibnetsim.experiment.plots import plot_results
@@ -544,7 +546,7 @@ def reproduce(
     dirs = [out] if len(files) == 1 else [out / f.name.removesuffix(".toml").removesuffix(".scenario") for f in files]
     frames, summary = [], None
     for f, d in zip(files, dirs):
-        s = run_sweep(_scenario.load(f), d, executor, progress=progress)
+        s = run_sweep(_scenario.load(f), d, executor, progress=progress, progress_interval=progress_interval)
         if summary is None:
             summary = s
         else:

@@ -23,6 +23,7 @@ from typing import Any, Optional, Union
 
 import pandas as pd
 
+from ibnetsim._cliutil import plural
 from ibnetsim.experiment.numfmt import MISSING, number
 from ibnetsim.experiment.registry import comparison_of, display_row, value_notes, verdict_summary
 from ibnetsim.experiment.store import RUNTIME_COLUMNS, Store
@@ -63,7 +64,7 @@ def _cell(v: Any) -> tuple[str, str]:
     if isinstance(v, str):
         return v, "text"
     if hasattr(v, "__len__"):
-        return f"[{len(v)} values]", "text"
+        return f"[{plural(len(v), 'value')}]", "text"
     return number(v, digits=5), ""
 
 
@@ -76,7 +77,7 @@ def _table(df: pd.DataFrame, max_rows: int = 500) -> str:
         out.append("<tr>" + "".join(f'<td class="{cls}">{html.escape(text)}</td>' for text, cls in cells) + "</tr>")
     out.append("</tbody></table></div>")
     if len(df) > max_rows:
-        out.append(f"<p>… {len(df) - max_rows} more rows in results.parquet.</p>")
+        out.append(f"<p>… {plural(len(df) - max_rows, 'more row')} in results.parquet.</p>")
     return "\n".join(out)
 
 
@@ -179,9 +180,9 @@ def write_html_report(directory: Union[str, os.PathLike], out: Optional[Union[st
     if heading != title:
         parts.append(f"<p>Scenario: {html.escape(title)}.</p>")
     parts.append(
-        f"<p>{len(df)} points: {len(ok)} ok, {failed_text}. "
-        f"ibnetsim {html.escape(str(m.get('ibnetsim_version')))}, commit {html.escape(str(m.get('git_commit')))}, "
-        f"host {html.escape(str(m.get('host')))}.</p>"
+        f"<p>{plural(len(df), 'point')}: {len(ok)} ok, {failed_text}. "
+        f"ibnetsim {html.escape(str(m.get('ibnetsim_version')))}, build commit {html.escape(str(m.get('build_commit', 'not recorded')))}, "
+        f"scenario SHA-256 {html.escape(str(m.get('scenario_sha256', 'not recorded')))}, host {html.escape(str(m.get('host')))}.</p>"
     )
     if sc.get("description"):
         parts.append(f"<p>{html.escape(sc['description'])}</p>")

@@ -531,6 +531,9 @@ def render_reference() -> str:
             lines += ["| result column | meaning |", "|---|---|"]
             lines += [f"| `{c}` | {d} |" for c, d in pk.columns.items()]
             lines.append("")
+        if pk.table_columns:
+            shown = ", ".join(f"`{c}`" for c in pk.table_columns)
+            lines += [f"`ibnetsim results` shows the swept keys, `status` and {shown} (`--wide`: every column).", ""]
     lines += ["## Sections", ""]
     for sec in sorted(_SECTIONS.values(), key=lambda sec: section_order.index(sec.name) if sec.name in used else -1):
         if sec.name not in used:

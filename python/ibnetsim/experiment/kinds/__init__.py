@@ -62,6 +62,10 @@ class PointKind:
     required: tuple[str, ...] = ()
     #: Result columns and what they mean (documented in docs/scenario.md).
     columns: dict[str, str] = field(default_factory=dict)
+    #: The result columns ``ibnetsim results`` shows, after the swept keys
+    #: (``--wide`` shows every column): a few that fit a terminal. Empty: every
+    #: scalar result column, for kinds with few.
+    table_columns: tuple[str, ...] = ()
     figures: tuple[Figure, ...] = ()
     #: Whole-point check run at validation time: ``(dotted key, message)`` or None.
     check: Optional[Callable[[dict], Optional[tuple[str, str]]]] = None
@@ -85,6 +89,9 @@ def register(kind: PointKind) -> PointKind:
     for c in kind.columns:
         if not _COLUMN.match(c):
             raise ValueError(f"point kind '{kind.name}': result column {c!r} must be an identifier without dots")
+    unknown = [c for c in kind.table_columns if c not in kind.columns]
+    if unknown:
+        raise ValueError(f"point kind '{kind.name}': table_columns {', '.join(unknown)} are not among its result columns")
     _KINDS[kind.name] = kind
     return kind
 

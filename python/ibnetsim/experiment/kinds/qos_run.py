@@ -196,6 +196,7 @@ KIND = register(
         run=_run,
         sections=("fabric", "routing", "qos_run"),
         columns=_COLUMNS,
+        table_columns=("established", "delivered_bytes_per_cycle_per_host", "host_util_mean", "bandwidth_ratio_min", "k_reached"),
         figures=(
             Figure("delivered", x="qos_run.connections", y="delivered_bytes_per_cycle_per_host", title="Delivered traffic", ylabel="bytes/cycle/host", xlabel="tried connections"),
             Figure("host_util", x="qos_run.connections", y="host_util_mean", title="Mean host-interface utilization", ylabel="utilization", xlabel="tried connections"),

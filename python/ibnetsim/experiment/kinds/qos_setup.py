@@ -200,6 +200,7 @@ KIND = register(
         run=_run,
         sections=("fabric", "routing", "qos_setup"),
         columns=_COLUMNS,
+        table_columns=("tried", "established", "accepted_per_host_link", "refused_bandwidth", "refused_entries"),
         figures=(
             Figure("established", x="qos_setup.connections", y="established", title="Established vs tried connections", ylabel="established", xlabel="tried"),
             Figure("load", x="qos_setup.connections", y="accepted_per_host_link", title="Reserved CBR load per host", ylabel="fraction of the link", xlabel="tried"),

@@ -281,6 +281,7 @@ KIND = register(
                 for k in range(1, mr + 1)
             },
         },
+        table_columns=("mean_hops", "max_hops", "max_channel_load", "throughput_bound", "credit_loop"),
         figures=(
             Figure("mean_hops", x="fabric.switches", y="mean_hops", title="Mean path length", ylabel="mean hops"),
             Figure("non_minimal", x="fabric.switches", y="non_minimal_fraction", title="Pairs on non-minimal paths", ylabel="fraction of CA pairs"),

@@ -146,6 +146,7 @@ KIND = register(
             "probe_latency_ns": "List: mean latency at each probed load.",
             "wall_s": "Wall-clock time of all the probes' simulations.",
         },
+        table_columns=("saturation_load", "throughput", "latency_at_saturation_ns", "zero_load_latency_ns"),
         figures=(
             Figure("throughput", x="fabric.switches", y="throughput_bytes_per_ns_per_switch", title="Saturation throughput", ylabel="bytes/ns/switch"),
         ),

@@ -568,6 +568,7 @@ KIND = register(
             "latency_hist_edges_ns": "List: latency histogram bucket edges (ns).",
             "latency_hist_counts": "List: packets per latency bucket.",
         },
+        table_columns=("offered_load", "accepted_load", "latency_mean_ns", "latency_p99_ns"),
         figures=(
             Figure("accepted_vs_load", x="traffic.load", y="accepted_load", title="Accepted traffic", ylabel="accepted (fraction of link rate)"),
             Figure("latency_vs_load", x="traffic.load", y="latency_mean_ns", title="Mean packet latency", ylabel="latency (ns)"),
