@@ -171,3 +171,37 @@ def test_html_report_renders_in_headless_chromium(tmp_path):
     ).stdout
     # The page's own script measured every inline SVG figure with a non-empty box.
     assert '<body data-figures-rendered="4">' in dom, dom[:500]
+
+
+def test_plugins_of_a_results_directory_are_not_imported_unless_allowed(tmp_path):
+    # A results directory names the plugins its scenario used; `plot` and
+    # `report` import them (their code runs) only with --plugins. The plugin
+    # here leaves a marker when imported.
+    import os
+    import subprocess
+    import sys
+
+    tests = Path(__file__).resolve().parent
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "marking_plugin.py").write_text(
+        "import os\nimport experiment_plugin  # noqa: F401 (registers kind synthetic)\n"
+        "open(os.environ['PLUGIN_MARKER'], 'a').close()\n"
+    )
+    scen = tmp_path / "s.toml"
+    scen.write_text('kind = "synthetic"\nplugins = ["marking_plugin"]\nseed = [1, 2]\n[synthetic]\nx = [1.0, 2.0]\n')
+    marker = tmp_path / "imported"
+    env = {**os.environ, "PLUGIN_MARKER": str(marker), "PYTHONPATH": os.pathsep.join([str(tmp_path / "lib"), str(tests), os.environ.get("PYTHONPATH", "")])}
+    cli = lambda *a: subprocess.run([sys.executable, "-m", "ibnetsim.cli", *map(str, a)], env=env, capture_output=True, text=True)  # noqa: E731
+    out = tmp_path / "out"
+    assert cli("sweep", scen, "-o", out, "--no-progress", "--executor", "serial").returncode == 0
+    assert marker.exists()  # running the scenario runs its plugin: it is code
+    marker.unlink()
+    for command, status in ((["plot", out], 1), (["report", out], 0)):
+        proc = cli(*command)
+        # The synthetic kind's figure is its only one: plot has nothing to draw.
+        assert proc.returncode == status, proc.stderr
+        assert not marker.exists(), command
+        assert "comes from plugins marking_plugin, not imported (they are code)" in proc.stderr and "--plugins" in proc.stderr
+    proc = cli("plot", out, "--plugins")
+    assert proc.returncode == 0 and marker.exists(), proc.stderr
+    assert any(Path(line).stem == "mean" for line in proc.stdout.splitlines()), proc.stdout

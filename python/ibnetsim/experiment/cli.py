@@ -241,18 +241,28 @@ def results_cmd(directory: str, columns: Optional[str], wide: bool, failed: bool
         sys.exit(1)
 
 
+def _plugins_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--plugins",
+        is_flag=True,
+        help="Import the plugin modules the directory's manifest names, for their point kinds' figures. "
+        "Importing runs their code: allow it only for results you trust.",
+    )(fn)
+
+
 @click.command("plot")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False))
 @click.option("-o", "--output", "out", type=click.Path(file_okay=False), default=None, help="Folder for the figures (default: DIRECTORY/figures).")
 @click.option("--format", "formats", multiple=True, type=click.Choice(["png", "svg", "pdf"]), default=("png", "svg"), show_default=True)
+@_plugins_option
 @_friendly
-def plot_cmd(directory: str, out: Optional[str], formats: tuple[str, ...]) -> None:
+def plot_cmd(directory: str, out: Optional[str], formats: tuple[str, ...], plugins: bool) -> None:
     """Draw the standard figures of a sweep (PNG and SVG)."""
     from ibnetsim.experiment.plots import plot_results
 
-    paths = plot_results(directory, out, formats)
+    paths = plot_results(directory, out, formats, import_plugins=plugins)
     if not paths:
-        click.echo(f"{directory}: no successful points to plot", err=True)
+        click.echo(f"{directory}: no figure to draw (no successful points, or no figure applies to these results)", err=True)
         sys.exit(1)
     for p in paths:
         click.echo(str(p))
@@ -261,12 +271,13 @@ def plot_cmd(directory: str, out: Optional[str], formats: tuple[str, ...]) -> No
 @click.command("report")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False))
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False), default=None, help="HTML file (default: DIRECTORY/report.html).")
+@_plugins_option
 @_friendly
-def report_cmd(directory: str, out: Optional[str]) -> None:
+def report_cmd(directory: str, out: Optional[str], plugins: bool) -> None:
     """Write one self-contained HTML page: figures, scenario and summary tables."""
     from ibnetsim.experiment.report import write_html_report
 
-    click.echo(str(write_html_report(directory, out)))
+    click.echo(str(write_html_report(directory, out, import_plugins=plugins)))
 
 
 @click.command("reproduce")

@@ -33,6 +33,7 @@ deviations included).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from pathlib import Path
@@ -53,6 +54,8 @@ from ibnetsim.experiment.registry import comparison_of, select_rows  # noqa: E40
 from ibnetsim.experiment.store import Store  # noqa: E402
 
 __all__ = ["plot_results", "FORMATS", "PROFILE_COLUMNS"]
+
+log = logging.getLogger(__name__)
 
 FORMATS = ("png", "svg")
 PROFILE_COLUMNS = ("port_utilization", "channel_loads")
@@ -287,8 +290,15 @@ def plot_results(
     out: Optional[Union[str, os.PathLike]] = None,
     formats: Sequence[str] = FORMATS,
     paper: Optional[dict] = None,
+    import_plugins: bool = False,
 ) -> list[Path]:
     """Draws the standard figures of a results directory into ``out`` (default ``DIR/figures``).
+
+    A point kind a plugin registered draws its own figures only if the kind is
+    registered in this process (the caller loaded the scenario), or if
+    ``import_plugins`` allows importing the plugins the directory's manifest
+    names: a results directory may come from anyone, and importing a module
+    runs its code.
 
     ``paper`` is a comparison as ``ibnetsim reproduce`` writes it to report.json
     (default: the one it wrote for this directory, if any); its values are drawn
@@ -319,11 +329,20 @@ def plot_results(
     figs: Sequence[kinds.Figure] = ()
     if kind:
         try:
-            for plugin in sc.get("plugins") or []:
-                __import__(plugin)
+            if import_plugins:
+                for plugin in sc.get("plugins") or []:
+                    __import__(plugin)
             figs = kinds.get(kind).figures
         except (ImportError, KeyError):
-            # A plugin kind that is not importable here: the data-plane figures still work.
+            # A plugin kind not registered here: the data-plane figures still work.
+            if sc.get("plugins") and not import_plugins:
+                log.warning(
+                    "%s: kind '%s' comes from plugins %s, not imported (they are code): its own figures are left out; "
+                    "allow them with --plugins",
+                    directory,
+                    kind,
+                    ", ".join(sc["plugins"]),
+                )
             figs = ()
     for f in figs:
         x = f.x if f.x in df else (non_seed[0] if non_seed else None)

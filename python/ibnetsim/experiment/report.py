@@ -146,8 +146,12 @@ def _svg_inline(path: Path) -> str:
     return text[start:] if start >= 0 else ""
 
 
-def write_html_report(directory: Union[str, os.PathLike], out: Optional[Union[str, os.PathLike]] = None) -> Path:
-    """Writes ``out`` (default ``DIR/report.html``) and returns its path; draws the figures if needed."""
+def write_html_report(
+    directory: Union[str, os.PathLike], out: Optional[Union[str, os.PathLike]] = None, import_plugins: bool = False
+) -> Path:
+    """Writes ``out`` (default ``DIR/report.html``) and returns its path; draws
+    the figures if needed. ``import_plugins``: as for
+    :func:`~ibnetsim.experiment.plots.plot_results`."""
     from ibnetsim.experiment.plots import plot_results
 
     d = Path(directory)
@@ -156,7 +160,7 @@ def write_html_report(directory: Union[str, os.PathLike], out: Optional[Union[st
     if not m:
         raise FileNotFoundError(f"{d}: not a results directory (no manifest.json)")
     df = store.rows()
-    figures = [p for p in plot_results(d, formats=("svg",)) if p.suffix == ".svg"]
+    figures = [p for p in plot_results(d, formats=("svg",), import_plugins=import_plugins) if p.suffix == ".svg"]
     sc = m.get("scenario", {})
     title = sc.get("name") or sc.get("kind") or str(d)
     ok = df[df["status"] == "ok"] if "status" in df else df

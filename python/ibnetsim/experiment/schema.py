@@ -186,7 +186,8 @@ TOP_LEVEL: tuple[Key, ...] = (
         "plugins",
         "list[str]",
         "Python modules imported before the sweep (and on every worker) that register "
-        "extra point kinds or sections with `ibnetsim.experiment.kinds.register`.",
+        "extra point kinds or sections with `ibnetsim.experiment.kinds.register`. "
+        "Importing runs their code, also for `--dry-run`: a scenario with plugins is a program.",
         default=[],
         sweep=False,
     ),
@@ -450,6 +451,11 @@ This file expands to 5 × 4 × 2 = 40 points.
 - Each point is keyed by a hash of its resolved configuration (every key, defaults filled in, but
   not `name`, `description` or `plugins`). Re-running a sweep skips points already in the results
   directory.
+- **A scenario with `plugins` is code**, as a Makefile is: loading it imports those modules, and
+  `sweep`, `run` and even `--dry-run` load it. Run only scenarios you trust. Results directories
+  are data: `ibnetsim plot DIR` and `ibnetsim report DIR` do not import the plugins their manifest
+  names unless you pass `--plugins` (without it, a plugin kind's own figures are left out, with a
+  warning that says so).
 
 This page is generated from the schema (`python -m ibnetsim.experiment.schema docs/scenario.md`)
 and a test fails when they differ.
