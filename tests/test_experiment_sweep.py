@@ -489,3 +489,21 @@ def test_progress_in_a_log_file_is_plain_lines(tmp_path):
     assert seen == [("1", "0", True), ("3", "1", False)]
     with pytest.raises(ValueError, match="progress_interval must be a number of seconds >= 0"):
         run_sweep(synthetic(tmp_path), tmp_path / "never", make_executor("serial"), progress_interval=-1)
+
+
+def test_a_long_point_reports_its_own_progress_in_a_log(tmp_path, capfd):
+    # In a log (not a terminal), a simulate point prints plain lines of its
+    # simulated time on stderr, labelled with its index; with a live bar it does not.
+    import io
+
+    from rich.console import Console
+
+    sc = loads_scenario(
+        'kind = "simulate"\nseed = 1\n[fabric]\nkind = "ring"\nswitches = 4\n[routing]\nengine = "updn"\n'
+        "[simulation]\ntime_us = 20.0\n[traffic]\nload = 0.1\n"
+    )
+    run_sweep(sc, tmp_path / "log", make_executor("serial"), progress=True, console=Console(file=io.StringIO()), progress_interval=0)
+    err = capfd.readouterr().err
+    assert re.search(r"^point 0: simulated 20\.0/20\.0 µs \(100 %\), ", err, flags=re.M), err
+    run_sweep(sc, tmp_path / "quiet", make_executor("serial"), progress=False, progress_interval=0)
+    assert "simulated" not in capfd.readouterr().err

@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -363,3 +364,19 @@ def test_progress_draws_a_bar_on_a_terminal_and_nothing_in_a_file(small, capsys,
     monkeypatch.setenv("FORCE_COLOR", "1")  # rich then draws as on a terminal
     ib.simulate(fab, sm, **kw)
     assert "simulating" in capsys.readouterr().out
+
+
+def test_progress_every_few_seconds_prints_plain_lines_for_logs(small, capsys):
+    # progress = 0 s: a line after each of the 4 slices, simulated time
+    # against the end, on stderr; nothing on stdout.
+    fab, sm = small
+    ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.05), time_us=20, seed=1, progress=0, slices=4, progress_label="point 7")
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.splitlines()
+    pattern = re.compile(r"point 7: simulated (\d+\.\d)/20\.0 µs \((\d+) %\), \d+\.\d\d M events/s, elapsed 0:00:\d\d")
+    found = [pattern.fullmatch(x) for x in lines]
+    assert all(found), lines
+    assert [(m[1], m[2]) for m in found] == [("5.0", "25"), ("10.0", "50"), ("15.0", "75"), ("20.0", "100")]
+    with pytest.raises(ib.ConfigError, match="progress must be True, False or a number of seconds >= 0"):
+        ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.05), time_us=20, progress=-1)

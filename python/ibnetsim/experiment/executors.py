@@ -48,6 +48,9 @@ class Task:
     kind: str
     plugins: tuple[str, ...]
     config: dict
+    #: Seconds between plain progress lines a long point prints to stderr
+    #: (None: none), for sweeps whose output is a log, not a terminal.
+    progress_interval: Optional[float] = None
 
 
 OnDone = Callable[[Task, dict], None]
@@ -58,7 +61,7 @@ def _crash_row(message: str) -> dict[str, Any]:
 
 
 def _execute(task: Task) -> dict[str, Any]:
-    return run_point(task.kind, task.plugins, task.config)
+    return run_point(task.kind, task.plugins, task.config, progress=(task.progress_interval, f"point {task.index}"))
 
 
 def _ignore_sigint() -> None:

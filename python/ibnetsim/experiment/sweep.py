@@ -136,8 +136,10 @@ def _run(sc: _scenario.Scenario, store: Store, ex: Executor, progress: bool, ret
     todo = [p for p in sc.points if p.key not in finished]
     summary = SweepSummary(str(store.path), total=len(sc.points), skipped=len(sc.points) - len(todo))
     by_key = {p.key: p for p in sc.points}
-    tasks = [Task(p.index, p.key, sc.kind, tuple(sc.plugins), p.config) for p in todo]
     live = progress and (console.is_terminal or console.is_jupyter)
+    # In a log, a long point reports its own progress too (a bar would not show).
+    within = progress_interval if progress and not live else None
+    tasks = [Task(p.index, p.key, sc.kind, tuple(sc.plugins), p.config, within) for p in todo]
     lines = _ProgressLines(console, len(tasks), progress_interval) if progress and not live and tasks else None
     bar = Progress(
         SpinnerColumn(),

@@ -157,9 +157,16 @@ def _check_columns(kind: str, out: Any) -> dict[str, Any]:
     return clean
 
 
-def run_point(kind: str, plugins: Sequence[str], config: dict) -> dict[str, Any]:
+#: While a point runs: (seconds between progress lines or None, the point's
+#: label). A kind that runs long may report progress with it (``simulate`` does).
+point_progress: tuple[Optional[float], str] = (None, "")
+
+
+def run_point(kind: str, plugins: Sequence[str], config: dict, progress: tuple[Optional[float], str] = (None, "")) -> dict[str, Any]:
     """Runs one point and returns its row fragment: ``status``, ``error``, the
     result columns, and the runtime columns ``elapsed_s`` and ``host``.
+    ``progress`` is (seconds between plain progress lines on stderr, or None;
+    the point's label), for kinds that run long.
 
     An exception in the kind becomes an error row (message and traceback), so a
     failing point never stops the sweep. KeyboardInterrupt and SystemExit are
@@ -167,6 +174,8 @@ def run_point(kind: str, plugins: Sequence[str], config: dict) -> dict[str, Any]
     """
     t0 = time.perf_counter()
     meta = {"host": socket.gethostname(), "pid": os.getpid()}
+    global point_progress
+    point_progress = progress
     try:
         for mod in plugins:
             importlib.import_module(mod)
@@ -179,6 +188,8 @@ def run_point(kind: str, plugins: Sequence[str], config: dict) -> dict[str, Any]
             "error": f"{type(e).__name__}: {e}",
             "traceback": traceback.format_exc(),
         }
+    finally:
+        point_progress = (None, "")
     row["elapsed_s"] = time.perf_counter() - t0
     row.update(meta)
     return row

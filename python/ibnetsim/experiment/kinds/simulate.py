@@ -435,9 +435,16 @@ def histogram_columns(hist) -> dict[str, Any]:
     return {"latency_hist_edges_ns": edges, "latency_hist_counts": out_counts}
 
 
-def run_config(config: dict, progress: bool = False):
-    """Builds and runs one point's simulation; returns ``(fabric, SimResult)``."""
+def run_config(config: dict, progress: bool | float = False):
+    """Builds and runs one point's simulation; returns ``(fabric, SimResult)``.
+    Inside a sweep whose output is a log, the point prints plain progress lines
+    (``kinds.point_progress``)."""
     import ibnetsim
+    from ibnetsim.experiment import kinds
+
+    interval, label = kinds.point_progress
+    if interval is not None and progress is False:
+        progress = interval
 
     fabric = build_fabric(config["fabric"])
     sm = build_subnet(fabric, config["routing"])
@@ -454,6 +461,7 @@ def run_config(config: dict, progress: bool = False):
         warmup_max_fraction=sim["warmup_max_fraction"],
         preset=sim["preset"],
         progress=progress,
+        progress_label=label or "simulating",
         **sim_overrides(config),
     )
 
