@@ -1030,3 +1030,15 @@ fn a_long_cycle_is_listed_up_to_24_channels() {
         }
     }
 }
+
+#[test]
+fn the_subnet_managers_programmed_sl2vl_tables_are_what_the_check_reads() {
+    // OpenSM options mapping SL 0 to VL 1 on every port, with 2 VLs: the
+    // clockwise ring's cycle is then on VL 1, the only VL used.
+    let conf = "qos TRUE\nqos_max_vls 2\nqos_sl2vl 1,0,1,0,1,0,1,0,1,0,1,0,1,0,1,0\n";
+    let n = clockwise();
+    let (sl2vl, _) = crate::qos::QosConfig::parse_opensm_conf(conf, None).unwrap().apply(&n.f);
+    let r = n.check_with(&SlView::with_tables(&sl2vl), &AnalysisOptions::default());
+    assert_eq!(r.credit_loops.vls_used, vec![1]);
+    assert!(cycle_links(&r).iter().all(|c| c.2 == 1), "{r}");
+}
