@@ -184,3 +184,14 @@ def test_qos_plan_counts_one_request(tmp_path):
     assert r.exit_code == 0, r.output
     assert "1 request: 1 accepted, 0 refused" in r.stderr
     assert "# 1 request: 1 accepted, 0 refused;" in r.stdout
+
+
+def test_the_default_results_directory_is_the_one_the_help_names(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "grid.toml").write_text('kind = "tframe"\n[tframe]\nlink_width = "1x"\n')
+    runner = CliRunner()
+    for command in ("sweep", "run"):
+        assert "default: results/<scenario file stem>, e.g. results/grid for grid.toml" in " ".join(runner.invoke(main, [command, "--help"]).output.split())
+    r = runner.invoke(main, ["sweep", "grid.toml", "--no-progress"])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "results" / "grid" / "manifest.json").is_file()

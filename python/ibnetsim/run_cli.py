@@ -120,7 +120,7 @@ def _fmt(v: Any, spec: str) -> str:
 
 @click.command("run")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=None, help="Results directory (default: results/<scenario file stem>).")
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=None, help="Results directory (default: results/<scenario file stem>, e.g. results/grid for grid.toml).")
 @_executor_options
 @_progress_options
 @_friendly

@@ -78,7 +78,7 @@ def _make_executor(executor: str, workers: Optional[int], scheduler: Optional[st
 
 @click.command("sweep")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=None, help="Results directory (default: results/<scenario name>).")
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=None, help="Results directory (default: results/<scenario file stem>, e.g. results/grid for grid.toml).")
 @_executor_options
 @click.option("--skip-failed", is_flag=True, help="Do not re-run points that failed before.")
 @click.option("--dry-run", is_flag=True, help="Validate and list the points, run nothing.")
