@@ -1042,3 +1042,14 @@ fn the_subnet_managers_programmed_sl2vl_tables_are_what_the_check_reads() {
     assert_eq!(r.credit_loops.vls_used, vec![1]);
     assert!(cycle_links(&r).iter().all(|c| c.2 == 1), "{r}");
 }
+
+#[test]
+fn a_route_to_a_switch_counts_that_switch_as_a_hop() {
+    // h0 -> s1: through s0, delivered at s1's port 0: 2 switches, as h0 -> h1.
+    let n = clockwise();
+    let h0 = LinkEnd { node: n.id("h0"), port: 1 };
+    let to_switch = trace_route(&n.f, &n.lids, &n.t, h0, n.lid("s1"));
+    assert_eq!(to_switch.describe(&n.f), "h0/1 -> s0/1 -> s1");
+    assert_eq!(to_switch.switch_hops(&n.f), Some(2));
+    assert_eq!(trace_route(&n.f, &n.lids, &n.t, h0, n.lid("h1")).switch_hops(&n.f), Some(2));
+}

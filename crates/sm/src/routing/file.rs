@@ -207,6 +207,25 @@ Unicast lids [0-9] of switch Lid 9 guid 0x0000000000000010 ('s'):
     }
 
     #[test]
+    fn lids_stated_by_the_topology_keep_the_cas_lmc() {
+        // A subnet.lst states each port's LID and LMC: the switch LID 1 at
+        // LMC 0, the CAs 2-3 and 4-5 at LMC 1. The map's LMC is the CAs'.
+        let f = star();
+        let (s, a, b) = (ibnetsim_fabric::NodeId(0), ibnetsim_fabric::NodeId(1), ibnetsim_fabric::NodeId(2));
+        let text = "dump_ucast_routes: Switch 0x0000000000000010\nLID    : Port : Hops : Optimal\n0x0002 : 001  : 01   : yes\n";
+        let engine = FileEngine {
+            dump: dump::parse(text, None).unwrap(),
+            lids: None,
+            given: vec![(s, 0, 1, 0), (a, 1, 2, 1), (b, 1, 4, 1)],
+        };
+        let lids = engine.assign_lids(&f, 0).unwrap().unwrap();
+        assert_eq!(lids.lmc(), 1);
+        assert_eq!(lids.of_port(a, 1).map(|p| (p.base, p.lmc)), Some((2, 1)));
+        assert_eq!(lids.of_port(b, 1).map(|p| (p.base, p.lmc)), Some((4, 1)));
+        assert_eq!(lids.switch_lid(s), Some(1));
+    }
+
+    #[test]
     fn given_lids_win() {
         let f = star();
         let text = "dump_ucast_routes: Switch 0x0000000000000010\nLID    : Port : Hops : Optimal\n\
