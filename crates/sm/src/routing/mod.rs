@@ -21,6 +21,7 @@ use crate::path_sl::PathSl;
 
 pub mod dor;
 pub mod fa;
+pub mod ftree;
 pub mod minhop;
 #[cfg(test)]
 pub(crate) mod testfab;
@@ -121,6 +122,11 @@ pub static ENGINES: &[EngineInfo] = &[
         name: fa::NAME,
         summary: "fully adaptive (paper 002): LID offset 0 up*/down* escape, offsets 1.. minimal adaptive options; needs LMC ≥ 1",
         build: fa::build,
+    },
+    EngineInfo {
+        name: ftree::NAME,
+        summary: "fat-tree routing after OpenSM's ftree: ranks the tree from its leaves, one balanced spine path per destination",
+        build: ftree::build,
     },
     EngineInfo { name: file::NAME, summary: "load forwarding tables from an OpenSM or ib_flit_sim dump", build: file::build },
 ];
