@@ -1,6 +1,7 @@
 //! Times the routing engines on a fabric of the size the project targets:
 //! a 3-level folded Clos of 294 switches and 2016 hosts, and a random
-//! irregular fabric of 300 switches and 2100 hosts.
+//! irregular fabric of 300 switches and 2100 hosts, and the generator's
+//! 4-ary 5-tree (1280 switches, 1024 hosts). `ftree` refuses the irregular one.
 //!
 //! Run with `cargo run --release -p ibnetsim-sm --example route_timing`.
 //! This is a measurement, not a test: it prints wall-clock times.
@@ -74,17 +75,27 @@ fn irregular(n: usize, links: u32, hosts: u32, seed: u64) -> Fabric {
 }
 
 fn main() {
-    let fabrics = [("fat tree 8 pods x 14, 18 hosts/leaf", fat_tree(8, 14, 18, 5)), ("irregular 300 x 8 links, 7 hosts", irregular(300, 8, 7, 1))];
+    let fabrics = [
+        ("fat tree 8 pods x 14, 18 hosts/leaf", fat_tree(8, 14, 18, 5)),
+        ("irregular 300 x 8 links, 7 hosts", irregular(300, 8, 7, 1)),
+        ("4-ary 5-tree", ibnetsim_fabric::gen::FatTreeParams::new(4, 5).build().unwrap()),
+    ];
     for (name, f) in &fabrics {
         let switches = f.switches().count();
         let hosts = f.cas().count();
         println!("{name}: {switches} switches, {hosts} hosts, {} links", f.links().len());
         for lmc in [0u8, 2] {
             let lids = LidMap::assign(f, lmc).unwrap();
-            for engine in ["minhop", "updn", "dor"] {
+            for engine in ["minhop", "updn", "dor", "ftree"] {
                 let e = build_engine(engine, &RoutingOptions::default()).unwrap();
                 let start = Instant::now();
-                let r = e.route(f, &lids).unwrap();
+                let r = match e.route(f, &lids) {
+                    Ok(r) => r,
+                    Err(err) => {
+                        println!("  {engine:7} lmc {lmc}: {err}");
+                        continue;
+                    }
+                };
                 let took = start.elapsed();
                 println!("  {engine:7} lmc {lmc}: {:8.1} ms  ({} LIDs){}", took.as_secs_f64() * 1e3, lids.top_lid(), r.notes.first().map(|n| format!("  [{n}]")).unwrap_or_default());
             }

@@ -120,8 +120,7 @@ struct Sw {
 }
 
 /// The ranked fabric and the routing state of one run.
-struct Tree<'a> {
-    fabric: &'a Fabric,
+struct Tree {
     sws: Vec<Sw>,
     leaf_rank: u32,
     /// Per destination: hops from each switch (NO_HOPS: no route yet).
@@ -135,9 +134,9 @@ fn unsupported(reason: String) -> SmError {
     SmError::Unsupported { engine: NAME.to_string(), reason }
 }
 
-impl<'a> Tree<'a> {
+impl Tree {
     /// Ranks and groups the switches, or says why the fabric is no fat tree.
-    fn build(fabric: &'a Fabric, top_lid: Lid) -> Result<Self, SmError> {
+    fn build(fabric: &Fabric, top_lid: Lid) -> Result<Self, SmError> {
         let order = switch_table_order(fabric);
         if order.is_empty() {
             return Err(unsupported("the fabric has no switches".into()));
@@ -266,7 +265,7 @@ impl<'a> Tree<'a> {
                 )));
             }
         }
-        Ok(Tree { fabric, hops: vec![NO_HOPS; sws.len()], sws, leaf_rank, lid: None, tables: ForwardingTables::new(fabric, top_lid) })
+        Ok(Tree { hops: vec![NO_HOPS; sws.len()], sws, leaf_rank, lid: None, tables: ForwardingTables::new(fabric, top_lid) })
     }
 
     /// Points switch `sw`'s entry for the current destination at `port`.

@@ -4,6 +4,7 @@ mod cdg;
 mod common;
 mod dumps;
 mod escape_check;
+mod ftree;
 mod real_fabrics;
 mod lmc_paths;
 mod multicast;
