@@ -482,9 +482,9 @@ mod tests {
         let s: Vec<NodeId> = (0..3).map(|i| f.add_switch(format!("s{i}"), 8).unwrap()).collect();
         f.connect(s[0], 1, s[1], 2, LinkSpec::default()).unwrap();
         f.connect(s[1], 1, s[2], 2, LinkSpec::default()).unwrap();
-        for i in 0..2 {
+        for (i, &sw) in s.iter().take(2).enumerate() {
             let h = f.add_hca(format!("h{i}"), 1).unwrap();
-            f.connect(s[i], 3, h, 1, LinkSpec::default()).unwrap();
+            f.connect(sw, 3, h, 1, LinkSpec::default()).unwrap();
         }
         let err = route(&f, 0).err().unwrap().to_string();
         assert!(err.contains("switch 's1' has CAs but is 1 hops below the roots, while the leaves are 2 hops below"), "{err}");
