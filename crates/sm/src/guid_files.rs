@@ -154,7 +154,7 @@ mod tests {
     #[test]
     fn reads_what_opensm_writes_and_accepts() {
         // dump_roots: "0x%" PRIx64 "\n", no zero padding.
-        assert_eq!(guids("0x2c90300000100\n0x2c90300000200\n"), vec![(0x2c9_0300_0001_00, 1), (0x2c9_0300_0002_00, 2)]);
+        assert_eq!(guids("0x2c90300000100\n0x2c90300000200\n"), vec![(0x0002_c903_0000_0100, 1), (0x0002_c903_0000_0200, 2)]);
         // parse_node_map: blanks, comments, text after the GUID, octal and decimal.
         assert_eq!(
             guids("# spines\n\n  0x0002C90300000100 spine-1\n0x10# c\n010\t\n17\n"),

@@ -132,8 +132,11 @@ pub fn parse(text: &str, file: Option<&Path>) -> Result<LftDump, SmError> {
     Ok(dump)
 }
 
+/// What a `Unicast lids` header gives: the switch, its LID and the table's LID range.
+type Header = (SwitchKey, Option<Lid>, Option<(Lid, Lid)>);
+
 /// Switch GUID and, where given, LID and LID range of a `Unicast lids` header.
-fn parse_header(p: &str) -> Result<(SwitchKey, Option<Lid>, Option<(Lid, Lid)>), String> {
+fn parse_header(p: &str) -> Result<Header, String> {
     let at = p.find(" guid 0x").ok_or_else(|| "cannot parse switch definition: no ' guid 0x<GUID>'".to_string())?;
     let (guid, after) = hex_prefix(&p[at + 8..]).ok_or("cannot parse switch GUID after ' guid 0x'")?;
     if !after.is_empty() && !after.starts_with(char::is_whitespace) {
