@@ -226,3 +226,39 @@ def test_topo_convert_keeps_the_fabric(tmp_path):
     # Writing another format under its name would be read back as that format.
     proc = run("topo", "convert", net, "-o", tmp_path / "x.topo", check=False)
     assert proc.returncode == 2 and "name it .net" in proc.stderr
+
+
+def test_opensm_dumps_given_as_topology_are_named(tmp_path):
+    # First lines as OpenSM's printf formats write them (osm_dump.c dump_lid_matrix, dump_sl2vl_tbl).
+    matrix = tmp_path / "opensm-lid-matrix.dump"
+    matrix.write_text("Switch: guid 0x0002c90300000100\n0x0001: 01 00 02 # portguid 0x0002c90300000201\n")
+    proc = run("check", matrix, check=False)
+    assert proc.returncode == 2
+    assert f"{matrix}:1: this is an OpenSM hop-count dump (opensm-lid-matrix.dump), not a topology" in proc.stderr, proc.stderr
+    sl2vl = tmp_path / "opensm-sl2vl.dump"
+    sl2vl.write_text('Switch 0x0002c90300000100, base LID 3, "s"\n#in out : 0  1  2  3  4  5  6  7  8  9  10 11 12 13 14 15\n')
+    proc = run("topo", "info", sl2vl, check=False)
+    assert proc.returncode == 2 and "opensm-sl2vl.dump:1: this is an OpenSM SL2VL table dump" in proc.stderr, proc.stderr
+    assert "--qos" in proc.stderr
+
+
+def test_root_guid_file(tmp_path):
+    from ibnetsim import topology
+
+    topo = tmp_path / "ring.net"
+    run("topo", "gen", "ring", "--switches", 4, "-o", topo)
+    nodes = topology.read(topo).nodes
+    sw = nodes[nodes.kind == "Switch"].iloc[2]
+    # As OpenSM's updn writes opensm-updn-roots.dump: "0x%" PRIx64, one root a line.
+    roots = tmp_path / "opensm-updn-roots.dump"
+    roots.write_text(f"{int(sw.guid, 16):#x}\n")
+    by_name = run("route", topo, "--engine", "updn", "--root", sw["name"]).stdout
+    by_file = run("route", topo, "--engine", "updn", "--root", roots)
+    assert by_file.stdout == by_name
+    assert f"updn roots (given): {sw['name']}" in by_file.stderr
+    proc = run("check", topo, "--engine", "updn", "--root", roots)
+    assert proc.stdout.rstrip().endswith("verdict: ok")
+    roots.write_text(f"{int(sw.guid, 16):#x}\n0xdeadbeef\n")
+    proc = run("check", topo, "--engine", "updn", "--root", roots, check=False)
+    assert proc.returncode == 2
+    assert f"{roots}:2: GUID 0x00000000deadbeef is not a switch of this fabric" in proc.stderr, proc.stderr

@@ -177,7 +177,7 @@ def _configure(file: str, engine: str, lmc: int, root: tuple[str, ...], lfts: Op
 def _routing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option("--ibnl-dir", multiple=True, type=click.Path(file_okay=False), help="Extra folder of .ibnl system files.")(fn)
     fn = click.option("--fdbs-key", type=click.Path(exists=True, dir_okay=False), help="The .fdbs.ini key of an ib_flit_sim .fdbs table.")(fn)
-    fn = click.option("--root", multiple=True, help="up*/down* root switch (name or GUID); repeat for several.")(fn)
+    fn = click.option("--root", multiple=True, help="up*/down* root switch (name or GUID), or a file of root GUIDs (OpenSM's root_guid_file, opensm-updn-roots.dump); repeat for several.")(fn)
     fn = click.option("--lmc", type=click.IntRange(0, 7), default=0, show_default=True, help="LID mask control: 2^LMC LIDs per CA port.")(fn)
     return fn
 

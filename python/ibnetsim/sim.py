@@ -332,7 +332,7 @@ def simulate(
     if not time_us > 0:
         raise ConfigError(f"time_us must be > 0, got {time_us}")
     if qos_file is not None and "data_vls" in config:
-        raise ConfigError("give data_vls or qos_file, not both: with a QoS file the ports run the VLs its qos_max_vls options set")
+        raise ConfigError("give data_vls or qos_file, not both: with a QoS file the ports run the VLs its qos_max_vls sets")
     classes = [traffic] if isinstance(traffic, dict) else list(traffic)
     cfg = default_config(preset)
     cfg = _merge(cfg, copy.deepcopy(config))

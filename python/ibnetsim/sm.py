@@ -54,7 +54,9 @@ class SubnetManager:
     ``routing`` is an engine name (see :func:`routing_engines`): ``minhop``,
     ``updn``, ``dor`` or ``file`` (with ``lfts_file=`` an OpenSM ``opensm-lfts.dump``,
     a ``dump_ucast_routes`` file, or an ib_flit_sim ``.fdbs`` plus ``fdbs_key=`` its
-    ``.fdbs.ini``). ``root`` names the up*/down* root switch(es) by name or GUID.
+    ``.fdbs.ini``). ``root`` names the up*/down* root switch(es) by name or GUID,
+    or is the path of a root GUID file (OpenSM's ``root_guid_file``, or the
+    ``opensm-updn-roots.dump`` it writes: one switch GUID a line).
     ``multicast_groups`` maps a multicast LID (``0xC000``..``0xFFFE``) to the
     hosts that join it (``node`` or ``node:port``); each group gets a spanning
     tree in the multicast forwarding tables, as OpenSM's multicast manager
@@ -70,14 +72,14 @@ class SubnetManager:
         fabric: Fabric,
         routing: str = "minhop",
         lmc: int = 0,
-        root: Optional[str | Sequence[str]] = None,
+        root: Optional[str | os.PathLike | Sequence[str | os.PathLike]] = None,
         lfts_file: Optional[str | os.PathLike] = None,
         fdbs_key: Optional[str | os.PathLike] = None,
         seed: int = 0,
         multicast_groups: Optional[Mapping[int, Sequence[str]]] = None,
         non_adaptive_switches: Sequence[str] = (),
     ):
-        roots = [root] if isinstance(root, str) else list(root or [])
+        roots = [os.fspath(r) for r in ([root] if isinstance(root, (str, os.PathLike)) else list(root or []))]
         self.fabric = fabric
         groups = []
         for mlid, members in (multicast_groups or {}).items():

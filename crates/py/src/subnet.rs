@@ -161,6 +161,7 @@ impl PySubnet {
             load_lids: if spread_lmc { LoadLids::Spread } else { LoadLids::Base },
             cdg_switch_lids: include_switch_lids,
             escape_offsets,
+            not_in_dump: self.inner.not_in_dump.clone(),
             ..AnalysisOptions::default()
         };
         py.detach(|| {

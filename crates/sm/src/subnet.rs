@@ -5,7 +5,7 @@ use ibnetsim_fabric::{Fabric, NodeId};
 use crate::error::SmError;
 use crate::labels::PathLabels;
 use crate::lft::ForwardingTables;
-use crate::lid::LidMap;
+use crate::lid::{Lid, LidMap};
 use crate::mft::{MulticastGroupConfig, MulticastTables};
 use crate::path_sl::PathSl;
 use crate::routing::{build_engine, RoutingOptions};
@@ -52,6 +52,8 @@ pub struct Subnet {
     pub path_sl: PathSl,
     /// Multicast forwarding tables of the configured groups (empty without groups).
     pub mfts: MulticastTables,
+    /// Entries a loaded dump leaves unknown ([`crate::routing::Routing::not_in_dump`]).
+    pub not_in_dump: Vec<(NodeId, Lid)>,
 }
 
 /// Runs LID assignment and routing on a fabric.
@@ -89,6 +91,7 @@ impl SubnetManager {
             labels: routing.labels,
             path_sl: routing.path_sl,
             mfts,
+            not_in_dump: routing.not_in_dump,
         })
     }
 }
@@ -105,6 +108,7 @@ impl Subnet {
             labels: PathLabels::default(),
             path_sl: PathSl::none(),
             mfts: MulticastTables::new(),
+            not_in_dump: Vec::new(),
         }
     }
 }

@@ -155,6 +155,21 @@ pub(crate) fn read_text(path: &Path) -> Result<String, FabricError> {
 }
 
 fn detect_format(path: &Path, text: &str) -> Result<TopologyFormat, FabricError> {
+    // Before the extension: OpenSM names its dumps `*.dump`, `*.fdbs` or
+    // nothing, but a user may have renamed one, and these contents cannot be
+    // a topology whatever the name. Without this, a `Switch: guid ...` line
+    // reads as a net file's `Switch` and the error talks about ports.
+    if let Some((line, kind)) = other_opensm_file(text) {
+        return Err(FabricError::parse(
+            Location::new(Some(path.to_path_buf()), line),
+            format!(
+                "this is {}, not a topology: {}. A topology is an ibnetdiscover/ibsim net file, \
+                 an IBDM .topo file or an OpenSM subnet.lst",
+                kind.what(),
+                kind.use_instead()
+            ),
+        ));
+    }
     let ext = path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase());
     match ext.as_deref() {
         Some("topo") => return Ok(TopologyFormat::Ibdm),
@@ -189,6 +204,106 @@ fn detect_format(path: &Path, text: &str) -> Result<TopologyFormat, FabricError>
         "cannot tell the topology format: expected an IBDM .topo file, an OpenSM subnet.lst, \
          or an ibnetdiscover/ibsim net file (lines such as 'Switch 8 \"sw1\"')",
     ))
+}
+
+/// Files OpenSM (or infiniband-diags) writes beside a topology, which people
+/// give as one by mistake. Each is recognised by the lines its writer prints
+/// (opensm/osm_dump.c, osm_db_files.c, osm_ucast_updn.c; infiniband-diags
+/// ibroute and dump_fts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenSmFile {
+    /// `opensm-lfts.dump` (`dump_ucast_lfts`), or `ibroute`/`dump_fts` output:
+    /// `Unicast lids [0-N] of switch Lid L guid 0x... ('desc'):`.
+    Lfts,
+    /// `opensm.fdbs` (`dump_ucast_routes`): `dump_ucast_routes: Switch 0x...`.
+    UcastRoutes,
+    /// `opensm.mcfdbs` (`dump_mcast_routes`): `Switch 0x...` then
+    /// `LID    : Out Port(s)`; or `ibroute -M`: `Multicast mlids [...]`.
+    Mcast,
+    /// `opensm-lid-matrix.dump` (`dump_lid_matrix`): `Switch: guid 0x...`.
+    LidMatrix,
+    /// `opensm-sl2vl.dump` (`dump_sl2vl_tbl`):
+    /// `Switch 0x..., base LID 3, "desc"` then `#in out : 0  1 ...`.
+    Sl2Vl,
+    /// `guid2lid` (OpenSM's LID database, `osm_db_store`): `0x<GUID> 0x<min LID> 0x<max LID>`.
+    Guid2Lid,
+    /// `opensm-updn-roots.dump` or a `root_guid_file`: one GUID a line.
+    RootGuids,
+}
+
+impl OpenSmFile {
+    /// What the file is, as an article and a name.
+    pub fn what(self) -> &'static str {
+        match self {
+            OpenSmFile::Lfts => "an OpenSM LFT dump (opensm-lfts.dump, or ibroute/dump_fts output)",
+            OpenSmFile::UcastRoutes => "an OpenSM unicast route listing (opensm.fdbs)",
+            OpenSmFile::Mcast => "a multicast forwarding dump (opensm.mcfdbs, or ibroute -M output)",
+            OpenSmFile::LidMatrix => "an OpenSM hop-count dump (opensm-lid-matrix.dump)",
+            OpenSmFile::Sl2Vl => "an OpenSM SL2VL table dump (opensm-sl2vl.dump)",
+            OpenSmFile::Guid2Lid => "OpenSM's LID assignment file (guid2lid)",
+            OpenSmFile::RootGuids => "a list of up*/down* root GUIDs (opensm-updn-roots.dump or a root_guid_file)",
+        }
+    }
+
+    /// What to do with it instead.
+    pub fn use_instead(self) -> &'static str {
+        match self {
+            OpenSmFile::Lfts | OpenSmFile::UcastRoutes => {
+                "give it with --lfts (check) or --lfts-file (route --engine file), after the topology it was dumped from"
+            }
+            OpenSmFile::Mcast => "ibnetsim does not read multicast tables; it computes them from the topology",
+            OpenSmFile::LidMatrix => "ibnetsim does not read hop counts; it computes them from the topology",
+            OpenSmFile::Sl2Vl => {
+                "ibnetsim does not read programmed SL2VL tables; give the opensm.conf that produced them with --qos"
+            }
+            OpenSmFile::Guid2Lid => "ibnetsim does not read it; LIDs come from the topology or an LFT dump",
+            OpenSmFile::RootGuids => "give it with --root FILE (route or check --engine updn)",
+        }
+    }
+}
+
+/// Recognises [`OpenSmFile`]s by content: the 1-based line that tells, and
+/// the kind. Only the first meaningful lines are looked at, and each test
+/// asks for a shape no topology format has (see the tests for the samples).
+pub fn other_opensm_file(text: &str) -> Option<(usize, OpenSmFile)> {
+    let mut meaningful =
+        text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty());
+    // The SL2VL dump's column heading and guid2lid have no comments, so a
+    // `#` line can only be a comment of a root GUID file or a topology.
+    let (no, first) = meaningful.clone().find(|(_, l)| !l.starts_with('#'))?;
+    let after_first = meaningful.clone().skip_while(|&(n, _)| n <= no).map(|(_, l)| l).next();
+    if first.starts_with("Unicast lids") {
+        return Some((no, OpenSmFile::Lfts));
+    }
+    if first.starts_with("Multicast mlids") {
+        return Some((no, OpenSmFile::Mcast));
+    }
+    if first.starts_with("dump_ucast_routes: Switch 0x") {
+        return Some((no, OpenSmFile::UcastRoutes));
+    }
+    if first.starts_with("Switch: guid 0x") {
+        return Some((no, OpenSmFile::LidMatrix));
+    }
+    let node_line = ["Switch 0x", "Channel Adapter 0x", "Router 0x"].iter().any(|p| first.starts_with(p));
+    if node_line && first.contains(", base LID ") {
+        return Some((no, OpenSmFile::Sl2Vl));
+    }
+    if first.starts_with("Switch 0x") && after_first.is_some_and(|l| l.starts_with("LID") && l.contains("Out Port")) {
+        return Some((no, OpenSmFile::Mcast));
+    }
+    let numbers: Vec<&str> = first.split('#').next().unwrap_or("").split_whitespace().collect();
+    let is_hex = |t: &str| t.len() > 2 && (t.starts_with("0x") || t.starts_with("0X")) && t[2..].bytes().all(|b| b.is_ascii_hexdigit());
+    match numbers.as_slice() {
+        [g, a, b] if is_hex(g) && is_hex(a) && is_hex(b) => Some((no, OpenSmFile::Guid2Lid)),
+        [g, ..] if is_hex(g) => {
+            // Every line a number first, then anything (OpenSM's parse_node_map
+            // ignores the rest of a root line), or a comment.
+            let number = |t: &str| is_hex(t) || (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()));
+            let all = meaningful.all(|(_, l)| l.starts_with('#') || l.split_whitespace().next().is_some_and(number));
+            all.then_some((no, OpenSmFile::RootGuids))
+        }
+        _ => None,
+    }
 }
 
 /// Source file of a parse, for building [`Location`]s.
@@ -296,6 +411,117 @@ mod tests {
         let t = read_topology(&p).unwrap();
         let s = t.fabric.node_by_name("s").unwrap();
         assert_eq!(t.fabric.node(s).description, "caf\u{fffd}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// One sample of each file, line by line as its writer's printf formats
+    /// give it (opensm/osm_dump.c, osm_db_pack.c + osm_db_files.c,
+    /// osm_ucast_updn.c `dump_roots`; infiniband-diags dump_fts.c).
+    const OPENSM_SAMPLES: [(&str, &str, OpenSmFile, usize); 10] = [
+        // dump_ucast_lfts: "Unicast lids [0-%u] of switch Lid %u guid 0x%016" PRIx64 " ('%s'):"
+        (
+            "opensm-lfts.dump",
+            "Unicast lids [0-3] of switch Lid 3 guid 0x0002c90300000100 ('s'):\n\
+             0x0001 001 # Channel Adapter portguid 0x0002c90300000201: 'h0'\n3 lids dumped\n",
+            OpenSmFile::Lfts,
+            1,
+        ),
+        // dump_fts: "Unicast lids [0x%x-0x%x] of switch %s guid 0x%016" PRIx64 " (%s):", then headings.
+        (
+            "fts.txt",
+            "Unicast lids [0x0-0x3] of switch Lid 3 guid 0x0002c90300000100 (s):\n  Lid  Out   Destination\n",
+            OpenSmFile::Lfts,
+            1,
+        ),
+        // dump_ucast_routes: "dump_ucast_routes: Switch 0x%016" PRIx64 "\nLID    : Port : Hops : Optimal\n"
+        (
+            "opensm.fdbs",
+            "dump_ucast_routes: Switch 0x0002c90300000100\nLID    : Port : Hops : Optimal\n0x0001 : 001  : 01   : yes\n",
+            OpenSmFile::UcastRoutes,
+            1,
+        ),
+        // dump_mcast_routes: "\nSwitch 0x%016" PRIx64 "\nLID    : Out Port(s)\n", "0x%04X :", " 0x%03X "
+        (
+            "opensm.mcfdbs",
+            "\nSwitch 0x0002c90300000100\nLID    : Out Port(s)\n0xC000 : 0x001  0x002 \n",
+            OpenSmFile::Mcast,
+            2,
+        ),
+        // dump_lid_matrix: "Switch: guid 0x%016" PRIx64, then "0x%04x:" " %02x"... " # portguid 0x%016" PRIx64
+        (
+            "opensm-lid-matrix.dump",
+            "Switch: guid 0x0002c90300000100\n0x0001: 01 00 02 # portguid 0x0002c90300000201\n",
+            OpenSmFile::LidMatrix,
+            1,
+        ),
+        // dump_sl2vl_tbl: "%s 0x%016" PRIx64 ", base LID %d, \"%s\"", heading, separator, "%-3d %-3d :%s"
+        (
+            "opensm-sl2vl.dump",
+            "Channel Adapter 0x0002c90300000201, base LID 1, \"h0 HCA-1\"\n\
+             #in out : 0  1  2  3  4  5  6  7  8  9  10 11 12 13 14 15\n\
+             #--------------------------------------------------------\n\
+             0   0   : 0  1  2  3  4  5  6  7  8  9  10 11 12 13 14 7 \n\
+             #--------------------------------------------------------\n\n",
+            OpenSmFile::Sl2Vl,
+            1,
+        ),
+        ("sl2vl.topo", "Switch 0x0002c90300000100, base LID 3, \"s\"\n", OpenSmFile::Sl2Vl, 1),
+        // osm_db_store: "%s %s\n\n" of "0x%016" PRIx64 and "0x%04x 0x%04x"
+        (
+            "guid2lid",
+            "0x0002c90300000100 0x0003 0x0003\n\n0x0002c90300000201 0x0004 0x0007\n\n",
+            OpenSmFile::Guid2Lid,
+            1,
+        ),
+        // dump_roots: "0x%" PRIx64 "\n"
+        ("opensm-updn-roots.dump", "0x2c90300000100\n0x2c90300000200\n", OpenSmFile::RootGuids, 1),
+        // A hand-written root_guid_file: comments, and text after a GUID, as parse_node_map allows.
+        ("roots", "# spines\n0x0002c90300000100 spine-1\n\n0x0002c90300000200 # spine-2\n", OpenSmFile::RootGuids, 2),
+    ];
+
+    #[test]
+    fn opensm_files_given_as_topologies_are_named() {
+        for (name, text, kind, line) in OPENSM_SAMPLES {
+            assert_eq!(other_opensm_file(text), Some((line, kind)), "{name}");
+        }
+        // Topologies are not taken for them.
+        for text in [
+            "Switch\t24 \"S-0002c90300000100\"\t\t# \"s\" base port 0 lid 3 lmc 0\n[1]\t\"H-1\"[1]\n",
+            "vendid=0x2c9\ndevid=0xbd36\n",
+            "{ SW Ports:08 SystemGUID:0002c90300000100 ...",
+            "MTS800 S1\n  P1 -> Cougar H-1 P1\n",
+            "# only a comment\n",
+            "0x0002c90300000100 spine\nSwitch 8 \"s\"\n",
+        ] {
+            assert_eq!(other_opensm_file(text), None, "{text}");
+        }
+        let dir = std::env::temp_dir().join(format!("ibnetsim-opensm-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, text, kind, line) in OPENSM_SAMPLES {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            let e = read_topology(&p).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!(
+                    "{}:{line}: this is {}, not a topology: {}. A topology is an ibnetdiscover/ibsim net file, \
+                     an IBDM .topo file or an OpenSM subnet.lst",
+                    p.display(),
+                    kind.what(),
+                    kind.use_instead()
+                )
+            );
+        }
+        // The message in full, once.
+        let e = read_topology(&dir.join("opensm-lid-matrix.dump")).unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "opensm-lid-matrix.dump:1: this is an OpenSM hop-count dump (opensm-lid-matrix.dump), not a topology: \
+                 ibnetsim does not read hop counts; it computes them from the topology. A topology is an \
+                 ibnetdiscover/ibsim net file, an IBDM .topo file or an OpenSM subnet.lst"
+            ),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

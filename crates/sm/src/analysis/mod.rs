@@ -26,7 +26,7 @@ mod trace;
 #[cfg(test)]
 mod tests;
 
-use ibnetsim_fabric::Fabric;
+use ibnetsim_fabric::{Fabric, NodeId};
 
 pub use cdg::{CdgReport, CycleStep};
 pub use channel_load::{traffic_loads, uniform_loads, ChannelLoadReport, ChannelLoads, Flow, LoadLids};
@@ -75,6 +75,10 @@ pub struct AnalysisOptions {
     /// cycle: Duato's condition for virtual cut-through. That graph then
     /// gives the credit-loop verdict.
     pub escape_offsets: Vec<u16>,
+    /// `(switch, LID)` entries the loaded dump leaves out
+    /// ([`crate::routing::Routing::not_in_dump`]): routes that reach one are
+    /// counted as not in the dump, not as unreachable.
+    pub not_in_dump: Vec<(NodeId, Lid)>,
 }
 
 /// The destination LIDs `sel` names, checked against the LID map.
@@ -141,8 +145,10 @@ pub fn analyze(
         let escape_lids = select_lids(&net, &LidSelection::Offsets(options.escape_offsets.clone()))?;
         Some(cdg::credit_loops(&net, sl, &escape_lids, true)?)
     };
-    let paths = paths::ca_paths(&net, &dlids);
-    let switch_paths = paths::switch_paths(&net);
+    let mut unlisted = options.not_in_dump.clone();
+    unlisted.sort_unstable();
+    let paths = paths::ca_paths(&net, &dlids, &unlisted);
+    let switch_paths = paths::switch_paths(&net, &unlisted);
     let loads = channel_load::uniform(&net, options.load_lids);
     let sl_routes = match sl.path_sl {
         PathSl::Fixed(s) => format!("SL {s} on every route"),

@@ -9,7 +9,7 @@
 //! minimum is a BFS over the switch graph (OpenSM's min-hop tables count the
 //! same thing), and a route's stretch is its length over that minimum.
 
-use ibnetsim_fabric::LinkEnd;
+use ibnetsim_fabric::{LinkEnd, NodeId};
 use serde::Serialize;
 
 use super::trace::{port_name, trace_route, Attach, DestTree, Fate, Net, RouteEnd, NONE};
@@ -27,6 +27,10 @@ pub enum DefectKind {
     WrongNode,
     /// The packet comes back to a switch it has passed.
     Loop,
+    /// A switch on the way has an entry the loaded dump leaves out
+    /// ([`crate::routing::Routing::not_in_dump`]): the route is unknown, not
+    /// known to fail.
+    NotInDump,
 }
 
 impl DefectKind {
@@ -37,6 +41,7 @@ impl DefectKind {
             DefectKind::Uncabled => "uncabled port",
             DefectKind::WrongNode => "wrong node",
             DefectKind::Loop => "forwarding loop",
+            DefectKind::NotInDump => "LFT entry not in the dump",
         }
     }
 
@@ -101,6 +106,9 @@ pub struct Reachability {
     pub wrong_node_pairs: u64,
     /// Caught in a forwarding loop.
     pub loop_pairs: u64,
+    /// Reaching a switch whose entry for the LID the loaded dump leaves out:
+    /// neither delivered nor unreachable, unknown.
+    pub not_in_dump_pairs: u64,
     /// Destination LIDs whose tables hold a forwarding loop anywhere, entered
     /// by a pair or not.
     pub lids_with_loops: u64,
@@ -125,21 +133,30 @@ impl Reachability {
             DefectKind::Uncabled => &mut self.uncabled_pairs,
             DefectKind::WrongNode => &mut self.wrong_node_pairs,
             DefectKind::Loop => &mut self.loop_pairs,
+            DefectKind::NotInDump => &mut self.not_in_dump_pairs,
         } += count;
-        if kind != DefectKind::Loop {
+        if !matches!(kind, DefectKind::Loop | DefectKind::NotInDump) {
             self.unreachable_pairs += count;
         }
         if !self.examples.iter().any(|e| e.kind == Some(kind)) {
-            let (ex, end) = RouteExample::new(net, src(), dlid);
-            debug_assert_eq!(DefectKind::of(&end), Some(kind), "tree and trace disagree: {}", ex.route);
+            let (mut ex, end) = RouteExample::new(net, src(), dlid);
+            let traced = match (DefectKind::of(&end), kind) {
+                (Some(DefectKind::NoPath), DefectKind::NotInDump) => Some(kind),
+                (k, _) => k,
+            };
+            debug_assert_eq!(traced, Some(kind), "tree and trace disagree: {}", ex.route);
+            // The trace sees a missing entry; the dump says why it is missing.
+            ex.kind = Some(kind);
             self.examples.push(ex);
         }
     }
 }
 
-fn kind_of(f: Fate) -> Option<DefectKind> {
+/// `unlisted`: the sorted `(switch, LID)` entries a dump leaves out.
+fn kind_of(f: Fate, net: &Net<'_>, d: Lid, unlisted: &[(NodeId, Lid)]) -> Option<DefectKind> {
     match f {
         Fate::Reached(_) => None,
+        Fate::NoPath(s) if unlisted.binary_search(&(net.switches[s as usize], d)).is_ok() => Some(DefectKind::NotInDump),
         Fate::NoPath(_) => Some(DefectKind::NoPath),
         Fate::Uncabled(_) => Some(DefectKind::Uncabled),
         Fate::Wrong(_) => Some(DefectKind::WrongNode),
@@ -286,7 +303,7 @@ impl Lengths {
 }
 
 /// Routes from every CA port to every LID in `dlids` (CA LIDs; others skipped).
-pub(crate) fn ca_paths(net: &Net<'_>, dlids: &[Lid]) -> PathReport {
+pub(crate) fn ca_paths(net: &Net<'_>, dlids: &[Lid], unlisted: &[(NodeId, Lid)]) -> PathReport {
     let graph = SwitchGraph::new(net);
     let mut tree = DestTree::new(net.switches.len());
     let mut reach = Reachability::default();
@@ -324,7 +341,7 @@ pub(crate) fn ca_paths(net: &Net<'_>, dlids: &[Lid]) -> PathReport {
                 let e = *at.iter().find(|&&e| e != dst).expect("a source other than the destination");
                 net.endpoints[e as usize].end
             };
-            reach.add(kind_of(fate), count, net, first_src, d);
+            reach.add(kind_of(fate, net, d, unlisted), count, net, first_src, d);
             if let Fate::Reached(h) = fate {
                 // A switch delivers only to a port cabled to a switch, which
                 // the BFS from that switch reaches; the fallback never applies.
@@ -357,7 +374,7 @@ pub(crate) fn ca_paths(net: &Net<'_>, dlids: &[Lid]) -> PathReport {
 }
 
 /// Routes from every switch to every other switch's LID.
-pub(crate) fn switch_paths(net: &Net<'_>) -> Reachability {
+pub(crate) fn switch_paths(net: &Net<'_>, unlisted: &[(NodeId, Lid)]) -> Reachability {
     let mut tree = DestTree::new(net.switches.len());
     let mut reach = Reachability::default();
     for (t, d) in net.switch_lids() {
@@ -367,7 +384,7 @@ pub(crate) fn switch_paths(net: &Net<'_>) -> Reachability {
         for s in 0..net.switches.len() as u32 {
             if s != t {
                 let src = || LinkEnd { node: net.switches[s as usize], port: 0 };
-                reach.add(kind_of(tree.fate[s as usize]), 1, net, src, d);
+                reach.add(kind_of(tree.fate[s as usize], net, d, unlisted), 1, net, src, d);
             }
         }
     }

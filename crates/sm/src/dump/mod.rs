@@ -47,7 +47,7 @@ pub mod vector;
 use std::path::{Path, PathBuf};
 
 use ibnetsim_fabric::{Fabric, LinkEnd, Location, NodeId, PortNum};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::SmError;
 use crate::lft::{ForwardingTables, NO_PATH};
@@ -114,6 +114,10 @@ pub struct DumpSwitch {
     pub lid: Option<Lid>,
     /// Where the switch is introduced (its header, or its `.fdbs.ini` key line).
     pub at: Location,
+    /// The LID range its header says the table covers (`[0-320]`,
+    /// `[0x0-0x140]`), where the format has one (`opensm-lfts.dump`, `ibroute`,
+    /// `dump_fts`).
+    pub range: Option<(Lid, Lid)>,
     /// Entries in file order.
     pub routes: Vec<Route>,
 }
@@ -540,6 +544,11 @@ pub fn apply(dump: &LftDump, fabric: &Fabric, lids: &LidMap) -> Result<Routing, 
     // Per LID, the line that set it on the current switch (0 = unset).
     let mut set_at: Vec<u32> = vec![0; top as usize + 1];
     let (mut beyond, mut remapped) = (0usize, 0usize);
+    // Entries the header range covers but the dump does not list, and the first of them.
+    let mut unlisted: Vec<(NodeId, Lid)> = Vec::new();
+    let mut unlisted_example: Option<(Lid, NodeId, Location)> = None;
+    // Top LIDs (a multiple of 64) left out with no owner: switches and the first header.
+    let mut unowned_top: std::collections::BTreeMap<Lid, (usize, Location)> = Default::default();
     let mut beyond_example: Option<(Lid, u32)> = None;
     for sw in &dump.switches {
         let node_id = resolver.resolve(sw)?;
@@ -596,6 +605,32 @@ pub fn apply(dump: &LftDump, fabric: &Fabric, lids: &LidMap) -> Result<Routing, 
             set_at[lid as usize] = r.line.max(1);
             tables.set(node_id, lid, port);
         }
+        if let Some((first, last)) = sw.range {
+            // LFTs are read in blocks of 64 LIDs (IBA 14.2.5.10), so a block
+            // with no line at all was not read, while a LID missing from a
+            // listed block is simply unrouted (dump_fts omits invalid ports).
+            let listed: FxHashSet<Lid> = sw.routes.iter().map(|r| r.lid / LFT_BLOCK).collect();
+            let (lo_lid, hi_lid) = (first.max(1), last.min(top));
+            for block in lo_lid / LFT_BLOCK..=hi_lid / LFT_BLOCK {
+                if listed.contains(&block) || lo_lid > hi_lid {
+                    continue;
+                }
+                let lo = (block * LFT_BLOCK).max(lo_lid);
+                let hi = (block * LFT_BLOCK + LFT_BLOCK - 1).min(hi_lid);
+                for lid in lo..=hi {
+                    if lids.owner(lid).is_some() {
+                        unlisted.push((node_id, lid));
+                        unlisted_example.get_or_insert((lid, node_id, sw.at.clone()));
+                    }
+                }
+            }
+            // The dump_fts/ibroute quirk itself: `endblock = ALIGN(endl, 64) / 64`
+            // leaves out the block of a top LID that is a multiple of 64.
+            let unowned = last > top || lids.owner(last).is_none();
+            if last % LFT_BLOCK == 0 && last > 0 && !listed.contains(&(last / LFT_BLOCK)) && unowned {
+                unowned_top.entry(last).or_insert_with(|| (0, sw.at.clone())).0 += 1;
+            }
+        }
     }
     if remapped > 0 {
         notes.push(format!(
@@ -608,6 +643,33 @@ pub fn apply(dump: &LftDump, fabric: &Fabric, lids: &LidMap) -> Result<Routing, 
             dump.loc(line)
         ));
     }
+    if let Some((lid, sw, at)) = unlisted_example {
+        let switches = unlisted.iter().map(|e| e.0).collect::<FxHashSet<_>>().len();
+        notes.push(format!(
+            "{} LFT {} on {} {} not in the dump: the switch's header range covers {} but no \
+             64-LID block it lists holds {} (first: LID {lid:#06x} on '{}', header at {at}); dump_fts and \
+             ibroute leave out the top LID when it is a multiple of 64. Routes that need {} are counted as \
+             not in the dump, not as unreachable",
+            unlisted.len(),
+            if unlisted.len() == 1 { "entry" } else { "entries" },
+            switches,
+            if switches == 1 { "switch is" } else { "switches are" },
+            if unlisted.len() == 1 { "its LID" } else { "their LIDs" },
+            if unlisted.len() == 1 { "it" } else { "them" },
+            fabric.node(sw).name,
+            if unlisted.len() == 1 { "it" } else { "them" },
+        ));
+    }
+    for (lid, (switches, at)) in unowned_top {
+        notes.push(format!(
+            "LID {lid:#06x}, the top of the header range of {switches} {} (first at {at}), is in no 64-LID block \
+             the dump lists and no port owns it here: dump_fts and ibroute leave out the top LID when it is a \
+             multiple of 64, so its owner cannot be told from the dump. Give the LIDs with the topology \
+             (ibnetdiscover's 'lid' comments) to count routes to it as not in the dump rather than unreachable",
+            if switches == 1 { "switch" } else { "switches" }
+        ));
+    }
+    unlisted.sort_unstable();
     let missing: Vec<&str> =
         fabric.switches().filter(|s| !seen_switch.contains_key(s)).map(|s| fabric.node(s).name.as_str()).collect();
     if !missing.is_empty() {
@@ -621,8 +683,14 @@ pub fn apply(dump: &LftDump, fabric: &Fabric, lids: &LidMap) -> Result<Routing, 
             if missing.len() > shown.len() { ", …" } else { "" }
         ));
     }
-    Ok(Routing::unicast(tables, notes))
+    let mut routing = Routing::unicast(tables, notes);
+    routing.not_in_dump = unlisted;
+    Ok(routing)
 }
+
+/// LIDs per block of a linear forwarding table (IBA 14.2.5.10), the unit
+/// `dump_fts`, `ibroute` and OpenSM read and write tables in.
+const LFT_BLOCK: Lid = 64;
 
 /// Finds the fabric switch a dump's key names.
 struct SwitchResolver<'a> {
@@ -846,6 +914,93 @@ Unicast lids [0-9] of switch Lid 2 guid 0x0000000000000010 ('s'):
         assert_eq!(r.tables.get(s, 8), Some(0));
         assert!(r.notes.iter().any(|n| n.starts_with("4 entries were moved")), "{:?}", r.notes);
         let _ = b;
+    }
+
+    /// infiniband-diags' dump_fts (and ibroute) for the star with `c` on LID
+    /// 0x40, written from its printf formats: "Unicast lids [0x%x-0x%x] of
+    /// switch %s guid 0x%016" PRIx64 " (%s):", the two heading lines, then
+    /// "0x%04x %03u %s" per valid entry and "%d %slids dumped ". The top LID
+    /// 0x40 is a multiple of 64, so `endblock = ALIGN(0x40, 64) / 64 = 1`
+    /// reads block 0 only: LID 0x40 is in the header but on no line.
+    const DUMP_FTS: &str = "\
+Unicast lids [0x0-0x40] of switch DR path slid 0; dlid 0; 0 guid 0x0000000000000010 (s):
+  Lid  Out   Destination
+       Port     Info 
+0x0001 001 : (Channel Adapter portguid 0x0000000000000101: 'a')
+0x0002 000 : (Switch portguid 0x0000000000000010: 's')
+0x0003 002 : (Channel Adapter portguid 0x0000000000000202: 'b')
+3 valid lids dumped 
+";
+
+    #[test]
+    fn lids_of_the_header_range_in_no_listed_block_are_not_in_the_dump() {
+        use crate::analysis::{analyze, AnalysisOptions, SlView};
+        let (f, [s, a, b, c]) = star();
+        let dump = opensm_lfts::parse(DUMP_FTS, Some(Path::new("fts.txt"))).unwrap();
+        assert_eq!(dump.switches[0].range, Some((0, 0x40)));
+        assert_eq!(dump.switches[0].lid, None, "a DR path names no LID");
+        // LIDs as the topology gives them (ibnetdiscover's lid comments): c owns 0x40.
+        let e = |node, port, base| PortLid { end: LinkEnd { node, port }, base, lmc: 0 };
+        let lids = LidMap::from_entries(&f, 0, vec![e(a, 1, 1), e(s, 0, 2), e(b, 2, 3), e(c, 1, 0x40)]).unwrap();
+        let r = apply(&dump, &f, &lids).unwrap();
+        assert_eq!(r.not_in_dump, vec![(s, 0x40)]);
+        assert_eq!(r.tables.get(s, 0x40), None);
+        assert_eq!(
+            r.notes,
+            vec![
+                "1 LFT entry on 1 switch is not in the dump: the switch's header range covers its LID but no \
+                 64-LID block it lists holds it (first: LID 0x0040 on 's', header at fts.txt:1); dump_fts and \
+                 ibroute leave out the top LID when it is a multiple of 64. Routes that need it are counted as \
+                 not in the dump, not as unreachable"
+            ]
+        );
+        // a -> c and b -> c reach s with no entry for 0x40: unknown, not lost.
+        // b -> a, c -> a, a -> b, c -> b are delivered: 6 pairs, 4 delivered.
+        let opts = AnalysisOptions { not_in_dump: r.not_in_dump.clone(), ..Default::default() };
+        let report = analyze(&f, &lids, &r.tables, &SlView::default(), &opts).unwrap();
+        let reach = &report.paths.reach;
+        assert_eq!(
+            (reach.pairs, reach.reachable_pairs, reach.unreachable_pairs, reach.no_path_pairs, reach.not_in_dump_pairs),
+            (6, 4, 0, 0, 2)
+        );
+        assert!(!report.has_defects() && report.has_warnings());
+        let text = report.to_string();
+        assert!(text.contains("CA routes: 6 pairs to 3 LIDs: 4 delivered, 2 not in the dump (unknown, see the notes)"), "{text}");
+        assert!(text.contains("  LFT entry not in the dump (LID 0x0040 of c/1): "), "{text}");
+        assert!(text.ends_with("verdict: no defect in what the dump lists (some routes need entries it leaves out)"), "{text}");
+        // Without the entries the dump leaves out, the same pairs are unreachable.
+        let plain = analyze(&f, &lids, &r.tables, &SlView::default(), &AnalysisOptions::default()).unwrap();
+        assert_eq!((plain.paths.reach.unreachable_pairs, plain.paths.reach.not_in_dump_pairs), (2, 0));
+
+        // LIDs from the dump alone: no line names 0x40's owner, so c gets a
+        // fresh LID above the dump's (4) and its routes stay unreachable; the
+        // note says why and what to give.
+        let lids = derive_lids(&dump, &f, 0).unwrap();
+        assert_eq!(lids.of_port(c, 1).map(|p| p.base), Some(4));
+        let r = apply(&dump, &f, &lids).unwrap();
+        assert!(r.not_in_dump.is_empty());
+        assert_eq!(
+            r.notes,
+            vec![
+                "LID 0x0040, the top of the header range of 1 switch (first at fts.txt:1), is in no 64-LID block the \
+                 dump lists and no port owns it here: dump_fts and ibroute leave out the top LID when it is a \
+                 multiple of 64, so its owner cannot be told from the dump. Give the LIDs with the topology \
+                 (ibnetdiscover's 'lid' comments) to count routes to it as not in the dump rather than unreachable"
+            ]
+        );
+        // OpenSM's own dump lists every routed LID, decimal range: nothing is missing.
+        let (f2, lids2, t2) = {
+            let (f, _) = star();
+            let lids = LidMap::assign(&f, 0).unwrap();
+            let mut t = ForwardingTables::new(&f, lids.top_lid());
+            for l in 1..=lids.top_lid() {
+                let o = lids.owner(l).unwrap().end;
+                t.set(s, l, if o.node == s { 0 } else { f.peer(o.node, o.port).unwrap().port });
+            }
+            (f, lids, t)
+        };
+        let back = apply(&dump_of(&opensm_lfts::write(&f2, &lids2, &t2)), &f2, &lids2).unwrap();
+        assert!(back.not_in_dump.is_empty() && back.notes.is_empty(), "{:?}", back.notes);
     }
 
     #[test]

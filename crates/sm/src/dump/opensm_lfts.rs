@@ -106,7 +106,13 @@ pub fn parse(text: &str, file: Option<&Path>) -> Result<LftDump, SmError> {
                     return Err(err(format!("switch GUID {g:#018x} already has a table at line {prev}")));
                 }
             }
-            dump.switches.push(DumpSwitch { key: sw.0, lid: sw.1, at: location(file, no), routes: Vec::new() });
+            dump.switches.push(DumpSwitch {
+                key: sw.0,
+                lid: sw.1,
+                at: location(file, no),
+                range: sw.2,
+                routes: Vec::new(),
+            });
         } else if let Some(rest) = p.strip_prefix("0x") {
             let (route, owner) = parse_entry(rest, no as u32).map_err(err)?;
             let Some(cur) = dump.switches.last_mut() else {
@@ -126,8 +132,11 @@ pub fn parse(text: &str, file: Option<&Path>) -> Result<LftDump, SmError> {
     Ok(dump)
 }
 
-/// Switch GUID and, where given, LID of a `Unicast lids` header.
-fn parse_header(p: &str) -> Result<(SwitchKey, Option<Lid>), String> {
+/// What a `Unicast lids` header gives: the switch, its LID and the table's LID range.
+type Header = (SwitchKey, Option<Lid>, Option<(Lid, Lid)>);
+
+/// Switch GUID and, where given, LID and LID range of a `Unicast lids` header.
+fn parse_header(p: &str) -> Result<Header, String> {
     let at = p.find(" guid 0x").ok_or_else(|| "cannot parse switch definition: no ' guid 0x<GUID>'".to_string())?;
     let (guid, after) = hex_prefix(&p[at + 8..]).ok_or("cannot parse switch GUID after ' guid 0x'")?;
     if !after.is_empty() && !after.starts_with(char::is_whitespace) {
@@ -135,6 +144,7 @@ fn parse_header(p: &str) -> Result<(SwitchKey, Option<Lid>), String> {
     }
     let guid = u64::try_from(guid).map_err(|_| "switch GUID does not fit in 64 bits".to_string())?;
     // `[first-last]`: the LID range of the table (decimal or 0x hex).
+    let mut lid_range = None;
     if let Some(range) = p.strip_prefix("Unicast lids").map(str::trim_start).and_then(|r| r.strip_prefix('[')) {
         let inner = range.split(']').next().unwrap_or("");
         let (a, b) = inner.split_once('-').ok_or_else(|| format!("cannot parse LID range '[{}]': expected [first-last]", shorten(inner)))?;
@@ -145,6 +155,7 @@ fn parse_header(p: &str) -> Result<(SwitchKey, Option<Lid>), String> {
         if first > last {
             return Err(format!("LID range '[{inner}]' is empty: it starts after it ends"));
         }
+        lid_range = Some((first, last));
     }
     // `of switch Lid <n>` is informative (0 when the switch has none yet);
     // `ibroute -D` headers have a DR path instead.
@@ -156,7 +167,7 @@ fn parse_header(p: &str) -> Result<(SwitchKey, Option<Lid>), String> {
             None => return Err(format!("switch Lid '{t}' is not a unicast LID (1..=0xbfff, or 0 for none)")),
         },
     };
-    Ok((SwitchKey::Guid(guid), lid))
+    Ok((SwitchKey::Guid(guid), lid, lid_range))
 }
 
 /// A LID written in decimal or `0x` hex, at most the top unicast LID.

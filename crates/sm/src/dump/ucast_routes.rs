@@ -186,6 +186,7 @@ pub fn parse(text: &str, file: Option<&Path>) -> Result<LftDump, SmError> {
                 key: SwitchKey::Guid(guid),
                 lid: None,
                 at: location(file, no),
+                range: None,
                 routes: Vec::new(),
             });
         } else if let Some(rest) = p.strip_prefix("0x") {

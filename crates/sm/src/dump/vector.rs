@@ -187,7 +187,8 @@ pub fn parse(table: &str, table_file: Option<&Path>, key: &str, key_file: Option
             key: SwitchKey::Name(k.name.clone()),
             lid: None,
             at: location(key_file, k.line),
-            routes: row.routes,
+            range: None,
+                routes: row.routes,
         });
     }
     Ok(LftDump { format: DumpFormat::Vector, file: table_file.map(Path::to_path_buf), switches, owners: Vec::new() })

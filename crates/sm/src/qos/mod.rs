@@ -13,8 +13,8 @@
 //! `(node, port)` with `port` in `0..=num_ports`, and the number of operational
 //! data VLs of each port. Our fabric model has no `PortInfo:VLCap`, so the
 //! operational VLs are what the configuration says (see
-//! [`QosConfig::apply`]); a cabled port runs the smaller of its own and its
-//! peer's value, as IBA link initialisation would leave it.
+//! [`QosConfig::apply`]: the global `qos_max_vls` on every port, as OpenSM's
+//! masking never reads the per-class `*_max_vls`).
 
 pub mod admission;
 pub mod opensm_conf;

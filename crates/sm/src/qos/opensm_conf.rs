@@ -400,11 +400,16 @@ impl QosConfig {
     /// ([`VlArbConfig::uniform`]).
     ///
     /// With `qos TRUE`, each class's settings are [`QosConfig::resolve`]d, then:
-    /// - Operational VLs. OpenSM leaves them to `PortInfo` negotiation and only
-    ///   reports `qos_max_vls`; our fabric has no VLCap, so `max_vls` of the
-    ///   port's class is its VL capability and a cabled port operates the
-    ///   smaller of its own and its peer's, as link initialisation would.
-    ///   Switch port 0 uses `sw0`.
+    /// - Operational VLs. OpenSM does not set them from the QoS options: link
+    ///   negotiation gives each port the smaller of its own and its peer's
+    ///   `PortInfo:VLCap`, capped by the `max_op_vls` option
+    ///   (`osm_physp_calc_link_op_vls`, osm_port.c), and `qos_build_config`
+    ///   reads `qos[_ca|_sw0|_swe|_rtr]_max_vls` into a field osm_qos.c never
+    ///   uses. Our fabric has no VLCap, so every port operates the global
+    ///   `qos_max_vls` (15 by default), "the maximum number of VLs that will
+    ///   be on the subnet" in OpenSM's doc/qos-config.txt, as hardware able to
+    ///   run that many would. The prefixed `*_max_vls` are read and checked
+    ///   but, as in OpenSM 3.3.23, change no table.
     /// - Switch external ports (`qos_extports_setup`): every output port `1..=n`
     ///   gets `swe`'s arbitration tables and high limit; every (input, output)
     ///   pair, input and output port 0 included, gets `swe`'s SL2VL table.
@@ -413,8 +418,12 @@ impl QosConfig {
     ///   attribute modifier 0 OpenSM uses writes to the (0, 0) pair only. All
     ///   our switches count as having an enhanced port 0.
     /// - CA ports: `ca`'s settings. Routers do not exist in our fabric model.
-    /// - Every VL written is folded onto the port's operational VLs
-    ///   ([`super::fold_vl`]), VL15 in SL2VL tables excepted.
+    /// - Every VL written is masked to the port's operational VLs as
+    ///   `sl2vl_update_table` and `vlarb_update_table_block` do,
+    ///   `vl & ((1 << (OperationalVLs - 1)) - 1)` ([`super::fold_vl`]), VL15
+    ///   in SL2VL tables excepted. So with `qos_max_vls 8` a switch port to a
+    ///   CA keeps VLs 7, 6, 5, 4 of `qos_swe_sl2vl` even when `qos_ca_max_vls`
+    ///   is 4 (ibnetsim before issue 12 folded them onto the CA's 4 VLs).
     /// - Arbitration tables are cut as OpenSM's `vlarb_update` writes them: the
     ///   first `min(cap, 32)` entries, then `cap % 32` more. Our ports hold 64
     ///   entries, and `64 % 32` is 0, so entries 32..=63 of a longer table reach
@@ -438,10 +447,9 @@ impl QosConfig {
                 (false, _) => &ca,
             }
         };
-        let layout = Arc::new(PortLayout::from_fn(fabric, |n, p| {
-            let own = class_of(n, p).max_vls;
-            fabric.peer(n, p).map_or(own, |peer| own.min(class_of(peer.node, peer.port).max_vls))
-        }));
+        // Every port runs the subnet's VLs (see above): not the class's max_vls.
+        let op_vls = self.global.max_vls.unwrap_or(OSM_DEFAULT_QOS_MAX_VLS);
+        let layout = Arc::new(PortLayout::from_fn(fabric, |_, _| op_vls));
         let mut sl2vl = Sl2VlTables::with_layout(layout.clone(), &uniform_map(1));
         let mut vlarb = VlArbTables::with_layout(layout.clone());
         for n in fabric.ids() {
@@ -934,24 +942,28 @@ lmc 2
         let (s, a) = cfg.apply(&f);
         let [s0, s1, h0, _h1, h2] = ["s0", "s1", "h0", "h1", "h2"].map(|n| f.node_by_name(n).unwrap());
 
-        // Operational VLs: CA links run min(4, 8) = 4; switch links and port 0 run 8.
-        assert_eq!(s.port_data_vls(s0, 1), 4);
+        // Operational VLs: qos_max_vls 8 on every port. OpenSM masks by the
+        // port's OperationalVLs (osm_qos.c sl2vl_update_table), which link
+        // negotiation sets, and never reads qos_ca_max_vls 4; before issue 12
+        // CA links ran min(4, 8) = 4 here.
+        assert_eq!(s.port_data_vls(s0, 1), 8);
         assert_eq!(s.port_data_vls(s0, 4), 8);
         assert_eq!(s.port_data_vls(s0, 3), 8);
         assert_eq!(s.port_data_vls(s0, 0), 8);
-        assert_eq!(s.port_data_vls(h2, 1), 4);
+        assert_eq!(s.port_data_vls(h2, 1), 8);
         assert_eq!(s.data_vls(), 8);
 
         // Switch pairs: the global SL2VL folded onto the output port; SL15 dropped.
         let to_switch: Vec<u8> = (0..16).map(|sl| s.vl(s0, 1, 4, sl)).collect();
         assert_eq!(to_switch, [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 15]);
+        // Towards a host too: VL & 7 (was VL mod 4, [0, 1, 2, 3, 0, 1, 2, 3, ...]).
         let to_host: Vec<u8> = (0..16).map(|sl| s.vl(s1, 4, 1, sl)).collect();
-        assert_eq!(to_host, [0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 15]);
+        assert_eq!(to_host, to_switch);
         assert_eq!(s.table(s0, 3, 0), s.table(s0, 1, 4));
         assert_eq!(s.table(s0, 0, 4), s.table(s0, 1, 4));
         // sw0's SL2VL reaches only the (0, 0) pair.
         assert_eq!(s.table(s0, 0, 0), &[7; 16]);
-        // CAs: their own table, unchanged by folding onto 4 VLs.
+        // CAs: their own table, unchanged by masking to 8 VLs.
         assert_eq!(s.table(h0, 0, 1), &[1, 1, 2, 2, 3, 3, 0, 0, 15, 15, 1, 1, 2, 2, 3, 3]);
 
         // Arbitration: swe ports take the global tables, folded, with swe's limit.
@@ -964,12 +976,40 @@ lmc 2
                 limit_of_high_priority: 255
             }
         );
-        let low4 = vec![(2, 1), (3, 1), (0, 1), (1, 1), (2, 1), (3, 1), (0, 2)];
-        assert_eq!(a.get(s0, 2), &VlArbConfig { high: high.clone(), low: low4.clone(), limit_of_high_priority: 255 });
+        // Ports facing a host take the same 8-VL masking (VL 8 -> 0), not the
+        // 4-VL one (was 2:1,3:1,0:1,1:1,2:1,3:1,0:2).
+        let low8 = vec![(2, 1), (3, 1), (4, 1), (5, 1), (6, 1), (7, 1), (0, 2)];
+        assert_eq!(a.get(s0, 2), &VlArbConfig { high: high.clone(), low: low8.clone(), limit_of_high_priority: 255 });
         assert_eq!(a.get(s0, 0), &VlArbConfig { high: high.clone(), low: vec![(0, 32)], limit_of_high_priority: 10 });
-        assert_eq!(a.get(h0, 1), &VlArbConfig { high, low: low4, limit_of_high_priority: 10 });
-        // Four distinct settings over 13 ports, plus the two VL counts' starting tables.
-        assert_eq!(a.pool_len(), 4 + 2);
+        assert_eq!(a.get(h0, 1), &VlArbConfig { high, low: low8, limit_of_high_priority: 10 });
+        // Three distinct settings over 13 ports (swe, sw0, ca), plus the one VL count's starting table.
+        assert_eq!(a.pool_len(), 3 + 1);
+    }
+
+    #[test]
+    fn switch_ports_to_cas_are_masked_by_operational_vls_not_qos_ca_max_vls() {
+        // osm_qos.c sl2vl_update_table: vl_mask = (1 << (op_vls - 1)) - 1 with
+        // op_vls the port's OperationalVLs (4 = VL0..VL7 here), VL15 kept;
+        // cfg->max_vls (qos_ca_max_vls) is never read. So 7,6,5,4 stay 7,6,5,4
+        // (the old rule folded them onto the CA's 4 VLs: 3,2,1,0).
+        let f = fabric();
+        let cfg = conf(
+            "qos TRUE\nqos_max_vls 8\nqos_ca_max_vls 4\n\
+             qos_swe_sl2vl 7,6,5,4,3,2,1,0,7,6,5,4,3,2,1,15\n\
+             qos_swe_vlarb_low 7:1,6:2,5:3,4:4\n",
+        )
+        .unwrap();
+        let (s, a) = cfg.apply(&f);
+        let [s1, h0] = ["s1", "h0"].map(|n| f.node_by_name(n).unwrap());
+        let to_host: Vec<u8> = (0..16).map(|sl| s.vl(s1, 4, 1, sl)).collect();
+        assert_eq!(to_host, [7, 6, 5, 4, 3, 2, 1, 0, 7, 6, 5, 4, 3, 2, 1, 15]);
+        let host_port = f.peer(h0, 1).unwrap();
+        assert_eq!(a.get(host_port.node, host_port.port).low, vec![(7, 1), (6, 2), (5, 3), (4, 4)]);
+        assert_eq!(s.port_data_vls(h0, 1), 8);
+        // qos_max_vls 4 is the subnet's VLs: then the mask is 3 everywhere.
+        let (s, _) = conf("qos TRUE\nqos_max_vls 4\nqos_swe_sl2vl 7,6,5,4,3,2,1,0,7,6,5,4,3,2,1,15\n").unwrap().apply(&f);
+        let to_host: Vec<u8> = (0..16).map(|sl| s.vl(s1, 4, 1, sl)).collect();
+        assert_eq!(to_host, [3, 2, 1, 0, 3, 2, 1, 0, 3, 2, 1, 0, 3, 2, 1, 15]);
     }
 
     #[test]

@@ -103,7 +103,13 @@ impl RoutingEngine for Fa {
             escape.root_names,
         )];
         notes.extend(escape.notes);
-        Ok(Routing { tables, notes, labels: PathLabels::escape_first(lids.lmc()), path_sl: PathSl::none() })
+        Ok(Routing {
+            tables,
+            notes,
+            labels: PathLabels::escape_first(lids.lmc()),
+            path_sl: PathSl::none(),
+            not_in_dump: Vec::new(),
+        })
     }
 }
 

@@ -16,7 +16,7 @@ use ibnetsim_fabric::{Fabric, NodeId, PortNum};
 use crate::error::SmError;
 use crate::labels::PathLabels;
 use crate::lft::ForwardingTables;
-use crate::lid::LidMap;
+use crate::lid::{Lid, LidMap};
 use crate::path_sl::PathSl;
 
 pub mod dor;
@@ -67,13 +67,19 @@ pub struct Routing {
     pub labels: PathLabels,
     /// Per-path SLs; none unless the engine needs them.
     pub path_sl: PathSl,
+    /// `(switch, LID)` entries the input tables leave unknown: a dump whose
+    /// header range covers a LID that none of its listed LFT blocks holds
+    /// (`dump_fts` and `ibroute` skip the top block when the top LID is a
+    /// multiple of 64). The entry is stored as no path; the check counts
+    /// routes ending there as "not in the dump", not as unreachable. Sorted.
+    pub not_in_dump: Vec<(NodeId, Lid)>,
 }
 
 impl Routing {
     /// Plain unicast routing: the tables and notes, every LID a `Primary`
     /// route and no per-path SLs.
     pub fn unicast(tables: ForwardingTables, notes: Vec<String>) -> Self {
-        Routing { tables, notes, labels: PathLabels::default(), path_sl: PathSl::none() }
+        Routing { tables, notes, labels: PathLabels::default(), path_sl: PathSl::none(), not_in_dump: Vec::new() }
     }
 }
 

@@ -3,7 +3,8 @@
 //! Follows OpenSM's engine (`opensm/osm_ucast_updn.c`):
 //!
 //! * Roots. Given by [`RoutingOptions::roots`] (names, descriptions or GUIDs,
-//!   resolved with [`Fabric::resolve`]), or found automatically by OpenSM's
+//!   resolved with [`Fabric::resolve`], or the path of a root GUID file as
+//!   OpenSM's `root_guid_file` option takes it, see [`crate::guid_files`]), or found automatically by OpenSM's
 //!   `updn_find_root_nodes_by_min_hop`: for each switch, a histogram of the hop
 //!   distances to every CA port (each CA counted at the distance to the switch
 //!   it is cabled to); a switch is a root when exactly one bar holds more than
@@ -59,6 +60,7 @@ use ibnetsim_fabric::{Fabric, NodeId};
 use super::ucast::{build_lfts_offsets, switch_table_order, PathSet};
 use super::{Routing, RoutingEngine, RoutingOptions};
 use crate::error::SmError;
+use crate::guid_files;
 use crate::hops::{attachment, SwitchHops, UNREACHABLE};
 use crate::lft::ForwardingTables;
 use crate::lid::LidMap;
@@ -171,14 +173,38 @@ impl UpDn {
         if !self.roots.is_empty() {
             let mut roots = Vec::with_capacity(self.roots.len());
             for r in &self.roots {
-                let node = fabric.resolve(r).map_err(|_| {
-                    SmError::option("roots", format!("no switch is named or has GUID '{r}'"))
-                })?;
-                let idx = hops.index_of(node).ok_or_else(|| {
-                    SmError::option("roots", format!("'{r}' is a channel adapter; up*/down* roots must be switches"))
-                })?;
-                if !roots.contains(&idx) {
-                    roots.push(idx);
+                let path = std::path::Path::new(r);
+                let nodes = if path.is_file() {
+                    // A name that is both would be read one way silently; make the user say which.
+                    if let Ok(n) = fabric.resolve(r) {
+                        return Err(SmError::option(
+                            "roots",
+                            format!(
+                                "'{r}' names both node '{}' and a file; give the node by GUID ({:#018x}) \
+                                 or the file as ./{r}",
+                                fabric.node(n).name,
+                                fabric.node(n).guid
+                            ),
+                        ));
+                    }
+                    let listed = guid_files::read_root_guids(path)?;
+                    guid_files::root_switches(fabric, &listed)?
+                } else {
+                    let node = fabric.resolve(r).map_err(|_| {
+                        SmError::option(
+                            "roots",
+                            format!("no switch is named or has GUID '{r}', and no file has that path"),
+                        )
+                    })?;
+                    vec![node]
+                };
+                for node in nodes {
+                    let idx = hops.index_of(node).ok_or_else(|| {
+                        SmError::option("roots", format!("'{r}' is a channel adapter; up*/down* roots must be switches"))
+                    })?;
+                    if !roots.contains(&idx) {
+                        roots.push(idx);
+                    }
                 }
             }
             return Ok((roots, RootSource::Given));
@@ -757,11 +783,57 @@ mod tests {
         assert_eq!(roots, vec![3]);
         assert_eq!(r.notes[0], "updn roots (given): s3; max rank 2");
         let err = updn(&["s9"]).route(&f, &lids).unwrap_err().to_string();
-        assert_eq!(err, "invalid option 'roots': no switch is named or has GUID 's9'");
+        assert_eq!(err, "invalid option 'roots': no switch is named or has GUID 's9', and no file has that path");
         let err = updn(&["h1"]).route(&f, &lids).unwrap_err().to_string();
         assert_eq!(err, "invalid option 'roots': 'h1' is a channel adapter; up*/down* roots must be switches");
         let opts = RoutingOptions { roots: vec![" ".into()], ..Default::default() };
         assert!(build_engine("updn", &opts).is_err());
+    }
+
+    #[test]
+    fn roots_from_a_root_guid_file() {
+        let f = ring(5);
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let guid = |n: &str| f.node(f.node_by_name(n).unwrap()).guid;
+        let dir = std::env::temp_dir().join(format!("ibnetsim-updn-roots-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // As opensm-updn-roots.dump writes them ("0x%" PRIx64), and a hand-written root_guid_file.
+        let dump = dir.join("opensm-updn-roots.dump");
+        std::fs::write(&dump, format!("{:#x}\n{:#x}\n", guid("s3"), guid("s1"))).unwrap();
+        let hand = dir.join("roots.txt");
+        std::fs::write(&hand, format!("# spine\n{:#018x} s1\n\n{:#x}   # s3\n", guid("s1"), guid("s3"))).unwrap();
+        let hops = SwitchHops::compute(&f);
+        for (file, order) in [(&dump, vec![3, 1]), (&hand, vec![1, 3])] {
+            let (roots, how) = updn(&[file.to_str().unwrap()]).choose_roots(&f, &lids, &hops).unwrap();
+            assert_eq!((roots, how), (order, RootSource::Given), "file order: {}", file.display());
+        }
+        // A file and a name together, each root once.
+        let (roots, _) = updn(&[dump.to_str().unwrap(), "s0", "s1"]).choose_roots(&f, &lids, &hops).unwrap();
+        assert_eq!(roots, vec![3, 1, 0]);
+        // Routing from a file's roots is routing from the same roots by name.
+        let one = dir.join("one");
+        std::fs::write(&one, format!("{:#x}\n", guid("s3"))).unwrap();
+        let (r, roots) = updn(&[one.to_str().unwrap()]).route_and_roots(&f, &lids).unwrap();
+        assert_eq!(roots, vec![3]);
+        assert_eq!(r.tables, updn(&["s3"]).route(&f, &lids).unwrap().tables);
+        // Errors name file and line.
+        let bad = dir.join("bad");
+        std::fs::write(&bad, format!("{:#x}\n0xdead\n", guid("s1"))).unwrap();
+        let err = updn(&[bad.to_str().unwrap()]).route(&f, &lids).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!("{}:2: GUID 0x000000000000dead is not a switch of this fabric (is the file for another fabric?)", bad.display())
+        );
+        // A value that is a node name and a file path is refused, not guessed.
+        let cwd_name = dir.join("s2");
+        std::fs::write(&cwd_name, "0x1\n").unwrap();
+        let mut g = Fabric::new();
+        let a = g.add_switch(cwd_name.to_str().unwrap(), 4).unwrap();
+        let h = g.add_hca("h", 1).unwrap();
+        g.connect(a, 1, h, 1, LinkSpec::default()).unwrap();
+        let err = updn(&[cwd_name.to_str().unwrap()]).route(&g, &LidMap::assign(&g, 0).unwrap()).unwrap_err().to_string();
+        assert!(err.contains("names both node") && err.ends_with(&format!("or the file as ./{}", cwd_name.display())), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
