@@ -262,3 +262,25 @@ def test_root_guid_file(tmp_path):
     proc = run("check", topo, "--engine", "updn", "--root", roots, check=False)
     assert proc.returncode == 2
     assert f"{roots}:2: GUID 0x00000000deadbeef is not a switch of this fabric" in proc.stderr, proc.stderr
+
+
+def test_commands_that_build_no_table_do_not_import_the_heavy_libraries(tmp_path):
+    # pandas, numpy, pyarrow, matplotlib and dask cost about 0.3 s to import
+    # (issue 14: `ibnetsim --help` and a small `check` must start fast), so
+    # they are imported on first use (ibnetsim._lazy). Checked by module, not
+    # by clock.
+    topo = tmp_path / "ring.net"
+    run("topo", "gen", "ring", "--switches", 4, "-o", topo)
+    probe = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from ibnetsim.cli import main\n"
+        f"for args in (['--help'], ['check', {str(topo)!r}], ['route', {str(topo)!r}, '--engine', 'updn'], ['topo', 'info', {str(topo)!r}]):\n"
+        "    r = CliRunner().invoke(main, args)\n"
+        "    assert r.exit_code == 0, (args, r.output)\n"
+        "heavy = ('pandas', 'numpy', 'pyarrow', 'matplotlib', 'dask', 'distributed')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]", proc.stdout

@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
-import pandas as pd
+from ibnetsim._lazy import pandas as pd
 
 from ibnetsim import _core
 from ibnetsim._cliutil import plural

@@ -28,8 +28,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
-import numpy as np
-import pandas as pd
+from ibnetsim._lazy import numpy as np
+from ibnetsim._lazy import pandas as pd
 
 from ibnetsim import _core
 from ibnetsim import qos as _qos

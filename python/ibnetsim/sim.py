@@ -21,7 +21,7 @@ import os
 import time
 from typing import Any, Iterable, Optional
 
-import pandas as pd
+from ibnetsim._lazy import pandas as pd
 
 from ibnetsim import _core
 from ibnetsim import traffic as _traffic

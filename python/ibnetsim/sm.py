@@ -6,8 +6,8 @@ import json
 import os
 from typing import Any, Mapping, Optional, Sequence
 
-import numpy as np
-import pandas as pd
+from ibnetsim._lazy import numpy as np
+from ibnetsim._lazy import pandas as pd
 
 from ibnetsim import _core
 from ibnetsim.errors import ConfigError

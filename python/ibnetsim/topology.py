@@ -11,7 +11,7 @@ import json
 import os
 from typing import Any, Optional, Sequence
 
-import pandas as pd
+from ibnetsim._lazy import pandas as pd
 
 from ibnetsim import _core
 from ibnetsim.errors import ConfigError

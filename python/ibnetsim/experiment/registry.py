@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
-import pandas as pd
+from ibnetsim._lazy import pandas as pd
 
 from ibnetsim.experiment import scenario as _scenario
 from ibnetsim.experiment.numfmt import exact, number, percent, significant_digits

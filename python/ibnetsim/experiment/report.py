@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional, Union
 
-import pandas as pd
+from ibnetsim._lazy import pandas as pd
 
 from ibnetsim._cliutil import plural
 from ibnetsim.experiment.numfmt import MISSING, number

@@ -45,9 +45,9 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+from ibnetsim._lazy import pandas as pd
+from ibnetsim._lazy import pyarrow as pa
+from ibnetsim._lazy import parquet as pq
 
 from ibnetsim.errors import ResultsError
 from ibnetsim.experiment.scenario import Point, Scenario

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Optional
 
-import numpy as np
+from ibnetsim._lazy import numpy as np
 
 from ibnetsim.experiment.kinds import Figure, PointKind, register
 
