@@ -170,6 +170,22 @@ def _cli(*args, check=True):
     return proc
 
 
+def test_one_point_runs_in_this_process_and_draws_no_figure(tmp_path):
+    # One point: no worker pool to start and no curve to draw (issue 14: the
+    # command's own overhead for one point stays small); the hint says how
+    # to get that point's figures, and they can be drawn.
+    f = tmp_path / "one.toml"
+    f.write_text(tiny(load="0.1", time_us=50.0, warmup_us=10.0))
+    out = tmp_path / "out"
+    proc = _cli("run", f, "-o", out, "--no-progress")
+    assert "1 point on serial" in proc.stderr, proc.stderr
+    assert f"figures: none for one point (`ibnetsim plot {out}` draws its per-port and latency figures)" in proc.stdout
+    assert not (out / "figures").exists()
+    assert "load 0.1: keeps up" in proc.stdout
+    plotted = _cli("plot", out)
+    assert (out / "figures" / "latency_histogram.png").exists(), plotted.stdout
+
+
 def test_run_command_writes_results_and_plot(tmp_path):
     f = tmp_path / "tiny.toml"
     f.write_text(tiny(load="[0.05, 0.1, 2.0]", time_us=150.0, warmup_us=20.0))

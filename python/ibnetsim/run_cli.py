@@ -129,12 +129,12 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
     traffic.load (or any key) is a list.
 
     Prints load, accepted traffic and latency per point, draws the latency-vs-accepted-traffic
-    figure into DIR/figures and reports the saturation load: the highest offered load whose
+    figure into DIR/figures (with two points or more; `ibnetsim plot DIR` draws a single
+    point's figures) and reports the saturation load: the highest offered load whose
     accepted traffic stays within 2 % of offered (accepted ≥ 0.98 × offered, both measured
     after warm-up), scanning loads upwards and stopping at the first that falls behind.
     Points already in DIR are not run again.
     """
-    from ibnetsim.experiment.plots import plot_results
     from ibnetsim.experiment.scenario import ScenarioError, key_lines, load
     from ibnetsim.experiment.store import load_results
     from ibnetsim.experiment.sweep import run_sweep
@@ -143,6 +143,9 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
     if sc.kind != "simulate":
         line = key_lines(sc.text).get(("kind",))
         raise ScenarioError(f"`ibnetsim run` runs kind = \"simulate\" scenarios, not '{sc.kind}' (use `ibnetsim sweep`)", file, line, "kind")
+    if len(sc.points) == 1 and executor == "local":
+        # A pool of worker processes gains nothing for one point and costs their start-up.
+        executor = "serial"
     ex = _make_executor(executor, workers, scheduler)
     out = Path(out_dir) if out_dir else Path("results") / Path(file).stem
     click.echo(f"{file}: {plural(len(sc.points), 'point')} on {ex.describe()} → {out}", err=True)
@@ -177,11 +180,17 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
     Console(width=max(100, 16 * len(cols))).print(table)
 
     ok_rows = df[df["status"] == "ok"]
-    if not ok_rows.empty:
+    if len(ok_rows) == 1:
+        # One point has no curve to draw; its own figures cost more than its run.
+        click.echo(f"figures: none for one point (`ibnetsim plot {out}` draws its per-port and latency figures)")
+    elif not ok_rows.empty:
+        from ibnetsim.experiment.plots import plot_results
+
         paths = plot_results(out, out / "figures", ("png", "svg"))
         fig = [p for p in paths if p.stem == "latency_vs_accepted" and p.suffix == ".png"]
         if fig:
             click.echo(f"figure: {fig[0]}")
+    if not ok_rows.empty:
         # One saturation point per curve: every swept key but the load (seeds averaged).
         curve_axes = [a for a in series_axes if a != "seed"]
         groups = ok_rows.groupby(curve_axes, sort=True) if curve_axes else [((), ok_rows)]
