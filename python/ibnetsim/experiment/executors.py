@@ -56,6 +56,10 @@ class Task:
 OnDone = Callable[[Task, dict], None]
 
 
+#: Seconds a Ctrl-C waits for results already on their way from the workers.
+INTERRUPT_GRACE_S = 0.5
+
+
 def _crash_row(message: str) -> dict[str, Any]:
     return {"status": STATUS_ERROR, "error": message, "traceback": "", "elapsed_s": None, "host": None, "pid": None}
 
@@ -173,8 +177,21 @@ class LocalExecutor(Executor):
                         else:
                             suspects.append(t)
                     inflight.clear()
+        except KeyboardInterrupt:
+            # Ctrl-C can land while results of points that finished are still
+            # on their way from the workers (which have moved on to the next
+            # point): give those a moment to arrive and store them, then stop
+            # everything. A second Ctrl-C cuts the wait short.
+            try:
+                wait(list(inflight), timeout=INTERRUPT_GRACE_S)
+                for fut, t in list(inflight.items()):
+                    if fut.done() and not fut.cancelled() and fut.exception() is None:
+                        on_done(t, fut.result())
+            finally:
+                self._kill(pool)
+            raise
         except BaseException:
-            # Ctrl-C (or an error in on_done): stop everything now; finished points are stored.
+            # An error in on_done: stop everything now; finished points are stored.
             self._kill(pool)
             raise
         self._kill(pool)
