@@ -56,10 +56,6 @@ class Task:
 OnDone = Callable[[Task, dict], None]
 
 
-#: Seconds a Ctrl-C waits for results already on their way from the workers.
-INTERRUPT_GRACE_S = 0.5
-
-
 def _crash_row(message: str) -> dict[str, Any]:
     return {"status": STATUS_ERROR, "error": message, "traceback": "", "elapsed_s": None, "host": None, "pid": None}
 
@@ -178,12 +174,11 @@ class LocalExecutor(Executor):
                             suspects.append(t)
                     inflight.clear()
         except KeyboardInterrupt:
-            # Ctrl-C can land while results of points that finished are still
-            # on their way from the workers (which have moved on to the next
-            # point): give those a moment to arrive and store them, then stop
-            # everything. A second Ctrl-C cuts the wait short.
+            # Ctrl-C can land while results of points that finished wait to
+            # be collected: store those, then stop everything. A result still
+            # on its way from a worker is not waited for; its point runs again
+            # on resume.
             try:
-                wait(list(inflight), timeout=INTERRUPT_GRACE_S)
                 for fut, t in list(inflight.items()):
                     if fut.done() and not fut.cancelled() and fut.exception() is None:
                         on_done(t, fut.result())
