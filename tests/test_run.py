@@ -205,10 +205,21 @@ def test_run_command_writes_results_and_plot(tmp_path):
     assert len(df) == 3 and (df["status"] == "ok").all()
 
 
-def test_bench_quick_prints_both_lines():
+def test_bench_quick_prints_machine_build_configurations_and_both_lines():
+    import os
+
+    import ibnetsim
+    from ibnetsim import _core
+
     proc = _cli("bench", "--quick")
-    lines = [l for l in proc.stdout.splitlines() if l.strip()]
-    assert len(lines) == 2, proc.stdout
+    out = [l for l in proc.stdout.splitlines() if l.strip()]
+    # What was timed, and on what: the machine, the build, each scenario's configuration.
+    assert out[0].startswith("machine: ") and f"{os.cpu_count()} cores" in out[0], out[0]
+    assert out[1] == f"build: ibnetsim {ibnetsim.__version__}, commit {ibnetsim.__build_commit__}, {_core.BUILD_PROFILE} profile; Python {sys.version.split()[0]}"
+    assert _core.BUILD_PROFILE in ("debug", "release")
+    assert out[2] == "irregular64 configuration: preset martinez2003, 50 µs simulated after a 10 µs warm-up, seed 1"
+    assert out[4] == "mesh8x8 configuration: preset martinez2003, 100 µs simulated after a 10 µs warm-up, seed 1, data_vls = 1"
+    lines = [out[3], out[5]]
     assert lines[0].startswith("irregular64:") and lines[1].startswith("mesh8x8:")
     for line in lines:
         m = re.search(r"([0-9,]+) events/s, ([0-9,]+) delivered packets/s", line)

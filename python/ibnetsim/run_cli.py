@@ -13,6 +13,8 @@ input (file, line and key named), 130 when interrupted.
 from __future__ import annotations
 
 import math
+import os
+import platform
 import sys
 import time
 from dataclasses import dataclass
@@ -283,11 +285,16 @@ def bench_cmd(quick: bool, progress: bool) -> None:
     the fabric or the tables.
     """
     import ibnetsim
+    from ibnetsim import _core
 
+    click.echo(f"machine: {machine_description()}")
+    click.echo(f"build: ibnetsim {ibnetsim.__version__}, commit {ibnetsim.__build_commit__}, {_core.BUILD_PROFILE} profile; Python {platform.python_version()}")
     for name, build, time_us, quick_us, warm, quick_warm in BENCHES:
         t_us, w_us = (quick_us, quick_warm) if quick else (time_us, warm)
         describe, fab, sm, traffic, config = build()
         preset = config.pop("preset")
+        extra = "".join(f", {k} = {v!r}" for k, v in config.items())
+        click.echo(f"{name} configuration: preset {preset}, {t_us:g} µs simulated after a {w_us:g} µs warm-up, seed 1{extra}")
         t0 = time.perf_counter()
         res = ibnetsim.simulate(fab, sm, traffic=traffic, time_us=t_us, seed=1, warmup_us=w_us, preset=preset, progress=progress, **config)
         wall = time.perf_counter() - t0
@@ -298,6 +305,22 @@ def bench_cmd(quick: bool, progress: bool) -> None:
             f"{events / wall:,.0f} events/s, {delivered / wall:,.0f} delivered packets/s "
             f"({events:,} events, {delivered:,} packets; accepted {res.accepted:.4f} of offered {res.offered:.4f})"
         )
+
+
+def machine_description() -> str:
+    """CPU model, cores and memory of this machine, as benchmarks should name it."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            model = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), model)
+    except OSError:
+        pass
+    memory = ""
+    try:
+        memory = f", {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB"
+    except (ValueError, OSError, AttributeError):
+        pass
+    return f"{model}, {os.cpu_count()} cores{memory}, {platform.system()} {platform.release()}"
 
 
 def register(group: click.Group) -> None:

@@ -17,6 +17,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // Set by build.rs: the commit of this build, or "unknown" outside a checkout.
     m.add("BUILD_COMMIT", env!("IBNETSIM_BUILD_COMMIT"))?;
+    // Benchmarks say which build they timed: a debug build is many times slower.
+    m.add("BUILD_PROFILE", if cfg!(debug_assertions) { "debug" } else { "release" })?;
     errors::register(m)?;
     fabric::register(m)?;
     subnet::register(m)?;
