@@ -201,7 +201,7 @@ def test_entry_errors_name_file_line_and_key(tmp_path):
         write_entry(tmp_path, GOOD + extra)
         with pytest.raises(ScenarioError, match="expected the reason ours is outside the tolerance") as e:
             registry.entry("x-1", tmp_path)
-        assert e.value.key == "value.#1.deviation" or e.value.line is not None
+        assert (e.value.key, e.value.line) == ("value.#1.deviation", 12)
 
 
 # --------------------------------------------------------------------------- commands

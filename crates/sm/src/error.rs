@@ -114,11 +114,9 @@ impl SmError {
 /// parser names the line if they matter). `what` names the kind of file
 /// expected, e.g. "a forwarding-table dump".
 pub fn read_text(path: &std::path::Path, what: &str) -> Result<String, SmError> {
-    use ibnetsim_fabric::io::{read_text_file, TextFileError, MAX_TEXT_BYTES};
-    let whole = || Location { file: Some(path.to_path_buf()), line: None };
+    use ibnetsim_fabric::io::{read_text_file, TextFileError};
     read_text_file(path).map_err(|e| match e {
         TextFileError::Io(source) => SmError::Io { path: path.to_path_buf(), source },
-        TextFileError::NotRegular => SmError::parse(whole(), format!("not a regular file (a directory, device or pipe); give {what}")),
-        TextFileError::TooLarge(n) => SmError::parse(whole(), format!("{n} bytes is larger than {what} can be ({MAX_TEXT_BYTES} at most)")),
+        e => SmError::parse(Location { file: Some(path.to_path_buf()), line: None }, e.message(what)),
     })
 }

@@ -22,6 +22,7 @@ use std::path::Path;
 
 use ibnetsim_fabric::{Fabric, Location, NodeId};
 
+use crate::dump::opensm_lfts::shorten;
 use crate::error::SmError;
 
 /// A GUID of a list file and the line it is on.
@@ -128,14 +129,6 @@ fn strtoull(s: &str) -> Result<(u64, &str), Strtoull> {
     }
     let v = u64::from_str_radix(&digits[..n], radix).map_err(|_| Strtoull::TooLarge)?;
     Ok((v, &digits[n..]))
-}
-
-fn shorten(s: &str) -> String {
-    let s = s.trim_end();
-    match s.char_indices().nth(60) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -118,6 +118,18 @@ pub enum TextFileError {
     TooLarge(u64),
 }
 
+impl TextFileError {
+    /// What went wrong, for a file that should have been `what` ("a trace
+    /// file"); callers add the path in their own error type.
+    pub fn message(&self, what: &str) -> String {
+        match self {
+            TextFileError::Io(e) => e.to_string(),
+            TextFileError::NotRegular => format!("not a regular file (a directory, device or pipe); give {what}"),
+            TextFileError::TooLarge(n) => format!("{n} bytes is larger than {what} can be ({MAX_TEXT_BYTES} at most)"),
+        }
+    }
+}
+
 /// Reads a whole text file of the kinds the tools read (topologies, tables):
 /// a regular file of at most [`MAX_TEXT_BYTES`]. Bytes that are not UTF-8
 /// (node descriptions come off the wire as bytes) are replaced, not refused:
@@ -146,11 +158,9 @@ pub fn read_text_file(path: &Path) -> Result<String, TextFileError> {
 
 /// [`read_text_file`] for a topology or system file, naming it in the error.
 pub(crate) fn read_text(path: &Path) -> Result<String, FabricError> {
-    let whole = || Location { file: Some(path.to_path_buf()), line: None };
     read_text_file(path).map_err(|e| match e {
         TextFileError::Io(source) => FabricError::Io { path: path.to_path_buf(), source },
-        TextFileError::NotRegular => FabricError::parse(whole(), "not a regular file (a directory, device or pipe); give a topology file"),
-        TextFileError::TooLarge(n) => FabricError::parse(whole(), format!("{n} bytes is larger than any topology file ({MAX_TEXT_BYTES} at most)")),
+        e => FabricError::parse(Location { file: Some(path.to_path_buf()), line: None }, e.message("a topology file")),
     })
 }
 

@@ -145,7 +145,10 @@ pub(super) fn build(
         if !t.time_scale.is_finite() || t.time_scale <= 0.0 {
             return Err(SimError::config(format!("{key}.time_scale"), format!("must be a finite number > 0, got {}", t.time_scale)));
         }
-        let text = read_trace_file(&t.file).map_err(|why| SimError::config(format!("{key}.file"), format!("cannot read '{}': {why}", t.file)))?;
+        // A regular file of bounded size; bytes that are not UTF-8 are replaced,
+        // so the trace parser names the line they spoil.
+        let text = ibnetsim_fabric::io::read_text_file(std::path::Path::new(&t.file))
+            .map_err(|e| SimError::config(format!("{key}.file"), format!("cannot read '{}': {}", t.file, e.message("a trace file"))))?;
         let messages = crate::traffic::trace::parse(&text, &t.file, t.time_scale, &resolve_host)?;
         let class = classes.len() as u8;
         let trace = Trace::new(class, messages);
@@ -359,15 +362,4 @@ fn check_adaptive_fraction(k: &crate::traffic::ClassConfig, hosts: &[crate::hca:
         return Err(SimError::config(key, "needs two LIDs per port (LMC ≥ 1, e.g. the 'fa' routing engine at LMC 1)"));
     }
     Ok(())
-}
-
-/// A trace file's text: a regular file of bounded size, with bytes that are
-/// not UTF-8 replaced so the trace parser names the line they spoil.
-fn read_trace_file(path: &str) -> Result<String, String> {
-    use ibnetsim_fabric::io::{read_text_file, TextFileError, MAX_TEXT_BYTES};
-    read_text_file(std::path::Path::new(path)).map_err(|e| match e {
-        TextFileError::Io(e) => e.to_string(),
-        TextFileError::NotRegular => "not a regular file (a directory, device or pipe); give a trace file".to_string(),
-        TextFileError::TooLarge(n) => format!("{n} bytes is larger than a trace file can be ({MAX_TEXT_BYTES} at most)"),
-    })
 }

@@ -93,6 +93,20 @@ pub struct WindowAcc {
     pub lat_sum: u64,
 }
 
+impl WindowAcc {
+    /// What the window ending at `end_ps` saw.
+    fn sample(&self, end_ps: Time) -> WindowSample {
+        WindowSample {
+            end_ps,
+            generated_packets: self.gen_packets,
+            offered_bytes: self.gen_bytes,
+            delivered_packets: self.del_packets,
+            accepted_bytes: self.del_bytes,
+            mean_latency_ps: (self.del_packets > 0).then(|| self.lat_sum as f64 / self.del_packets as f64),
+        }
+    }
+}
+
 /// The detector.
 #[derive(Debug, Clone)]
 pub struct WarmupDetector {
@@ -128,14 +142,7 @@ impl WarmupDetector {
     pub fn close_window(&mut self, acc: &WindowAcc) -> Option<Time> {
         let end = self.next_end;
         self.next_end += self.window_ps;
-        self.series.push(WindowSample {
-            end_ps: end,
-            generated_packets: acc.gen_packets,
-            offered_bytes: acc.gen_bytes,
-            delivered_packets: acc.del_packets,
-            accepted_bytes: acc.del_bytes,
-            mean_latency_ps: (acc.del_packets > 0).then(|| acc.lat_sum as f64 / acc.del_packets as f64),
-        });
+        self.series.push(acc.sample(end));
         let n = self.series.len();
         let span = self.windows.max(n / 2);
         if n >= self.windows && stationary(&self.series[n - span..], self.tolerance) {
@@ -191,14 +198,7 @@ impl MeasuredWindows {
             return;
         }
         self.next_end = end.saturating_add(self.window_ps);
-        self.series.push(WindowSample {
-            end_ps: end,
-            generated_packets: acc.gen_packets,
-            offered_bytes: acc.gen_bytes,
-            delivered_packets: acc.del_packets,
-            accepted_bytes: acc.del_bytes,
-            mean_latency_ps: (acc.del_packets > 0).then(|| acc.lat_sum as f64 / acc.del_packets as f64),
-        });
+        self.series.push(acc.sample(end));
     }
 
     /// Whether the measurement held steady: no growth ([`grows`]) over its
