@@ -3,7 +3,8 @@
 ``synthetic`` computes a seeded value quickly and can fail, crash its worker,
 raise KeyboardInterrupt or leave a marker file per run, at chosen seeds, so the
 tests can drive every path of the sweep machinery. ``fake_dataplane`` returns
-the columns the data-plane figures read.
+the columns the data-plane figures read, and ``shares`` columns drawn as
+categories (``kinds.Categories``).
 """
 
 import os
@@ -38,6 +39,7 @@ if "synthetic" not in schema.sections():
                 Key("load", "float", "Offered load.", default=0.5, min=0, max=1),
                 Key("vls", "int", "VLs.", default=1),
                 Key("latency_max_ns", "float", "Upper edge of the latency histogram.", default=4000.0, min=1),
+                Key("accept_cap", "float", "Accepted load with 0 VLs (each VL adds 0.05).", default=0.6, min=0, max=1),
             ),
         )
     )
@@ -69,7 +71,7 @@ def _fake(cfg: dict) -> dict:
     load = cfg["fake"]["load"]
     vls = cfg["fake"]["vls"]
     rng = np.random.default_rng(cfg["seed"])
-    accepted = min(load, 0.6 + 0.05 * vls)
+    accepted = min(load, cfg["fake"]["accept_cap"] + 0.05 * vls)
     util = np.clip(rng.random(16) * accepted * 1.5, 0, 1)
     edges = np.linspace(0, cfg["fake"]["latency_max_ns"], 21)
     counts = rng.integers(0, 100, 20)
@@ -83,7 +85,26 @@ def _fake(cfg: dict) -> dict:
     }
 
 
+def _shares(cfg: dict) -> dict:
+    g = cfg["shares"]["group"]
+    return {f"{series}_{i}": round(0.1 * g + 0.2 * i + (0.05 if series == "b" else 0.0), 6) for series in "ab" for i in range(3)}
+
+
+if "shares" not in schema.sections():
+    schema.register_section(Section("shares", "Test-only categories.", keys=(Key("group", "int", "Group.", default=1, min=0),)))
+
 if "synthetic" not in kinds.names():
     kinds.register(kinds.PointKind("synthetic", "Test-only.", _synthetic, sections=("synthetic",),
                                    figures=(kinds.Figure("mean", x="synthetic.x", y="mean", title="Mean", ylabel="mean"),)))
     kinds.register(kinds.PointKind("fake_dataplane", "Test-only.", _fake, sections=("fake",)))
+    kinds.register(
+        kinds.PointKind(
+            "shares",
+            "Test-only.",
+            _shares,
+            sections=("shares",),
+            categories=(
+                kinds.Categories("shares", title="Shares", ylabel="share", xlabel="level", categories=("low", "mid", "high"), series=(("a", ("a_0", "a_1", "a_2")), ("b", ("b_0", "b_1", None)))),
+            ),
+        )
+    )

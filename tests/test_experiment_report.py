@@ -38,6 +38,8 @@ def drawn(monkeypatch):
         return []
 
     monkeypatch.setattr(plots, "_save", keep)
+    # The tests keep every figure open to look at it.
+    monkeypatch.setitem(plt.rcParams, "figure.max_open_warning", 0)
     yield figs
     for f in figs.values():
         plt.close(f)
@@ -235,6 +237,108 @@ def test_ratios_and_expressions_are_not_drawn_as_points(tmp_path, drawn):
     plots.plot_results(out, paper=paper)
     ax = drawn["mean"].axes[0]
     assert [(float(line.get_xdata()[0]), float(line.get_ydata()[0])) for line in ax.lines if line.get_marker() == "D"] == [(1.0, 7.0)]
+
+
+def paper_value(**kw) -> dict:
+    """A value as report.json carries it."""
+    v = {"quantity": "q", "paper": 1.0, "ours": 1.0, "verdict": "within", "column": "mean", "where": {}, "denominator": None, "peak_over": None, "tolerance_bands": []}
+    return dict(v, **kw)
+
+
+def markers(ax, marker: str) -> list[tuple[float, float]]:
+    return [(round(float(line.get_xdata()[0]), 9), float(line.get_ydata()[0])) for line in ax.lines if line.get_marker() == marker and line.get_linestyle() == "None"]
+
+
+def test_values_no_figure_shows_get_a_paper_vs_ours_figure(toy_entry, tmp_path, drawn):
+    reproduce_toy(toy_entry, tmp_path / "out")
+    drawn.clear()
+    plots.plot_results(tmp_path / "out" / "a")
+    # The two expressions of `count` are on no figure of a: one row each, on its own scale.
+    fig = drawn["paper_vs_ours"]
+    rows = [ax for ax in fig.axes if ax.get_title(loc="left")]
+    assert [ax.get_title(loc="left") for ax in rows] == ["samples × 120  [within]", "samples ÷ 1.75  [context]"]
+    assert markers(rows[0], "D") == [(12000.0, 0.0)] and markers(rows[0], "o") == [(12000.0, 0.0)]
+    assert markers(rows[1], "D") == [(57.14, 0.0)] and markers(rows[1], "o") == [(round(100 / 1.75, 9), 0.0)]
+    # ±1 % of 12,000 is the tolerance bar.
+    (bar,) = rows[0].patches
+    assert (bar.get_x(), bar.get_x() + bar.get_width()) == pytest.approx((11880.0, 12120.0))
+    assert fig.get_suptitle() == "toy a: paper's values not drawn above"
+    drawn.clear()
+    plots.plot_results(tmp_path / "out" / "b")
+    # b's one value is a point of its `mean` figure.
+    assert "paper_vs_ours" not in drawn and "mean" in drawn
+
+
+def test_many_values_share_one_scatter_of_ours_against_the_papers(tmp_path, drawn):
+    out = sweep(tmp_path, 'kind = "synthetic"\nplugins = ["experiment_plugin"]\nseed = 1\n[synthetic]\nx = [1.0, 2.0]\n')
+    values = [paper_value(quantity=f"cell {i}", column="max", paper=float(i), ours=float(i) + 0.5, tolerance_bands=[[i - 1.0, i + 1.0]]) for i in range(1, 14)]
+    values[3] = dict(values[3], ours=9.0, verdict="outside")
+    plots.plot_results(out, paper={"short_reference": "X 2000", "values": values})
+    ax = drawn["paper_vs_ours"].axes[0]
+    dots = {line.get_label(): line for line in ax.lines if line.get_marker() == "o"}
+    assert list(dots) == ["ours, within or context (12)", "ours, outside tolerance (1)"]
+    assert list(dots["ours, outside tolerance (1)"].get_xydata()[0]) == [4.0, 9.0]
+    assert ax.get_xlabel() == "paper (X 2000)'s value" and ax.get_xscale() == "linear"
+
+
+def test_categories_figure_puts_the_papers_values_over_their_bars(tmp_path, drawn):
+    out = sweep(tmp_path, 'kind = "shares"\nplugins = ["experiment_plugin"]\nseed = [1, 2]\n[shares]\ngroup = [1, 2]\n')
+    values = [
+        paper_value(quantity="b mid, group 2", column="b_1", paper=0.5, ours=0.45, where={"shares.group": 2}, tolerance_bands=[[0.4, 0.6]]),
+        paper_value(quantity="a high, group 1", column="a_2", paper=0.9, ours=0.5, where={"shares.group": 1}, verdict="outside"),
+        paper_value(quantity="b high, group 1", column="b_2", paper=0.6, ours=0.55, where={"shares.group": 1}),
+    ]
+    plots.plot_results(out, paper={"short_reference": "X 2000", "values": values})
+    fig = drawn["shares"]
+    one, two = fig.axes[:2]
+    assert [one.get_title(), two.get_title()] == ["group=1", "group=2"]
+    # Bars: series a at category − 0.2, b at + 0.2 (no b for "high"); the mean over the two seeds.
+    assert sorted((round(b.get_x() + b.get_width() / 2, 9), round(b.get_height(), 9)) for b in two.patches) == [
+        (-0.2, 0.2), (0.2, 0.25), (0.8, 0.4), (1.2, 0.45), (1.8, 0.6)
+    ]
+    assert markers(two, "D") == [(1.2, 0.5)] and markers(two, "o") == []
+    assert [(list(seg[0]), list(seg[1])) for c in two.collections if c.get_gid() == "tolerance" for seg in c.get_segments()] == [([1.2, 0.4], [1.2, 0.6])]
+    assert markers(one, "D") == [(1.8, 0.9)] and markers(one, "o") == [(1.8, 0.9)]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["a", "b", "paper (X 2000)", "tolerance", "outside tolerance"]
+    # b_2 is on no figure: it is in the paper-vs-ours rows, the two drawn values are not.
+    assert [ax.get_title(loc="left") for ax in drawn["paper_vs_ours"].axes if ax.get_title(loc="left")] == ["b high, group 1  [within]"]
+
+
+def test_peak_ratios_are_drawn_where_they_put_the_numerators_peak(tmp_path, drawn):
+    out = sweep(
+        tmp_path,
+        """\
+        kind = "fake_dataplane"
+        plugins = ["experiment_plugin"]
+        seed = 1
+        [fake]
+        load = [0.2, 0.5, 0.9]
+        vls = [1, 2]
+        accept_cap = [0.4, 0.6]
+        """,
+    )
+    ratio = dict(
+        paper_value(quantity="cap 0.6 over 0.4, 1 VL", column="accepted_load", paper=1.5, ours=0.65 / 0.45),
+        where={"fake.vls": 1, "fake.accept_cap": 0.6},
+        denominator={"where": {"fake.vls": 1, "fake.accept_cap": 0.4}},
+        peak_over="fake.load",
+        tolerance_bands=[[1.4, 1.6]],
+    )
+    # Latency is not proportional to accepted traffic: that ratio has no place on the x axis.
+    latency = dict(ratio, quantity="latency ratio", column="latency_mean_ns", ours=1.0)
+    plots.plot_results(out, paper={"short_reference": "X 2000", "values": [ratio, latency]})
+    one, two = drawn["latency_vs_accepted_panels"].axes[:2]
+    assert [one.get_title(), two.get_title()] == ["fake.vls = 1", "fake.vls = 2"]
+    dashed = [line for line in one.lines if line.get_linestyle() == "--"]
+    # Our 0.4 curve peaks at 0.45 accepted: the paper's 1.5 puts the 0.6 curve's peak at 0.675.
+    assert [float(line.get_xdata()[0]) for line in dashed] == [pytest.approx(0.675)]
+    assert dashed[0].get_color() == next(line for line in one.lines if line.get_label() == "accept_cap=0.6").get_color()
+    (span,) = one.patches
+    assert (span.get_x(), span.get_x() + span.get_width()) == (pytest.approx(0.63), pytest.approx(0.72))
+    assert [t.get_text() for t in one.texts] == ["paper: 1.5 × peak of accept_cap=0.4"]
+    assert not [line for line in two.lines if line.get_linestyle() == "--"] and not two.texts
+    assert "paper's peak ratio (shaded: tolerance)" in [t.get_text() for t in one.get_legend().get_texts()]
+    assert [ax.get_title(loc="left") for ax in drawn["paper_vs_ours"].axes if ax.get_title(loc="left")] == ["latency ratio  [within]"]
 
 
 # --------------------------------------------------------------------------- the HTML page of any sweep

@@ -113,6 +113,18 @@ class Value:
             parts.append(f"±{self.tolerance_rel * 100:g} %")
         return " or ".join(parts) if parts else "context"
 
+    def tolerance_bands(self) -> list[tuple[float, float]]:
+        """The intervals ours may lie in (any of them), for drawing."""
+        bands = []
+        if self.tolerance_range is not None:
+            bands.append((float(self.tolerance_range[0]), float(self.tolerance_range[1])))
+        if self.tolerance_abs is not None:
+            bands.append((self.paper - self.tolerance_abs, self.paper + self.tolerance_abs))
+        if self.tolerance_rel is not None:
+            half = abs(self.paper) * self.tolerance_rel
+            bands.append((self.paper - half, self.paper + half))
+        return bands
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -393,6 +405,7 @@ class Report:
                     "rel_diff": c.rel,
                     "n": max(c.n, 0),
                     "tolerance": v.tolerance_text(),
+                    "tolerance_bands": v.tolerance_bands(),
                     "verdict": c.verdict,
                     # The verdict already says a quick run has no rows for it.
                     "note": (c.problem if c.verdict != "not in quick run" else "")

@@ -29,7 +29,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
-__all__ = ["PointKind", "Figure", "register", "get", "names", "all_kinds", "run_point", "STATUS_OK", "STATUS_ERROR"]
+__all__ = ["PointKind", "Figure", "Categories", "register", "get", "names", "all_kinds", "run_point", "STATUS_OK", "STATUS_ERROR"]
 
 STATUS_OK = "ok"
 STATUS_ERROR = "error"
@@ -52,6 +52,28 @@ class Figure:
 
 
 @dataclass(frozen=True)
+class Categories:
+    """A standard figure of several result columns of each point: one panel per
+    setting of the swept keys other than seed (mean over seeds), ``categories``
+    along x and one bar series per entry of ``series``, which names a result
+    column for each category (``None`` where the series has none). A paper's
+    figure of a distribution, such as the share of packets below each delay
+    threshold per SL, is drawn this way."""
+
+    name: str
+    title: str
+    ylabel: str
+    xlabel: str
+    categories: tuple[str, ...]
+    series: tuple[tuple[str, tuple[Optional[str], ...]], ...]
+
+    def __post_init__(self) -> None:
+        for label, columns in self.series:
+            if len(columns) != len(self.categories):
+                raise ValueError(f"figure {self.name}: series {label!r} names {len(columns)} columns for {len(self.categories)} categories")
+
+
+@dataclass(frozen=True)
 class PointKind:
     name: str
     summary: str
@@ -67,6 +89,8 @@ class PointKind:
     #: scalar result column, for kinds with few.
     table_columns: tuple[str, ...] = ()
     figures: tuple[Figure, ...] = ()
+    #: Figures of several columns per point (distributions, per-SL shares).
+    categories: tuple[Categories, ...] = ()
     #: Whole-point check run at validation time: ``(dotted key, message)`` or None.
     check: Optional[Callable[[dict], Optional[tuple[str, str]]]] = None
 

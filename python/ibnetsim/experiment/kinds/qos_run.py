@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import time
 
-from ibnetsim.experiment.kinds import Figure, PointKind, register
+from ibnetsim.experiment.kinds import Categories, Figure, PointKind, register
 from ibnetsim.experiment.kinds.qos_setup import PAPER_NETWORKS, _check_qos_setup, network_of
 from ibnetsim.experiment.schema import FROM_SEED, Key, Section, register_section
 
@@ -200,6 +200,46 @@ KIND = register(
         figures=(
             Figure("delivered", x="qos_run.connections", y="delivered_bytes_per_cycle_per_host", title="Delivered traffic", ylabel="bytes/cycle/host", xlabel="tried connections"),
             Figure("host_util", x="qos_run.connections", y="host_util_mean", title="Mean host-interface utilization", ylabel="utilization", xlabel="tried connections"),
+        ),
+        # The paper's Figs. 5-12 are per-point distributions; its prose states values on them.
+        categories=(
+            Categories(
+                "utilization",
+                title="Utilization (Figs. 5–7)",
+                ylabel="busy fraction of the transmitter",
+                xlabel="",
+                categories=("host interfaces", "switch ports"),
+                series=(("mean", ("host_util_mean", "switch_util_mean")), ("largest", ("host_util_max", "switch_util_max"))),
+            ),
+            Categories(
+                "delay_distribution",
+                title="Packet delay (Fig. 8)",
+                ylabel="share of packets with delay ≤ threshold",
+                xlabel="delay threshold",
+                categories=DELAY_DOCS,
+                series=tuple((f"SL {sl}", tuple(f"delay_{c}_sl{sl}" for c in DELAY_COLS)) for sl in SLS),
+            ),
+            Categories(
+                "jitter_distribution",
+                title="Jitter (Fig. 9)",
+                ylabel="share of inter-arrival times",
+                xlabel="jitter: inter-arrival time − IAT",
+                categories=JITTER_DOCS,
+                series=tuple((f"SL {sl}", tuple(f"jitter_{c}_sl{sl}" for c in JITTER_COLS)) for sl in SLS),
+            ),
+            Categories(
+                "connections",
+                title="Jitter within one IAT, best and worst connections (§6, Figs. 10–12)",
+                ylabel="share of packets or samples",
+                xlabel="",
+                categories=tuple(f"SL {sl}" for sl in SLS),
+                series=(
+                    ("jitter in [−IAT, IAT]", tuple(f"jitter_within_iat_sl{sl}" for sl in SLS)),
+                    ("best connection, within IAT/2", tuple(f"best_within_iat2_sl{sl}" for sl in SLS)),
+                    ("worst connection, within IAT/2", tuple(f"worst_within_iat2_sl{sl}" for sl in SLS)),
+                    ("worst connection, within IAT", tuple(f"worst_within_iat_sl{sl}" for sl in SLS)),
+                ),
+            ),
         ),
     )
 )
