@@ -205,7 +205,7 @@ def test_run_command_writes_results_and_plot(tmp_path):
     assert len(df) == 3 and (df["status"] == "ok").all()
 
 
-def test_bench_quick_prints_machine_build_configurations_and_both_lines():
+def test_bench_quick_prints_machine_build_configurations_and_every_line():
     import os
 
     import ibnetsim
@@ -219,8 +219,13 @@ def test_bench_quick_prints_machine_build_configurations_and_both_lines():
     assert _core.BUILD_PROFILE in ("debug", "release")
     assert out[2] == "irregular64 configuration: preset martinez2003, 50 µs simulated after a 10 µs warm-up, seed 1"
     assert out[4] == "mesh8x8 configuration: preset martinez2003, 100 µs simulated after a 10 µs warm-up, seed 1, data_vls = 1"
-    lines = [out[3], out[5]]
-    assert lines[0].startswith("irregular64:") and lines[1].startswith("mesh8x8:")
+    assert out[6] == "fattree1728 configuration: IBA defaults (no preset), 20 µs simulated after a 5 µs warm-up, seed 1"
+    lines = [out[3], out[5], out[7]]
+    assert [line.split(":")[0] for line in lines] == ["irregular64", "mesh8x8", "fattree1728"]
+    assert "(432 switches, 1,728 hosts), ftree" in lines[2]
+    # 30 % is far below the fat tree's saturation (ftree's bound is 1.0): what is offered gets through.
+    accepted, offered = map(float, re.search(r"accepted ([0-9.]+) of offered ([0-9.]+)", lines[2]).groups())
+    assert offered == pytest.approx(0.3, abs=0.02) and accepted == pytest.approx(offered, rel=0.06)
     for line in lines:
         m = re.search(r"([0-9,]+) events/s, ([0-9,]+) delivered packets/s", line)
         assert m, line

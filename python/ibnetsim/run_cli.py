@@ -263,11 +263,29 @@ def _bench_mesh() -> tuple[str, Any, Any, dict, dict]:
     )
 
 
+def _bench_fattree() -> tuple[str, Any, Any, dict, dict]:
+    import ibnetsim
+    from ibnetsim import topology
+
+    # The size operators care about: a 12-ary 3-tree has 1,728 hosts on 432 switches of 24
+    # ports, routed as OpenSM's ftree routes it; its working set is ~7× the irregular one's.
+    fab = topology.fat_tree(12, 3)
+    sm = ibnetsim.SubnetManager(fab, routing="ftree")
+    return (
+        "12-ary 3-tree (432 switches, 1,728 hosts), ftree, IBA defaults, uniform 256 B @ 0.3",
+        fab,
+        sm,
+        ibnetsim.traffic.uniform(0.3, 256),
+        {"preset": None},
+    )
+
+
 #: (name, builder, simulated µs, quick µs, warm-up µs, quick warm-up µs). The full runs are
 #: long enough (~10^7 events) for a few seconds of wall clock, so start-up does not count.
 BENCHES = (
     ("irregular64", _bench_irregular, 100_000.0, 50.0, 1000.0, 10.0),
     ("mesh8x8", _bench_mesh, 40_000.0, 100.0, 1000.0, 10.0),
+    ("fattree1728", _bench_fattree, 1_000.0, 20.0, 100.0, 5.0),
 )
 
 
@@ -276,12 +294,13 @@ BENCHES = (
 @click.option("--progress/--no-progress", default=False, help="Progress bar during each run.")
 @_friendly
 def bench_cmd(quick: bool, progress: bool) -> None:
-    """Time the simulator on two reference scenarios and print events/s and delivered packets/s.
+    """Time the simulator on three reference scenarios and print events/s and delivered packets/s.
 
     (a) 64-switch irregular fabric (8 ports, 4 links, 4 hosts per switch), up*/down*, uniform
     256 B traffic at about 80 % of its saturation load; (b) 8×8 mesh with one host per switch,
-    dimension-order routing on 1 data VL, uniform 256 B at 30 % load. Both use the martinez2003
-    switch parameters. Only the simulation is timed (wall clock around simulate), not building
+    dimension-order routing on 1 data VL, uniform 256 B at 30 % load, both with the martinez2003
+    switch parameters; (c) 12-ary 3-tree, 1,728 hosts on 432 switches, ftree routing, IBA default
+    switch parameters, uniform 256 B at 30 % load. Only the simulation is timed (wall clock around simulate), not building
     the fabric or the tables.
     """
     import ibnetsim
@@ -294,7 +313,7 @@ def bench_cmd(quick: bool, progress: bool) -> None:
         describe, fab, sm, traffic, config = build()
         preset = config.pop("preset")
         extra = "".join(f", {k} = {v!r}" for k, v in config.items())
-        click.echo(f"{name} configuration: preset {preset}, {t_us:g} µs simulated after a {w_us:g} µs warm-up, seed 1{extra}")
+        click.echo(f"{name} configuration: {f'preset {preset}' if preset else 'IBA defaults (no preset)'}, {t_us:g} µs simulated after a {w_us:g} µs warm-up, seed 1{extra}")
         t0 = time.perf_counter()
         res = ibnetsim.simulate(fab, sm, traffic=traffic, time_us=t_us, seed=1, warmup_us=w_us, preset=preset, progress=progress, **config)
         wall = time.perf_counter() - t0
