@@ -73,18 +73,24 @@ impl Default for SwitchConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct HcaConfig {
     /// Send buffer per (port, data VL) that the SL send queues feed, in bytes.
-    /// The SL send queues themselves are unbounded (their growth shows overload).
     pub send_buffer_bytes: u32,
     /// Receive buffer per (port, data VL), in bytes; the sink drains it at link rate.
     pub receive_buffer_bytes: u32,
     /// Order in which SL send queues are served, highest priority first; SLs
     /// not listed follow in ascending order. Empty = SL 0 first, then 1, ….
     pub sl_priority: Vec<u8>,
+    /// Packets each open-loop source may keep in its SL send queue; 0 =
+    /// unbounded (every waiting packet is kept: memory grows past
+    /// saturation). With a bound, later arrivals are counted (offered load,
+    /// injection queue) but become packets only when the queue has room,
+    /// back-dated to their arrival, so latencies still include the wait. A
+    /// source alone on its SL queue runs exactly as unbounded.
+    pub source_queue_packets: u32,
 }
 
 impl Default for HcaConfig {
     fn default() -> Self {
-        HcaConfig { send_buffer_bytes: 8192, receive_buffer_bytes: 8192, sl_priority: Vec::new() }
+        HcaConfig { send_buffer_bytes: 8192, receive_buffer_bytes: 8192, sl_priority: Vec::new(), source_queue_packets: 0 }
     }
 }
 

@@ -86,7 +86,7 @@ fn kim2007() -> SimConfig {
             vl15_buffer_bytes: 4200,
             ..SwitchConfig::default()
         },
-        hca: HcaConfig { send_buffer_bytes: 4200, receive_buffer_bytes: 4200, sl_priority: Vec::new() },
+        hca: HcaConfig { send_buffer_bytes: 4200, receive_buffer_bytes: 4200, sl_priority: Vec::new(), ..HcaConfig::default() },
         ..SimConfig::default()
     }
 }
@@ -105,7 +105,7 @@ fn alfaro2001() -> SimConfig {
             vl15_buffer_bytes: 1056,
             ..SwitchConfig::default()
         },
-        hca: HcaConfig { send_buffer_bytes: 1056, receive_buffer_bytes: 1056, sl_priority: Vec::new() },
+        hca: HcaConfig { send_buffer_bytes: 1056, receive_buffer_bytes: 1056, sl_priority: Vec::new(), ..HcaConfig::default() },
         ..SimConfig::default()
     }
 }
@@ -124,7 +124,7 @@ fn martinez2003() -> SimConfig {
             vl15_buffer_bytes: 512,
             ..SwitchConfig::default()
         },
-        hca: HcaConfig { send_buffer_bytes: 1024, receive_buffer_bytes: 1024, sl_priority: Vec::new() },
+        hca: HcaConfig { send_buffer_bytes: 1024, receive_buffer_bytes: 1024, sl_priority: Vec::new(), ..HcaConfig::default() },
         ..SimConfig::default()
     }
 }
@@ -143,7 +143,7 @@ fn martinez2005() -> SimConfig {
             vl15_buffer_bytes: 512,
             ..SwitchConfig::default()
         },
-        hca: HcaConfig { send_buffer_bytes: 8192, receive_buffer_bytes: 8192, sl_priority: Vec::new() },
+        hca: HcaConfig { send_buffer_bytes: 8192, receive_buffer_bytes: 8192, sl_priority: Vec::new(), ..HcaConfig::default() },
         ..SimConfig::default()
     }
 }

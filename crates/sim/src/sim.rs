@@ -323,16 +323,18 @@ impl Simulation {
             }
         }
         let m = &self.metrics;
+        // Arrivals a bounded source queue holds as a count are generated and not packets yet.
+        let deferred = self.hcas.source_queues.deferred;
         // A multicast packet becomes its copies at the switches: each copy is
         // one more packet, the original retires.
-        if m.generated + m.copies != m.delivered + m.dropped + m.retired + queued
+        if m.generated + m.copies != m.delivered + m.dropped + m.retired + queued + deferred
             || queued + self.traffic.injections_pending != self.arena.live() as u64
         {
             return Err(SimError::Conservation {
                 generated: m.generated,
                 delivered: m.delivered,
                 dropped: m.dropped,
-                queued,
+                queued: queued + deferred,
             });
         }
         Ok(())

@@ -17,6 +17,7 @@ use crate::config::SimConfig;
 use crate::engine::{Event, EventQueue};
 use crate::error::SimError;
 use crate::hca::transport::Transport;
+use crate::hca::backlog::SourceQueues;
 use crate::hca::{Hcas, HostState};
 use crate::link::wire_bytes;
 use crate::mechanism::Mechanisms;
@@ -87,7 +88,9 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         scratch_req: vec![NONE; max_ports * nvl],
         scratch_opt: vec![Candidate::default(); max_ports * nvl],
     };
+    let source_queues = SourceQueues::new(c.hca.source_queue_packets, &traffic.sources, traffic.classes.len(), topo.hosts.len() as u32);
     let hcas = Hcas {
+        source_queues,
         state: vec![HostState::default(); topo.hosts.len()],
         model: topo.hosts,
         lid_host: topo.lid_host,

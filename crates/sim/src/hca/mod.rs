@@ -22,10 +22,12 @@ use crate::sim::{Simulation, NONE};
 use ibnetsim_sm::PathSl;
 
 use crate::switch::multicast::is_multicast;
-use crate::traffic::{PathBits, Pattern};
+use crate::traffic::{Class, PathBits, Pattern, Source};
 
+pub mod backlog;
 pub mod transport;
 
+use backlog::SourceQueues;
 use transport::{Completion, FlowKey, Reply, Transport};
 
 /// Index of the management (VL15) send queue of a host: QP0 traffic does not
@@ -75,33 +77,88 @@ pub(crate) struct Hcas {
     /// The routing engine's per-path SLs (none: every packet keeps its
     /// class's SL).
     pub path_sl: PathSl,
+    /// The open-loop sources' bounded send queues (`hca.source_queue_packets`).
+    pub source_queues: SourceQueues,
+}
+
+/// One arrival of an open-loop source, as drawn from its stream.
+struct Arrival {
+    class: u8,
+    sl: u8,
+    dst: u32,
+    dlid: u16,
+    payload: u32,
+    /// When it arrives, picoseconds.
+    at: crate::engine::Time,
+}
+
+/// Draws `src`'s pending arrival and advances it to the next: the one place
+/// that consumes a source's random stream, so that replaying a copy of the
+/// source (bounded queues, `backlog.rs`) draws the same packets.
+fn draw_arrival(src: &mut Source, classes: &[Class], hosts: &[HostModel]) -> Arrival {
+    let class = &classes[src.class as usize];
+    let dst = class.pattern.dest(src);
+    let dlid = match &class.pattern {
+        Pattern::Multicast { mlid, .. } => *mlid,
+        _ => {
+            let dm = hosts[dst as usize];
+            match class.path_bits {
+                PathBits::Base => dm.base_lid + src.chance(class.adaptive_fraction) as u16,
+                PathBits::Random => dm.base_lid + src.pick(dm.lid_count as u32) as u16,
+            }
+        }
+    };
+    let payload = src.payload(&class.size);
+    let at = src.due();
+    src.advance();
+    Arrival { class: src.class, sl: class.sl, dst, dlid, payload, at }
 }
 
 impl Simulation {
-    /// Source `s` generates a packet now.
+    /// Source `s`'s arrival is due now: a packet in its host's SL send
+    /// queue, or, when its bounded queue is full, a count (`backlog.rs`).
     pub(crate) fn on_generate(&mut self, s: u32) {
-        let (host, class, sl, dst, dlid, payload, next) = {
-            let src = &mut self.traffic.sources[s as usize];
-            let class = &self.traffic.classes[src.class as usize];
-            let dst = class.pattern.dest(src);
-            let dlid = match &class.pattern {
-                Pattern::Multicast { mlid, .. } => *mlid,
-                _ => {
-                    let dm = self.hcas.model[dst as usize];
-                    match class.path_bits {
-                        PathBits::Base => dm.base_lid + src.chance(class.adaptive_fraction) as u16,
-                        PathBits::Random => dm.base_lid + src.pick(dm.lid_count as u32) as u16,
-                    }
-                }
-            };
-            let payload = src.payload(&class.size);
-            src.advance();
-            (src.host, src.class, class.sl, dst, dlid, payload, src.due())
-        };
+        let defer = self.hcas.source_queues.must_defer(s);
+        if defer {
+            let before = &self.traffic.sources[s as usize];
+            self.hcas.source_queues.defer(s, before);
+        }
+        let src = &mut self.traffic.sources[s as usize];
+        let host = src.host;
+        let a = draw_arrival(src, &self.traffic.classes, &self.hcas.model);
+        let next = src.due();
         self.schedule(next, Event::Generate { source: s });
-        let id = self.new_packet(self.now, class, sl, host, dst, dlid, payload);
+        if defer {
+            let (sl, _) = self.packet_sl(a.class, a.sl, host, a.dlid);
+            let wire = wire_bytes(a.payload, self.p.extra_header_bytes);
+            self.count_generated(host, a.class, sl, wire);
+        } else {
+            self.make_arrival(s, host, a, true);
+        }
+    }
+
+    /// Makes arrival `a` of source `s` into a packet in its SL send queue;
+    /// `count` it as generated unless it was when it arrived (deferred).
+    fn make_arrival(&mut self, s: u32, host: u32, a: Arrival, count: bool) {
+        let id = self.new_packet(a.at, a.class, a.sl, host, a.dst, a.dlid, a.payload);
         self.open_single_packet_message(id);
-        self.enqueue_generated(id);
+        self.hcas.source_queues.on_enqueue(s);
+        if count {
+            self.enqueue_generated(id);
+        } else {
+            self.push_send_queue(id);
+        }
+    }
+
+    /// Source `s`'s oldest deferred arrival becomes a packet, back-dated to
+    /// its arrival time. Called while the host's send queues are being
+    /// drained (`hca_fill`), which then serves it in turn.
+    fn make_deferred(&mut self, s: u32) {
+        let mut replay = self.hcas.source_queues.take_replay(s);
+        let host = replay.host;
+        let a = draw_arrival(&mut replay, &self.traffic.classes, &self.hcas.model);
+        self.hcas.source_queues.made(s, replay);
+        self.make_arrival(s, host, a, false);
     }
 
     /// With replies on, an open-loop data packet is a message of its own.
@@ -116,7 +173,8 @@ impl Simulation {
             return;
         }
         let key = FlowKey { src: p.src, dst: p.dst, sl: p.sl, class: p.class };
-        let (flow, psn) = self.hcas.transport.open_message(key, 1, self.now, NONE);
+        // A deferred arrival's message began when it arrived.
+        let (flow, psn) = self.hcas.transport.open_message(key, 1, p.gen_time, NONE);
         let q = &mut self.arena[id];
         q.flow = flow;
         q.psn = psn;
@@ -214,16 +272,8 @@ impl Simulation {
     /// generated at `at`, in the arena but in no queue yet.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new_packet(&mut self, at: Time, class: u8, sl: u8, host: u32, dst: u32, dlid: u16, payload: u32) -> PacketId {
-        let vl15 = self.traffic.classes[class as usize].vl15;
         let hm = self.hcas.model[host as usize];
-        // The routing engine's SL for this path, where it chose one (as an
-        // application takes the SL of the PathRecord the SA answers); replies
-        // keep `transport.reply_sl`.
-        let reply = class == self.hcas.transport.reply_class;
-        let sl = match self.hcas.path_sl.is_none() || vl15 || reply || is_multicast(dlid) {
-            true => sl,
-            false => self.hcas.path_sl.get(hm.base_lid, dlid).unwrap_or(sl),
-        };
+        let (sl, vl15) = self.packet_sl(class, sl, host, dlid);
         let slot = if vl15 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(hm.node, 0, self.ports.model[hm.gp as usize].port, sl) };
         let flags = if vl15 { FLAG_VL15 } else { 0 };
         let wire = wire_bytes(payload, self.p.extra_header_bytes);
@@ -248,22 +298,50 @@ impl Simulation {
         })
     }
 
+    /// The SL a packet of `class` (whose SL is `sl`) from `host` to `dlid`
+    /// travels on, and whether it is a VL15 packet.
+    fn packet_sl(&self, class: u8, sl: u8, host: u32, dlid: u16) -> (u8, bool) {
+        let vl15 = self.traffic.classes[class as usize].vl15;
+        // The routing engine's SL for this path, where it chose one (as an
+        // application takes the SL of the PathRecord the SA answers); replies
+        // keep `transport.reply_sl`.
+        let reply = class == self.hcas.transport.reply_class;
+        let sl = match self.hcas.path_sl.is_none() || vl15 || reply || is_multicast(dlid) {
+            true => sl,
+            false => self.hcas.path_sl.get(self.hcas.model[host as usize].base_lid, dlid).unwrap_or(sl),
+        };
+        (sl, vl15)
+    }
+
+    /// Counts a packet as generated now and as waiting in `host`'s send queues.
+    fn count_generated(&mut self, host: u32, class: u8, sl: u8, wire: u32) {
+        self.metrics.on_generate(self.now, class, sl, wire);
+        let hs = &mut self.hcas.state[host as usize];
+        hs.queued += 1;
+        hs.peak = hs.peak.max(hs.queued);
+    }
+
     /// Counts packet `id` as generated now and puts it in its host's SL queue.
     fn enqueue_generated(&mut self, id: PacketId) {
         let p = self.arena[id];
-        self.metrics.on_generate(self.now, p.class, p.sl, p.wire_bytes as u32);
+        self.count_generated(p.src, p.class, p.sl, p.wire_bytes as u32);
+        // Behind other packets of its SL it cannot move before them, and the
+        // other SLs have not changed: only a packet at the head may move now.
+        if self.push_send_queue(id) && self.hca_fill(p.src) > 0 {
+            self.try_transmit(self.hcas.model[p.src as usize].gp);
+        }
+    }
+
+    /// Appends counted packet `id` to its host's SL (or management) send
+    /// queue; returns whether that queue was empty.
+    fn push_send_queue(&mut self, id: PacketId) -> bool {
+        let p = self.arena[id];
         let q = if p.flags & FLAG_VL15 != 0 { MGMT_QUEUE } else { p.sl as usize };
         let hs = &mut self.hcas.state[p.src as usize];
         let was_empty = hs.slq[q].is_empty();
         hs.slq[q].push(&mut self.arena, id);
         hs.sl_mask |= 1 << q;
-        hs.queued += 1;
-        hs.peak = hs.peak.max(hs.queued);
-        // Behind other packets of its SL it cannot move before them, and the
-        // other SLs have not changed: only a packet at the head may move now.
-        if was_empty && self.hca_fill(p.src) > 0 {
-            self.try_transmit(self.hcas.model[p.src as usize].gp);
-        }
+        was_empty
     }
 
     /// Moves packets from host `h`'s SL queues into its send VL buffers, SLs in
@@ -279,19 +357,19 @@ impl Simulation {
         let now = self.now;
         for k in 0..17 {
             let sl = if k == 0 { MGMT_QUEUE as u8 } else { self.p.sl_order[k - 1] };
-            let hs = &mut self.hcas.state[h as usize];
-            if hs.sl_mask & (1 << sl) == 0 {
+            if self.hcas.state[h as usize].sl_mask & (1 << sl) == 0 {
                 continue;
             }
             loop {
+                let hs = &mut self.hcas.state[h as usize];
                 let head = hs.slq[sl as usize].head;
                 if head == NIL {
                     hs.sl_mask &= !(1 << sl);
                     break;
                 }
-                let (slot, blocks) = {
+                let (slot, blocks, class) = {
                     let p = &self.arena[head];
-                    (p.slot, p.blocks as u32)
+                    (p.slot, p.blocks as u32, p.class)
                 };
                 let i = base + slot as usize;
                 if self.ports.out_used[i] + blocks > self.ports.out_cap[i] {
@@ -311,8 +389,12 @@ impl Simulation {
                 self.in_network += 1;
                 self.last_progress = now;
                 moved += 1;
+                if let Some(s) = self.hcas.source_queues.on_dequeue(class, h) {
+                    // Its place in the bounded queue goes to its oldest deferred arrival.
+                    self.make_deferred(s);
+                }
             }
-            if hs.sl_mask == 0 {
+            if self.hcas.state[h as usize].sl_mask == 0 {
                 break;
             }
         }

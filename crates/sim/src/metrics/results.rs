@@ -96,6 +96,9 @@ pub struct InjectionQueueResult {
     pub max_host_packets: u64,
     /// Most packets ever waiting at one host.
     pub peak_host_packets: u64,
+    /// Of `total_packets`, arrivals that bounded source queues
+    /// (`hca.source_queue_packets`) hold as a count, not as packets.
+    pub deferred_packets: u64,
 }
 
 /// Where `fully-adaptive` selection sent packets (paper 002), counted per
@@ -400,7 +403,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         generated: m.generated,
         delivered: m.delivered,
         dropped: m.dropped,
-        in_flight: sim.arena.live() as u64,
+        in_flight: sim.arena.live() as u64 + sim.hcas.source_queues.deferred,
         offered_fraction: frac(offered, total_rate),
         offered_bytes_per_ns_per_switch: per_switch(offered),
         offered_bits_per_us: bits_per_us(offered),
@@ -433,6 +436,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             total_packets: hs.iter().map(|h| h.queued).sum(),
             max_host_packets: hs.iter().map(|h| h.queued).max().unwrap_or(0),
             peak_host_packets: hs.iter().map(|h| h.peak).max().unwrap_or(0),
+            deferred_packets: sim.hcas.source_queues.deferred,
         },
         watchdog: WatchdogResult { scans: sim.watchdog.scans, max_stuck_buffers: sim.watchdog.max_stuck },
     }

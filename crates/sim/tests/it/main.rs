@@ -17,6 +17,7 @@ mod multicast;
 mod partitions;
 mod path_sl;
 mod sizes;
+mod source_queues;
 mod traces;
 mod transport;
 mod validation;
