@@ -269,6 +269,15 @@ def test_values_no_figure_shows_get_a_paper_vs_ours_figure(toy_entry, tmp_path, 
     assert "paper_vs_ours" not in drawn and "mean" in drawn
 
 
+def test_a_figure_over_one_x_is_left_out_and_its_values_go_to_paper_vs_ours(tmp_path, drawn):
+    # Six series at one x made two degenerate figures for alfaro2001-figs5-12 (issue 16).
+    out = sweep(tmp_path, 'kind = "synthetic"\nplugins = ["experiment_plugin"]\nseed = [1, 2]\n[synthetic]\nx = 3.0\nn = [10, 20]\n')
+    value = paper_value(quantity="mean at x = 3", column="mean", paper=0.0, ours=0.1, where={"synthetic.x": 3.0}, tolerance_bands=[[-1.0, 1.0]])
+    plots.plot_results(out, paper={"short_reference": "X 2000", "values": [value]})
+    assert sorted(drawn) == ["paper_vs_ours"]
+    assert [ax.get_title(loc="left") for ax in drawn["paper_vs_ours"].axes if ax.get_title(loc="left")] == ["mean at x = 3  [within]"]
+
+
 def test_many_values_share_one_scatter_of_ours_against_the_papers(tmp_path, drawn):
     out = sweep(tmp_path, 'kind = "synthetic"\nplugins = ["experiment_plugin"]\nseed = 1\n[synthetic]\nx = [1.0, 2.0]\n')
     values = [paper_value(quantity=f"cell {i}", column="max", paper=float(i), ours=float(i) + 0.5, tolerance_bands=[[i - 1.0, i + 1.0]]) for i in range(1, 14)]

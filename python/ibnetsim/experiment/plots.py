@@ -163,6 +163,9 @@ def _metric_figure(
     if d.empty:
         return None
     xs_all = list(dict.fromkeys(d[x].tolist()))
+    if len(xs_all) < 2:
+        # One x is no curve: the values are in the tables (and in a kind's category figures).
+        return None
     numeric_x = _is_numeric(xs_all)
     if numeric_x:
         xs_all = sorted(xs_all)

@@ -38,8 +38,8 @@ th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; }
 th { background: #f3f3f3; } td.text { text-align: left; } td:not(.text) { white-space: nowrap; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; }
 code { background: #f3f3f3; padding: 0 0.2em; }
-figure { display: inline-block; margin: 0.5em; vertical-align: top; }
-figure svg { max-width: 40em; height: auto; }
+figure { display: inline-block; margin: 0.5em; vertical-align: top; max-width: calc(100% - 1em); }
+figure svg { max-width: 100%; height: auto; }
 .scroll { max-width: 100%; overflow-x: auto; }
 .failed, .outside, .missing { color: #b00; }
 .within { color: #070; }
