@@ -3,7 +3,7 @@
 
 A restructuring of the data plane must change no result: the same seed gives
 the same numbers before and after. This script runs the reference scenarios
-(the two of ``ibnetsim bench``, the quick-start load sweep, a QoS CBR run, a
+(the three of ``ibnetsim bench``, the quick-start load sweep, a QoS CBR run, a
 trace replay and an LFU run) and prints their full results as JSON.
 ``tests/test_differential.py`` compares them with
 ``tests/data/differential/reference.json``, which was written once by this

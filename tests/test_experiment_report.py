@@ -278,6 +278,19 @@ def test_a_figure_over_one_x_is_left_out_and_its_values_go_to_paper_vs_ours(tmp_
     assert [ax.get_title(loc="left") for ax in drawn["paper_vs_ours"].axes if ax.get_title(loc="left")] == ["mean at x = 3  [within]"]
 
 
+def test_a_long_legend_goes_beside_the_axes(tmp_path, drawn):
+    # Twelve series of martinez2003-table1 had their legend over the curves (issue 16).
+    ns = [10 * (i + 1) for i in range(plots.LEGEND_INSIDE_MAX + 1)]
+    out = sweep(tmp_path, f'kind = "synthetic"\nplugins = ["experiment_plugin"]\nseed = 1\n[synthetic]\nx = [1.0, 2.0]\nn = {ns}\n')
+    plots.plot_results(out)
+    fig = drawn["mean"]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    assert len(ax.get_legend().get_texts()) == len(ns)
+    assert ax.get_legend().get_window_extent(renderer).x0 > ax.get_window_extent(renderer).x1
+
+
 def test_many_values_share_one_scatter_of_ours_against_the_papers(tmp_path, drawn):
     out = sweep(tmp_path, 'kind = "synthetic"\nplugins = ["experiment_plugin"]\nseed = 1\n[synthetic]\nx = [1.0, 2.0]\n')
     values = [paper_value(quantity=f"cell {i}", column="max", paper=float(i), ours=float(i) + 0.5, tolerance_bands=[[i - 1.0, i + 1.0]]) for i in range(1, 14)]
@@ -287,7 +300,7 @@ def test_many_values_share_one_scatter_of_ours_against_the_papers(tmp_path, draw
     dots = {line.get_label(): line for line in ax.lines if line.get_marker() == "o"}
     assert list(dots) == ["ours, within or context (12)", "ours, outside tolerance (1)"]
     assert list(dots["ours, outside tolerance (1)"].get_xydata()[0]) == [4.0, 9.0]
-    assert ax.get_xlabel() == "paper (X 2000)'s value" and ax.get_xscale() == "linear"
+    assert ax.get_xlabel() == "the paper's value (X 2000)" and ax.get_xscale() == "linear"
 
 
 def test_categories_figure_puts_the_papers_values_over_their_bars(tmp_path, drawn):
@@ -311,6 +324,15 @@ def test_categories_figure_puts_the_papers_values_over_their_bars(tmp_path, draw
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["a", "b", "paper (X 2000)", "tolerance", "outside tolerance"]
     # b_2 is on no figure: it is in the paper-vs-ours rows, the two drawn values are not.
     assert [ax.get_title(loc="left") for ax in drawn["paper_vs_ours"].axes if ax.get_title(loc="left")] == ["b high, group 1  [within]"]
+
+
+def test_a_category_figure_of_a_long_sweep_is_left_out(tmp_path, drawn):
+    groups = list(range(plots.CATEGORY_PANELS_MAX + 1))
+    out = sweep(tmp_path, f'kind = "shares"\nplugins = ["experiment_plugin"]\nseed = 1\n[shares]\ngroup = {groups}\n')
+    value = paper_value(quantity="b mid, group 2", column="b_1", paper=0.5, ours=0.45, where={"shares.group": 2})
+    plots.plot_results(out, paper={"values": [value]})
+    assert "shares" not in drawn
+    assert [ax.get_title(loc="left") for ax in drawn["paper_vs_ours"].axes if ax.get_title(loc="left")] == ["b mid, group 2  [within]"]
 
 
 def test_peak_ratios_are_drawn_where_they_put_the_numerators_peak(tmp_path, drawn):

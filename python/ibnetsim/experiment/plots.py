@@ -86,6 +86,17 @@ def _save(fig: plt.Figure, out: Path, name: str, formats: Sequence[str]) -> list
     return paths
 
 
+#: Legends with more entries than this go beside the axes, where they cover no data.
+LEGEND_INSIDE_MAX = 6
+
+
+def _legend(ax: plt.Axes, handles: list) -> None:
+    if len(handles) > LEGEND_INSIDE_MAX:
+        ax.legend(handles=handles, fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    else:
+        ax.legend(handles=handles, fontsize="small")
+
+
 def _groups(df: pd.DataFrame, keys: list[str]) -> list[tuple[tuple, pd.DataFrame]]:
     if not keys:
         return [((), df)]
@@ -94,6 +105,10 @@ def _groups(df: pd.DataFrame, keys: list[str]) -> list[tuple[tuple, pd.DataFrame
 
 SPREAD_LABEL = "min–max over seeds"
 OUTSIDE_LABEL = "outside tolerance"
+
+
+def _paper_label(paper: Optional[dict]) -> str:
+    return f"paper ({paper['short_reference']})" if paper and paper.get("short_reference") else "paper"
 
 
 def _paper_values(paper: Optional[dict]) -> list[tuple[int, dict]]:
@@ -187,7 +202,7 @@ def _metric_figure(
     handles = ax.get_legend_handles_labels()[0]
     if spread:
         handles.append(Patch(facecolor="grey", alpha=0.3, label=SPREAD_LABEL))
-    label = f"paper ({paper['short_reference']})" if paper and paper.get("short_reference") else "paper"
+    label = _paper_label(paper)
     points = _paper_points(paper, d, x, y, series)
     if drawn is not None:
         drawn.update(p[4] for p in points)
@@ -203,7 +218,7 @@ def _metric_figure(
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
     if len(handles) > 1 or series:
-        ax.legend(handles=handles, fontsize="small")
+        _legend(ax, handles)
     return fig
 
 
@@ -237,7 +252,7 @@ def _curve_figure(
     handles = ax.get_legend_handles_labels()[0]
     if spread:
         handles.append(Line2D([], [], color="grey", alpha=0.6, label=SPREAD_LABEL))
-    ax.legend(handles=handles, fontsize="small")
+    _legend(ax, handles)
     return fig
 
 
@@ -370,15 +385,20 @@ def _draw_peak_ratios(ax: plt.Axes, paper: Optional[dict], g: pd.DataFrame, x: s
     return handles
 
 
+#: A category figure has one panel per point setting; past this many it is left out.
+CATEGORY_PANELS_MAX = 12
+
+
 def _categories_figure(df: pd.DataFrame, spec: kinds.Categories, series: list[str], title: str, paper: Optional[dict], drawn: set) -> Optional[plt.Figure]:
     """One panel per setting of ``series`` (mean over seeds, min–max as a bar's
     whisker): ``spec``'s columns as grouped bars, and the paper's values that
     are one of those columns at that setting as open diamonds over their bar,
     the tolerance as a grey whisker, ringed in red when ours is outside."""
     present = {c for _, columns in spec.series for c in columns if c and c in df}
-    if not present:
-        return None
     groups = _groups(df, series)
+    if not present or len(groups) > CATEGORY_PANELS_MAX:
+        # A panel per point of a long sweep is no figure to read; the values are in the tables.
+        return None
     ncols = min(3, len(groups))
     nrows = -(-len(groups) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.8 * ncols, 3.4 * nrows + 0.8), squeeze=False, sharey=True, layout="constrained")
@@ -430,8 +450,7 @@ def _categories_figure(df: pd.DataFrame, spec: kinds.Categories, series: list[st
         ax.set_visible(False)
     handles = axes[0, 0].get_legend_handles_labels()[0]
     if any_paper:
-        label = f"paper ({paper['short_reference']})" if paper.get("short_reference") else "paper"
-        handles.append(Line2D([], [], linestyle="none", marker="D", markerfacecolor="white", markeredgecolor="black", markeredgewidth=1.6, label=label))
+        handles.append(Line2D([], [], linestyle="none", marker="D", markerfacecolor="white", markeredgecolor="black", markeredgewidth=1.6, label=_paper_label(paper)))
         handles.append(Line2D([], [], color="black", linewidth=1.0, marker="_", markersize=8, label="tolerance"))
     if any_outside:
         handles.append(Line2D([], [], linestyle="none", marker="o", markersize=12, markerfacecolor="none", markeredgecolor="#c00", markeredgewidth=1.4, label=OUTSIDE_LABEL))
@@ -459,13 +478,12 @@ def _paper_vs_ours_figure(paper: dict, rows: list[tuple[int, dict]], title: str)
         ax.set_ylim(-0.6, 0.6)
         ax.set_yticks([])
         ax.tick_params(axis="x", labelsize="x-small")
-        quantity = r["quantity"] if len(r["quantity"]) <= 90 else r["quantity"][:89] + "…"
+        quantity = r["quantity"] if len(r["quantity"]) <= 130 else r["quantity"][:129] + "…"
         ax.set_title(f"{quantity}  [{r['verdict']}]", fontsize="small", loc="left")
         for side in ("left", "right", "top"):
             ax.spines[side].set_visible(False)
-    label = f"paper ({paper['short_reference']})" if paper.get("short_reference") else "paper"
     handles = [
-        Line2D([], [], linestyle="none", marker="D", markerfacecolor="white", markeredgecolor="black", markeredgewidth=1.6, label=label),
+        Line2D([], [], linestyle="none", marker="D", markerfacecolor="white", markeredgecolor="black", markeredgewidth=1.6, label=_paper_label(paper)),
         Line2D([], [], linestyle="none", marker="o", color="C0", label="ours"),
         Line2D([], [], linestyle="none", marker="o", color="#c00", label=f"ours, {OUTSIDE_LABEL}"),
         Patch(facecolor="grey", alpha=0.3, label="tolerance"),
@@ -503,8 +521,7 @@ def _parity_figure(paper: dict, rows: list[tuple[int, dict]], title: str) -> plt
     pad = (hi - lo) * 0.05 or 1.0
     ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="grey", linestyle=":", linewidth=1, label="ours = paper")
     ax.plot([], [], color="grey", linewidth=2.5, alpha=0.35, label="tolerance")
-    label = f"paper ({paper['short_reference']})" if paper.get("short_reference") else "paper"
-    ax.set_xlabel(f"{label}'s value")
+    ax.set_xlabel(f"the paper's value ({paper['short_reference']})" if paper.get("short_reference") else "the paper's value")
     ax.set_ylabel("ours")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
