@@ -226,6 +226,10 @@ def test_bench_quick_prints_machine_build_configurations_and_every_line():
     # 30 % is far below the fat tree's saturation (ftree's bound is 1.0): what is offered gets through.
     accepted, offered = map(float, re.search(r"accepted ([0-9.]+) of offered ([0-9.]+)", lines[2]).groups())
     assert offered == pytest.approx(0.3, abs=0.02) and accepted == pytest.approx(offered, rel=0.06)
+    # The command line's start-up, timed in fresh interpreters.
+    m = re.fullmatch(r"cli start-up: `ibnetsim --help` ([0-9.]+) s, `ibnetsim check ring.net` \(4 switches\) ([0-9.]+) s \(median of 5 runs each, wall\)", out[8])
+    assert m and float(m.group(1)) > 0 and float(m.group(2)) > 0, out[8]
+    assert len(out) == 9
     for line in lines:
         m = re.search(r"([0-9,]+) events/s, ([0-9,]+) delivered packets/s", line)
         assert m, line

@@ -289,12 +289,42 @@ BENCHES = (
 )
 
 
+#: Runs of each start-up command; the median is reported, as one run is at the mercy of the disk cache.
+STARTUP_RUNS = 5
+
+
+def _startup_s(args: list[str], cwd: str) -> float:
+    """Median wall time of ``ibnetsim ARGS`` in a new interpreter, start-up included."""
+    import statistics
+    import subprocess
+
+    times = []
+    for _ in range(STARTUP_RUNS):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "ibnetsim.cli", *args], cwd=cwd, check=True, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _bench_startup() -> str:
+    import tempfile
+
+    from ibnetsim import topology
+
+    with tempfile.TemporaryDirectory() as d:
+        topology.ring(4).write(os.path.join(d, "ring.net"))
+        help_s = _startup_s(["--help"], d)
+        check_s = _startup_s(["check", "ring.net"], d)
+    return f"cli start-up: `ibnetsim --help` {help_s:.2f} s, `ibnetsim check ring.net` (4 switches) {check_s:.2f} s (median of {STARTUP_RUNS} runs each, wall)"
+
+
 @click.command("bench")
 @click.option("--quick", is_flag=True, help="Short runs (a few seconds in all), for tests.")
 @click.option("--progress/--no-progress", default=False, help="Progress bar during each run.")
 @_friendly
 def bench_cmd(quick: bool, progress: bool) -> None:
-    """Time the simulator on three reference scenarios and print events/s and delivered packets/s.
+    """Time the simulator on three reference scenarios and print events/s and delivered packets/s,
+    then the command line's start-up.
 
     (a) 64-switch irregular fabric (8 ports, 4 links, 4 hosts per switch), up*/down*, uniform
     256 B traffic at about 80 % of its saturation load; (b) 8×8 mesh with one host per switch,
@@ -324,6 +354,7 @@ def bench_cmd(quick: bool, progress: bool) -> None:
             f"{events / wall:,.0f} events/s, {delivered / wall:,.0f} delivered packets/s "
             f"({events:,} events, {delivered:,} packets; accepted {res.accepted:.4f} of offered {res.offered:.4f})"
         )
+    click.echo(_bench_startup())
 
 
 def machine_description() -> str:

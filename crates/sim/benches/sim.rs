@@ -1,13 +1,16 @@
 //! Criterion benchmark of the event loop: a fixed slice of simulated time on
-//! the 8×8 mesh (DOR, uniform 30 %) and the 64-switch random regular network
-//! (up*/down*, uniform 30 %), with both event queues.
+//! the 8×8 mesh (DOR, uniform 30 %), the 64-switch random regular network
+//! (up*/down*, uniform 30 %) and the 1,728-host 12-ary 3-tree (ftree,
+//! uniform 30 %; the large fabric of `ibnetsim bench`), with both event queues.
 
 mod nets;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use ibnetsim_fabric::gen::FatTreeParams;
 use ibnetsim_fabric::{Fabric, LinkSpec};
 use ibnetsim_sim::{preset, ClassConfig, PatternConfig, ProcessKind, SimConfig, Simulation};
-use ibnetsim_sm::{ForwardingTables, LidMap};
+use ibnetsim_sm::routing::build_engine;
+use ibnetsim_sm::{ForwardingTables, LidMap, RoutingOptions};
 
 fn class() -> ClassConfig {
     ClassConfig {
@@ -58,6 +61,13 @@ fn benches(c: &mut Criterion) {
     let mut cfg = preset("martinez2003").unwrap();
     cfg.traffic.classes = vec![class()];
     bench_net(c, "irregular64_updn_uniform30", &f, &t, &lids, &cfg, 100_000_000);
+
+    let f = FatTreeParams::new(12, 3).build().unwrap();
+    let lids = LidMap::assign(&f, 0).unwrap();
+    let t = build_engine("ftree", &RoutingOptions::default()).unwrap().route(&f, &lids).unwrap().tables;
+    let mut cfg = SimConfig::default();
+    cfg.traffic.classes = vec![class()];
+    bench_net(c, "fattree1728_ftree_uniform30", &f, &t, &lids, &cfg, 100_000_000);
 }
 
 criterion_group!(sim, benches);
