@@ -423,6 +423,73 @@ mod tests {
     use crate::subnet::{SmConfig, SubnetManager};
     use ibnetsim_fabric::{LinkSpec, NodeKind};
 
+    /// OpenSM's view when every port has the least hop count to the target.
+    struct AllOnPath;
+
+    impl PathSet for AllOnPath {
+        fn reachable(&self, _sw: usize, _dst: usize) -> bool {
+            true
+        }
+        fn on_path(&self, _sw: usize, _peer: usize, _dst: usize) -> bool {
+            true
+        }
+    }
+
+    /// Port `port` cabled to port `peer_port` of node `node` in system `sys`.
+    fn cabled(port: PortNum, node: u32, peer_port: PortNum, sys: u64) -> SwPort {
+        SwPort { port, peer: node as usize, peer_node: NodeId(node), peer_port, peer_sys: sys }
+    }
+
+    fn used(node: u32, port: PortNum, sys: u64, forwarded_to: u32) -> Remote {
+        Remote { node, port, sys, forwarded_to }
+    }
+
+    /// `osm_switch_recommend_path` for LID offset > 0 (`routing_for_lmc`),
+    /// scanning from port 1, on a switch with ports 1..=3 and these counts.
+    fn recommend_lmc(ports: &[SwPort], counts: &[u32], used: &[Remote], dor: bool) -> Option<PortNum> {
+        let choice = Choice { sw_ports: ports, num_ports: 4, counts, used, lmc: true, dor, only_peer: None };
+        choice.recommend(&AllOnPath, 0, 9, 1)
+    }
+
+    // The cases below are worked from OpenSM 3.3.23's osm_switch_recommend_path
+    // (osm_switch.c), its non-shifting branch, for one destination port whose
+    // earlier LIDs went toward the `used` remote nodes.
+
+    #[test]
+    fn lmc_prefers_another_node_of_the_used_system_over_fewer_paths() {
+        // Both neighbours are in system 7; node 1 already carries this
+        // destination's base LID. Port 1 (to node 1) has fewer paths, but
+        // OpenSM keeps the other node of the system: best_port_other_node = 2.
+        let ports = [cabled(1, 1, 1, 7), cabled(2, 2, 1, 7)];
+        assert_eq!(recommend_lmc(&ports, &[0, 0, 5, 0], &[used(1, 1, 7, 1)], false), Some(2));
+        // Another system wins over another node of a used one, whatever its paths.
+        let ports = [cabled(1, 1, 1, 7), cabled(2, 2, 1, 7), cabled(3, 3, 1, 8)];
+        assert_eq!(recommend_lmc(&ports, &[0, 0, 1, 9], &[used(1, 1, 7, 1)], false), Some(3));
+    }
+
+    #[test]
+    fn lmc_among_used_nodes_takes_the_least_forwarded_to_on_equal_paths() {
+        // Every neighbour's node is used: at equal path counts the node this
+        // destination was forwarded to least often wins (port 2: once).
+        let ports = [cabled(1, 1, 1, 7), cabled(2, 2, 1, 7)];
+        let both = [used(1, 1, 7, 2), used(2, 1, 7, 1)];
+        assert_eq!(recommend_lmc(&ports, &[0, 3, 3, 0], &both, false), Some(2));
+        // Fewer paths still come first.
+        assert_eq!(recommend_lmc(&ports, &[0, 2, 3, 0], &both, false), Some(1));
+    }
+
+    #[test]
+    fn lmc_under_dor_tells_parallel_links_apart_by_remote_port() {
+        // dor: ports 1 and 2 both reach node 1 (its ports 5 and 6). The
+        // destination went twice through 1/5 and once through 1/6: at equal
+        // paths OpenSM matches the remote by node *and* port and takes port 2.
+        let ports = [cabled(1, 1, 5, 7), cabled(2, 1, 6, 7)];
+        let remotes = [used(1, 5, 7, 2), used(1, 6, 7, 1)];
+        assert_eq!(recommend_lmc(&ports, &[0, 4, 4, 0], &remotes, true), Some(2));
+        // A remote port not used yet counts as forwarded to 0 times.
+        assert_eq!(recommend_lmc(&ports, &[0, 4, 4, 0], &remotes[..1], true), Some(2));
+    }
+
     #[test]
     fn opensm_table_order_is_byte_swapped_guid_order() {
         let mut keys = [0x0000_0000_0001_0000u64, 0x0000_0000_0000_0200, 0x0100_0000_0000_0100];
