@@ -76,7 +76,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         lft: topo.lft,
         lft_stride: topo.lft_stride,
         labels: labels.clone(),
-        xin_busy: vec![false; npv],
+        xin_sending: vec![0; npv],
         xout_busy: vec![false; npv],
         in_bits: vec![0; topo.bits_words as usize],
         pend_bits: vec![0; topo.bits_words as usize],
@@ -86,6 +86,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         mcast,
         scratch_req: vec![NONE; max_ports * nvl],
         scratch_opt: vec![Candidate::default(); max_ports * nvl],
+        scratch_order: Vec::with_capacity(max_ports * layout.qpp),
     };
     let hcas = Hcas {
         state: vec![HostState::default(); topo.hosts.len()],

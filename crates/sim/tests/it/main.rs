@@ -17,6 +17,7 @@ mod multicast;
 mod partitions;
 mod path_sl;
 mod sizes;
+mod switch_organisations;
 mod traces;
 mod transport;
 mod validation;
