@@ -76,7 +76,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         lft: topo.lft,
         lft_stride: topo.lft_stride,
         labels: labels.clone(),
-        xin_sending: vec![0; npv],
+        xin_free: vec![p.max_transfers; npv],
         xout_busy: vec![false; npv],
         in_bits: vec![0; topo.bits_words as usize],
         pend_bits: vec![0; topo.bits_words as usize],

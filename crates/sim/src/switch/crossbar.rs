@@ -57,9 +57,10 @@ pub(super) struct BufferedView<'a> {
 }
 
 impl<'a> BufferedView<'a> {
-    /// The view for packet `p` at the switch whose port 1 is `port_base`.
+    /// The view for a packet of `blocks` credits (on VL15 if `flags` say so)
+    /// at the switch whose port 1 is `port_base`.
     #[inline]
-    pub(super) fn new(ports: &'a Ports, xout_busy: &'a [bool], layout: Layout, crossbar: CrossbarKind, port_base: u32, p: &Packet) -> Self {
+    pub(super) fn new(ports: &'a Ports, xout_busy: &'a [bool], layout: Layout, crossbar: CrossbarKind, port_base: u32, blocks: u16, flags: u8) -> Self {
         BufferedView {
             credits: &ports.credits,
             out_used: &ports.out_used,
@@ -68,8 +69,8 @@ impl<'a> BufferedView<'a> {
             port_base,
             layout,
             mux: crossbar == CrossbarKind::Multiplexed,
-            blocks: p.blocks as u32,
-            vl15: p.flags & FLAG_VL15 != 0,
+            blocks: blocks as u32,
+            vl15: flags & FLAG_VL15 != 0,
         }
     }
 
@@ -158,7 +159,7 @@ impl Simulation {
     #[inline]
     pub(crate) fn on_xbar_done(&mut self, input: u32, output: u32, in_slot: u8, out_slot: u8) {
         let (xi, xo) = (self.xidx(input, in_slot), self.xidx(output, out_slot));
-        self.switches.xin_sending[xi] -= 1;
+        self.switches.xin_free[xi] += 1;
         self.switches.xout_busy[xo] = false;
         self.mark_port_pending(input);
         self.wake_waiters(output);
@@ -199,7 +200,7 @@ impl Simulation {
             let gp = sm.port_base + (idx / qpp) as u32;
             let q = (idx % qpp) as u8;
             let slot = self.layout.slot_of_q(q);
-            if self.switches.xin_sending[self.xidx(gp, slot)] >= self.p.max_transfers {
+            if self.switches.xin_free[self.xidx(gp, slot)] == 0 {
                 continue;
             }
             let head = self.ports.inq[self.layout.pq(gp, q)].head;
@@ -237,7 +238,7 @@ impl Simulation {
     #[cfg(debug_assertions)]
     fn movable(&self, sm: &SwitchModel, p: &Packet, cands: &Candidates) -> bool {
         if self.p.output_buffers {
-            let view = BufferedView::new(&self.ports, &self.switches.xout_busy, self.layout, self.p.crossbar, sm.port_base, p);
+            let view = BufferedView::new(&self.ports, &self.switches.xout_busy, self.layout, self.p.crossbar, sm.port_base, p.blocks, p.flags);
             cands.as_slice().iter().any(|c| view.can_accept(c) && (!self.p.fully_adaptive || view.fits(c)))
         } else {
             let view = LinkView {
@@ -282,7 +283,7 @@ impl Simulation {
             if p.ready_at > self.now {
                 return None;
             }
-            let xin_busy = self.switches.xin_sending[self.xidx(gp, slot)] >= self.p.max_transfers;
+            let xin_busy = self.switches.xin_free[self.xidx(gp, slot)] == 0;
             if xin_busy && self.switches.mcast.copying(i, head) {
                 // A copy of this head is crossing now: the head stays until
                 // that copy has left its buffer (the transfer's end re-arbitrates).
@@ -446,7 +447,7 @@ impl Simulation {
 
     /// Offers pending input queue `idx` of switch `swi` to the crossbar, the
     /// way its organisation says (output buffers); true if a packet was granted.
-    #[inline]
+    #[inline(always)]
     pub(super) fn serve_input(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
         self.clear_pending(sm, idx);
         match self.p.input_buffer {
@@ -455,6 +456,9 @@ impl Simulation {
         }
     }
 
+    // Inlined into its callers, as when it lived beside the arbitration loop:
+    // the unicast grant is the hot path of every buffered switch.
+    #[inline(always)]
     pub(super) fn grant_buffered(&mut self, swi: u32, gp: u32, q: u8, id: PacketId, c: Candidate) {
         let slot = self.layout.slot_of_q(q);
         let now = self.now;
@@ -464,7 +468,7 @@ impl Simulation {
         let xser = if self.p.speedup == 1.0 { ser_o } else { (ser_o as f64 / self.p.speedup).ceil() as Time };
         let xend = (now + xser).max(p.tail_at);
         let xi = self.xidx(gp, slot);
-        self.switches.xin_sending[xi] += 1;
+        self.switches.xin_free[xi] -= 1;
         let xo = self.xidx(ogp, c.slot);
         self.switches.xout_busy[xo] = true;
         let (moved, last) = self.take_for_output(swi, gp, q, id, c.port, xend);
@@ -555,7 +559,7 @@ impl Simulation {
                             let c = cands.as_slice()[k];
                             let r = (c.port as usize - 1) * nvl + c.slot as usize;
                             let held = self.switches.scratch_req[r];
-                            if held == NONE || self.request_preferred(id, self.ports.inq[sm.port_base as usize * qpp + held as usize].head) {
+                            if held == NONE || self.request_preferred(id, sm.port_base as usize * qpp + held as usize) {
                                 self.switches.scratch_req[r] = idx as u32;
                                 self.switches.scratch_opt[r] = c;
                             }
@@ -668,7 +672,7 @@ impl Simulation {
         let p = self.arena[id];
         let end = now + self.ports.model[ogp as usize].timing.ser_ps(p.wire_bytes as u32);
         let xi = self.xidx(gp, slot);
-        self.switches.xin_sending[xi] += 1;
+        self.switches.xin_free[xi] -= 1;
         let oport = self.ports.model[ogp as usize].port;
         let (moved, last) = self.take_for_output(self.ports.model[gp as usize].switch, gp, q, id, oport, end);
         {

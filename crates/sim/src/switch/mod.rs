@@ -105,10 +105,11 @@ pub(crate) struct Switches {
     /// The role of each path-bits offset's LFT entry (escape, adaptive or
     /// ordinary; see [`ibnetsim_sm::labels`]).
     pub labels: ibnetsim_sm::PathLabels,
-    /// Transfers under way from each crossbar input (per port, or per port ×
-    /// slot), at most `switch.max_transfers_per_input`; each ends with the
-    /// event that ends its transfer.
-    pub xin_sending: Vec<u8>,
+    /// Transfers each crossbar input (per port, or per port × slot) may still
+    /// start: `switch.max_transfers_per_input` less those under way, each of
+    /// which ends with the event that ends its transfer. (Counted down, so
+    /// that "busy" is a test against 0 on the hot path.)
+    pub xin_free: Vec<u8>,
     /// Crossbar outputs in use, likewise.
     pub xout_busy: Vec<bool>,
     /// Non-empty input queues, per switch.

@@ -84,6 +84,33 @@ fn voq_removes_head_of_line_blocking() {
 }
 
 #[test]
+fn voq_keeps_each_outputs_packets_in_order() {
+    // Speedup 2, output buffers of 7 credits (448 B). A 256 B payload is 282 B
+    // on the wire, 5 credits; a 64 B payload 90 B, 2 credits.
+    //
+    // p (h1 → h2, 256 B) at 0: routed at 125, crosses at twice the output
+    //   rate 125..689 and is sent on h2's link 125..1253, holding 5 credits
+    //   of h2's output buffer until then; delivered 1258.
+    // a (h0 → h2, 256 B) at 10: routed at 135; at 689 the crossbar output is
+    //   free but 5 + 5 credits do not fit in 7: a waits until 1253, crosses
+    //   1253..1817, and is sent 1253..2381, delivered 2386.
+    // c (h0 → h2, 64 B) at 10, behind a: routed at 417. At 689 it would fit
+    //   (5 + 2 credits), but it must not pass a on their common output; it
+    //   crosses when a's crossing ends, 1817..1997, and is sent after a,
+    //   2381..2741, delivered 2746. (Passing a would deliver c at 1618.)
+    let net = routed(two_by_two());
+    let inj = [(0, 0, 1, 2), (10, 1, 0, 2), (10, 2, 0, 2)];
+    for buffer in ["fifo", "voq"] {
+        let mut c = per_packet(&[("p", "h1", "h2"), ("a", "h0", "h2"), ("c", "h0", "h2")]);
+        c.traffic.classes[2].payload_bytes = 64;
+        c.switch.input_buffer = buffer.into();
+        c.switch.speedup = 2.0;
+        c.switch.output_buffer_bytes = 448;
+        assert_eq!(delivery_ns(&net, &c, &inj), [1258, 2386, 2746], "{buffer}");
+    }
+}
+
+#[test]
 fn oldest_first_serves_the_oldest_head() {
     // All links 1x SDR, 1 m: header 80 ns, packet 1128 ns.
     // p (h3 → h2) at 0: routed at 185, crosses to h2 185..1313, delivered 1318.

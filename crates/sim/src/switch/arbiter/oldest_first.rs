@@ -45,12 +45,13 @@ impl Simulation {
         self.switches.scratch_order = order;
     }
 
-    /// Without output buffers: whether the head `id` should replace `other`,
-    /// the head already requesting the same output VL: under oldest-first if
-    /// it is strictly older (requests are gathered in round-robin order, so
-    /// equal ages keep that order); never under round robin.
+    /// Without output buffers: whether the head `id` should replace the head
+    /// of input queue `held` (a [`crate::layout::Layout::pq`] index), which
+    /// already requests the same output VL: under oldest-first if it is
+    /// strictly older (requests are gathered in round-robin order, so equal
+    /// ages keep that order); never under round robin.
     #[inline]
-    pub(in crate::switch) fn request_preferred(&self, id: crate::packet::PacketId, other: crate::packet::PacketId) -> bool {
-        self.p.crossbar_arbiter == super::CrossbarArbiter::OldestFirst && self.arena[id].gen_time < self.arena[other].gen_time
+    pub(in crate::switch) fn request_preferred(&self, id: crate::packet::PacketId, held: usize) -> bool {
+        self.p.crossbar_arbiter == super::CrossbarArbiter::OldestFirst && self.arena[id].gen_time < self.arena[self.ports.inq[held].head].gen_time
     }
 }

@@ -12,6 +12,7 @@ impl Simulation {
     /// Offers the head of input queue `idx` of switch `swi` to the crossbar
     /// (output buffers), and while its crossbar input may send more, the new
     /// head; true if one was granted.
+    #[inline(always)]
     pub(in crate::switch) fn serve_fifo(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
         let mut granted = false;
         while self.serve_fifo_head(swi, sm, idx, cands) {
@@ -25,6 +26,7 @@ impl Simulation {
     }
 
     /// Offers the head of input queue `idx` to the crossbar; true if granted.
+    #[inline(always)]
     fn serve_fifo_head(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
         let qpp = self.layout.qpp;
         let q = (idx % qpp) as u8;
@@ -32,10 +34,11 @@ impl Simulation {
         // Not routed yet (a `Routed` event will come), crossbar input
         // busy (an `XbarDone` will come), or empty: nothing to do now.
         let Some(id) = self.eligible_head(swi, gp, q, cands) else { return false };
-        let p = self.arena[id];
+        // Only the fields the choice needs: copying the packet costs on this path.
+        let (blocks, dlid, flags) = (self.arena[id].blocks, self.arena[id].dlid, self.arena[id].flags);
         let sel = {
-            let view = BufferedView::new(&self.ports, &self.switches.xout_busy, self.layout, self.p.crossbar, sm.port_base, &p);
-            if is_multicast(p.dlid) { first_acceptable(cands, &view) } else { self.mech.selection.select(cands, &view) }
+            let view = BufferedView::new(&self.ports, &self.switches.xout_busy, self.layout, self.p.crossbar, sm.port_base, blocks, flags);
+            if is_multicast(dlid) { first_acceptable(cands, &view) } else { self.mech.selection.select(cands, &view) }
         };
         match sel {
             Some(k) => {

@@ -59,7 +59,7 @@ impl Simulation {
                 id = next;
                 continue;
             }
-            if self.switches.xin_sending[xi] >= self.p.max_transfers {
+            if self.switches.xin_free[xi] == 0 {
                 // The crossbar input is full (its `XbarDone` will come): a
                 // mechanism may act on the waiting packets first.
                 self.arm_head_deadline(swi, id);
@@ -80,7 +80,7 @@ impl Simulation {
             let sel = if behind {
                 None
             } else {
-                let view = BufferedView::new(&self.ports, &self.switches.xout_busy, self.layout, self.p.crossbar, sm.port_base, &p);
+                let view = BufferedView::new(&self.ports, &self.switches.xout_busy, self.layout, self.p.crossbar, sm.port_base, p.blocks, p.flags);
                 self.mech.selection.select(cands, &view)
             };
             match sel {
