@@ -51,6 +51,22 @@ pub struct SwitchConfig {
     pub output_buffer_bytes: u32,
     /// VL15 input (and output) buffer per port, in bytes.
     pub vl15_buffer_bytes: u32,
+    /// Organisation of each input (port, VL) buffer (see
+    /// [`crate::switch::organisation`]): `fifo` (only the head may cross, as
+    /// in an IBA VL buffer) or `voq` (a queue per output port inside the
+    /// buffer, sharing its credits, so a blocked packet holds back only
+    /// later packets for its own outputs). Output buffers are needed for `voq`.
+    pub input_buffer: String,
+    /// Packets one crossbar input may send through the crossbar at once, each
+    /// to a different output (ib_flit_sim's `maxBeingSent`); 1 to 255. A
+    /// crossbar input is a physical port with a `multiplexed` crossbar and a
+    /// (port, VL) with `per-vl`.
+    pub max_transfers_per_input: u32,
+    /// Which input wins when several want the crossbar (see
+    /// [`crate::switch::arbiter`]): `round-robin` (a pointer rotating over the
+    /// input queues) or `oldest-first` (the input whose first packet was
+    /// generated earliest; ties in round-robin order).
+    pub crossbar_arbiter: String,
 }
 
 impl Default for SwitchConfig {
@@ -64,6 +80,9 @@ impl Default for SwitchConfig {
             input_partition_bytes: Vec::new(),
             output_buffer_bytes: 8192,
             vl15_buffer_bytes: 512,
+            input_buffer: "fifo".into(),
+            max_transfers_per_input: 1,
+            crossbar_arbiter: "round-robin".into(),
         }
     }
 }

@@ -257,6 +257,24 @@ impl PacketQueue {
         Some(id)
     }
 
+    /// Moves `id`, the packet after `prev` (`NIL`: `id` is already the
+    /// head), to the front, keeping the order of the others (a virtual output
+    /// queue's packet that crosses before the head leaves through `pop`).
+    #[inline]
+    pub fn move_to_front(&mut self, arena: &mut PacketArena, prev: PacketId, id: PacketId) {
+        if prev == NIL {
+            debug_assert_eq!(self.head, id);
+            return;
+        }
+        debug_assert_eq!(arena[prev].next, id);
+        arena[prev].next = arena[id].next;
+        if self.tail == id {
+            self.tail = prev;
+        }
+        arena[id].next = self.head;
+        self.head = id;
+    }
+
     /// Walks the list and counts its packets (used by the conservation check,
     /// which must not trust `len`).
     pub fn count_linked(&self, arena: &PacketArena) -> usize {
@@ -338,6 +356,27 @@ mod tests {
         assert_eq!(q.pop(&mut a), Some(ids[2]));
         assert_eq!(q.pop(&mut a), None);
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn move_to_front_keeps_the_others_in_order() {
+        let mut a = PacketArena::new();
+        let mut q = PacketQueue::default();
+        let ids: Vec<_> = (1..=4).map(|b| a.alloc(test_packet(b))).collect();
+        for &i in &ids {
+            q.push(&mut a, i);
+        }
+        // The tail to the front: the one before it becomes the tail.
+        q.move_to_front(&mut a, ids[2], ids[3]);
+        // A middle packet to the front.
+        q.move_to_front(&mut a, ids[0], ids[1]);
+        // The head stays.
+        q.move_to_front(&mut a, NIL, ids[1]);
+        assert_eq!((q.len, q.blocks, q.count_linked(&a)), (4, 10, 4));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop(&mut a)).collect();
+        assert_eq!(order, [ids[1], ids[3], ids[0], ids[2]]);
+        q.push(&mut a, ids[0]);
+        assert_eq!((q.head, q.tail), (ids[0], ids[0]));
     }
 
     #[test]

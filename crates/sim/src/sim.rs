@@ -50,6 +50,12 @@ pub(crate) struct Params {
     pub fully_adaptive: bool,
     /// Crossbar organisation.
     pub crossbar: CrossbarKind,
+    /// Input buffer organisation.
+    pub input_buffer: crate::switch::organisation::InputBuffer,
+    /// Transfers one crossbar input may have under way at once.
+    pub max_transfers: u8,
+    /// Crossbar arbiter.
+    pub crossbar_arbiter: crate::switch::arbiter::CrossbarArbiter,
     /// Watchdog period.
     pub watchdog_ps: Time,
     /// SLs in HCA service order.

@@ -77,7 +77,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         lft: topo.lft,
         lft_stride: topo.lft_stride,
         labels: labels.clone(),
-        xin_busy: vec![false; npv],
+        xin_free: vec![p.max_transfers; npv],
         xout_busy: vec![false; npv],
         in_bits: vec![0; topo.bits_words as usize],
         pend_bits: vec![0; topo.bits_words as usize],
@@ -87,6 +87,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         mcast,
         scratch_req: vec![NONE; max_ports * nvl],
         scratch_opt: vec![Candidate::default(); max_ports * nvl],
+        scratch_order: Vec::with_capacity(max_ports * layout.qpp),
     };
     let source_queues = SourceQueues::new(c.hca.source_queue_packets, &traffic.sources, traffic.classes.len(), topo.hosts.len() as u32);
     let hcas = Hcas {

@@ -10,6 +10,8 @@ use crate::layout::Layout;
 use crate::metrics::{MeasuredWindows, WarmupDetector};
 use crate::selection::Selection;
 use crate::sim::Params;
+use crate::switch::arbiter::CrossbarArbiter;
+use crate::switch::organisation::InputBuffer;
 
 /// The configuration's own parameters, checked.
 pub(super) struct Resolved {
@@ -44,6 +46,18 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
     if !sc.speedup.is_finite() || sc.speedup <= 0.0 {
         return Err(SimError::config("switch.speedup", format!("must be a finite number > 0, got {}", sc.speedup)));
     }
+    let input_buffer = InputBuffer::from_name(&sc.input_buffer, "switch.input_buffer")?;
+    if input_buffer == InputBuffer::Voq && sc.output_buffer_bytes == 0 {
+        return Err(SimError::config(
+            "switch.input_buffer",
+            "'voq' needs output buffers (switch.output_buffer_bytes > 0): without them an output hears one request per input VL",
+        ));
+    }
+    let max_transfers = match u8::try_from(sc.max_transfers_per_input) {
+        Ok(n) if n >= 1 => n,
+        _ => return Err(SimError::config("switch.max_transfers_per_input", format!("must be 1..=255, got {}", sc.max_transfers_per_input))),
+    };
+    let crossbar_arbiter = CrossbarArbiter::from_name(&sc.crossbar_arbiter, "switch.crossbar_arbiter")?;
     let routing_ps = ns_to_ps("switch.routing_delay_ns", sc.routing_delay_ns)?;
     let arbitration_ps = ns_to_ps("switch.arbitration_delay_ns", sc.arbitration_delay_ns)?;
     let mut warmup_ps = ns_to_ps("warmup_ns", c.warmup_ns)?;
@@ -100,6 +114,9 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
         credits_at_grant: sc.output_buffer_bytes > 0 && selection.escape_paths(),
         fully_adaptive: selection.escape_paths(),
         crossbar: sc.crossbar,
+        input_buffer,
+        max_transfers,
+        crossbar_arbiter,
         watchdog_ps,
         sl_order: sl_order(&c.hca.sl_priority)?,
         mtu_bytes: c.mtu_bytes,

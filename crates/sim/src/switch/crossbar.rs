@@ -1,11 +1,12 @@
 //! Crossbar arbitration and transfer.
 //!
-//! Input heads compete in round-robin order: a pointer per switch rotates over
-//! the input (port, VL slot) queues and moves past each input that is granted,
-//! so every waiting head gets its turn. VL15 heads go first. A head takes part
-//! once its routing delay has elapsed and its crossbar input is free — with a
-//! multiplexed crossbar one input per physical port, shared by all its VLs;
-//! per VL otherwise. The selection policy then picks a routing option that can
+//! Input queues compete in the order a crossbar arbiter gives
+//! ([`crate::switch::arbiter`]; round robin by default), and each offers the
+//! packets its organisation lets cross ([`crate::switch::organisation`]; by
+//! default only its head). VL15 inputs go first. A packet takes part once its
+//! routing delay has elapsed and its crossbar input can take one more
+//! transfer — with a multiplexed crossbar one input per physical port, shared
+//! by all its VLs; per VL otherwise; `switch.max_transfers_per_input` at once. The selection policy then picks a routing option that can
 //! take the packet now, or none (the head waits; any change at the switch
 //! re-arbitrates). Under a routing-time policy the head's options are first
 //! narrowed to the one it chose when first routed here (see
@@ -32,16 +33,18 @@ use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, PacketKind, FLAG_FECN, FLAG_VL15, NIL};
 use crate::selection::{Candidate, Candidates, SelectionView};
 use crate::layout::Layout;
-use crate::port::{PortModel, TxState};
+use crate::port::{PortModel, Ports, TxState};
 use crate::sim::{Simulation, NONE};
 use crate::switch::multicast::is_multicast;
+use crate::switch::arbiter::CrossbarArbiter;
+use crate::switch::organisation::InputBuffer;
 use crate::switch::SwitchModel;
 
 use super::input::next_bit;
 
 /// Selection view with output buffers: the crossbar output must be free and
 /// the output buffer must have room for the packet.
-struct BufferedView<'a> {
+pub(super) struct BufferedView<'a> {
     credits: &'a Credits,
     out_used: &'a [u32],
     out_cap: &'a [u32],
@@ -53,7 +56,24 @@ struct BufferedView<'a> {
     vl15: bool,
 }
 
-impl BufferedView<'_> {
+impl<'a> BufferedView<'a> {
+    /// The view for a packet of `blocks` credits (on VL15 if `flags` say so)
+    /// at the switch whose port 1 is `port_base`.
+    #[inline]
+    pub(super) fn new(ports: &'a Ports, xout_busy: &'a [bool], layout: Layout, crossbar: CrossbarKind, port_base: u32, blocks: u16, flags: u8) -> Self {
+        BufferedView {
+            credits: &ports.credits,
+            out_used: &ports.out_used,
+            out_cap: &ports.out_cap,
+            xout_busy,
+            port_base,
+            layout,
+            mux: crossbar == CrossbarKind::Multiplexed,
+            blocks: blocks as u32,
+            vl15: flags & FLAG_VL15 != 0,
+        }
+    }
+
     #[inline]
     fn gp(&self, c: &Candidate) -> u32 {
         Layout::node_port(self.port_base, c.port)
@@ -129,7 +149,7 @@ impl SelectionView for LinkView<'_> {
 /// A multicast head takes any port it owes a copy to that can take one now:
 /// the selection policy chooses among paths, and a copy has exactly one.
 #[inline]
-fn first_acceptable(cands: &Candidates, view: &impl SelectionView) -> Option<usize> {
+pub(super) fn first_acceptable(cands: &Candidates, view: &impl SelectionView) -> Option<usize> {
     cands.as_slice().iter().position(|c| view.can_accept(c))
 }
 
@@ -139,7 +159,7 @@ impl Simulation {
     #[inline]
     pub(crate) fn on_xbar_done(&mut self, input: u32, output: u32, in_slot: u8, out_slot: u8) {
         let (xi, xo) = (self.xidx(input, in_slot), self.xidx(output, out_slot));
-        self.switches.xin_busy[xi] = false;
+        self.switches.xin_free[xi] += 1;
         self.switches.xout_busy[xo] = false;
         self.mark_port_pending(input);
         self.wake_waiters(output);
@@ -167,81 +187,91 @@ impl Simulation {
     }
 
     /// Debug check of the pending/waiter bookkeeping: after arbitration, no
-    /// head of any input queue of `swi` may be able to move. (A head routed
-    /// exactly now is considered when its own `Routed` or `XbarDone` event at
-    /// this time is handled, so it is not checked here.)
+    /// packet that its input buffer lets cross (a FIFO's head; under `voq`
+    /// each packet no earlier one waits before) may be able to move. (A
+    /// packet routed exactly now is considered when its own `Routed` or
+    /// `XbarDone` event at this time is handled, so it is not checked here.)
     #[cfg(debug_assertions)]
     fn check_no_head_left_behind(&mut self, swi: u32) {
         let sm = self.switches.model[swi as usize];
         let qpp = self.layout.qpp;
+        let voq = self.p.input_buffer == InputBuffer::Voq;
         for idx in 0..sm.num_ports as usize * qpp {
             let gp = sm.port_base + (idx / qpp) as u32;
             let q = (idx % qpp) as u8;
             let slot = self.layout.slot_of_q(q);
+            if self.switches.xin_free[self.xidx(gp, slot)] == 0 {
+                continue;
+            }
             let head = self.ports.inq[self.layout.pq(gp, q)].head;
-            if head == NIL {
-                continue;
+            let mut waiting = ibnetsim_sm::PortSet::new();
+            let mut id = head;
+            while id != NIL {
+                let p = self.arena[id];
+                if p.ready_at >= self.now || (id != head && is_multicast(p.dlid)) {
+                    break;
+                }
+                let mut cands = Candidates::new();
+                if self.route(swi, self.ports.model[gp as usize].port, self.layout.pq(gp, q), id, &p, &mut cands).is_err() {
+                    break;
+                }
+                Self::pinned_only(&p, &mut cands);
+                let behind = cands.as_slice().iter().any(|c| waiting.contains(c.port));
+                assert!(
+                    behind || !self.movable(&sm, &p, &cands),
+                    "t={} switch {} input port {} queue {}: a packet that can move was left waiting",
+                    self.now, self.node_names[sm.node as usize], self.ports.model[gp as usize].port, q
+                );
+                if !voq || is_multicast(p.dlid) {
+                    break;
+                }
+                for c in cands.as_slice() {
+                    waiting.insert(c.port);
+                }
+                id = p.next;
             }
-            let p = self.arena[head];
-            if p.ready_at >= self.now || self.switches.xin_busy[self.xidx(gp, slot)] {
-                continue;
-            }
-            let mut cands = Candidates::new();
-            if self.route(swi, self.ports.model[gp as usize].port, self.layout.pq(gp, q), head, &p, &mut cands).is_err() {
-                continue;
-            }
-            Self::pinned_only(&p, &mut cands);
-            let movable = if self.p.output_buffers {
-                let view = BufferedView {
-                    credits: &self.ports.credits,
-                    out_used: &self.ports.out_used,
-                    out_cap: &self.ports.out_cap,
-                    xout_busy: &self.switches.xout_busy,
-                    port_base: sm.port_base,
-                    layout: self.layout,
-                    mux: self.p.crossbar == CrossbarKind::Multiplexed,
-                    blocks: p.blocks as u32,
-                    vl15: p.flags & FLAG_VL15 != 0,
-                };
-                cands.as_slice().iter().any(|c| view.can_accept(c) && (!self.p.fully_adaptive || view.fits(c)))
-            } else {
-                let view = LinkView {
-                    credits: &self.ports.credits,
-                    tx: &self.ports.tx,
-                    ports: &self.ports.model,
-                    now: self.now,
-                    port_base: sm.port_base,
-                    layout: self.layout,
-                    blocks: p.blocks as u32,
-                    wire: p.wire_bytes as u32,
-                    tail_at: p.tail_at,
-                    vl15: p.flags & FLAG_VL15 != 0,
-                    wake: Cell::new(Time::MAX),
-                };
-                // Without output buffers a VL arbiter may legitimately hold a
-                // request back (a VL without table weight); only count VLs it serves.
-                cands.as_slice().iter().any(|c| {
-                    view.can_accept(c) && {
-                        let ogp = sm.gp(c.port);
-                        let t = self.ports.arb_table(ogp);
-                        c.slot == self.layout.vl15_slot
-                            || matches!(self.ports.arbiter, crate::arbitration::VlArbiter::RoundRobin(_))
-                            || t.high.iter().chain(&t.low).any(|&(v, w)| v == c.slot && w > 0)
-                    }
-                })
+        }
+    }
+
+    /// Whether packet `p` at switch `sm` could take one of `cands` now (for
+    /// the debug check above).
+    #[cfg(debug_assertions)]
+    fn movable(&self, sm: &SwitchModel, p: &Packet, cands: &Candidates) -> bool {
+        if self.p.output_buffers {
+            let view = BufferedView::new(&self.ports, &self.switches.xout_busy, self.layout, self.p.crossbar, sm.port_base, p.blocks, p.flags);
+            cands.as_slice().iter().any(|c| view.can_accept(c) && (!self.p.fully_adaptive || view.fits(c)))
+        } else {
+            let view = LinkView {
+                credits: &self.ports.credits,
+                tx: &self.ports.tx,
+                ports: &self.ports.model,
+                now: self.now,
+                port_base: sm.port_base,
+                layout: self.layout,
+                blocks: p.blocks as u32,
+                wire: p.wire_bytes as u32,
+                tail_at: p.tail_at,
+                vl15: p.flags & FLAG_VL15 != 0,
+                wake: Cell::new(Time::MAX),
             };
-            assert!(
-                !movable,
-                "t={} switch {} input port {} queue {}: a head that can move was left waiting",
-                self.now, self.node_names[sm.node as usize], self.ports.model[gp as usize].port, q
-            );
+            // Without output buffers a VL arbiter may legitimately hold a
+            // request back (a VL without table weight); only count VLs it serves.
+            cands.as_slice().iter().any(|c| {
+                view.can_accept(c) && {
+                    let ogp = sm.gp(c.port);
+                    let t = self.ports.arb_table(ogp);
+                    c.slot == self.layout.vl15_slot
+                        || matches!(self.ports.arbiter, crate::arbitration::VlArbiter::RoundRobin(_))
+                        || t.high.iter().chain(&t.low).any(|&(v, w)| v == c.slot && w > 0)
+                }
+            })
         }
     }
 
     /// The routed head of input queue `(gp, q)` that may use the crossbar
     /// now, dropping heads that have no route; `None` when there is none.
     #[inline]
-    fn eligible_head(&mut self, swi: u32, gp: u32, q: u8, cands: &mut Candidates) -> Option<PacketId> {
+    pub(super) fn eligible_head(&mut self, swi: u32, gp: u32, q: u8, cands: &mut Candidates) -> Option<PacketId> {
         let slot = self.layout.slot_of_q(q);
         loop {
             let i = self.layout.pq(gp, q);
@@ -253,7 +283,7 @@ impl Simulation {
             if p.ready_at > self.now {
                 return None;
             }
-            let xin_busy = self.switches.xin_busy[self.xidx(gp, slot)];
+            let xin_busy = self.switches.xin_free[self.xidx(gp, slot)] == 0;
             if xin_busy && self.switches.mcast.copying(i, head) {
                 // A copy of this head is crossing now: the head stays until
                 // that copy has left its buffer (the transfer's end re-arbitrates).
@@ -290,7 +320,7 @@ impl Simulation {
 
     /// Discards the head `head` of input queue `(gp, q)` for `reason`. Its
     /// buffer space is returned once it has fully arrived.
-    fn discard_head(&mut self, gp: u32, q: u8, head: PacketId, reason: DropReason) {
+    pub(super) fn discard_head(&mut self, gp: u32, q: u8, head: PacketId, reason: DropReason) {
         let p = self.arena[head];
         let release = p.tail_at.max(self.now);
         let id = self.pop_input(gp, q, self.now);
@@ -302,7 +332,7 @@ impl Simulation {
     /// A head that has to wait: the switch is woken when a mechanism would
     /// act on it (its lifetime running out).
     #[inline]
-    fn arm_head_deadline(&mut self, swi: u32, id: PacketId) {
+    pub(super) fn arm_head_deadline(&mut self, swi: u32, id: PacketId) {
         if let Some(at) = self.mech.head_deadline(&self.arena[id]) {
             self.wake_switch_at(swi, at);
         }
@@ -358,7 +388,7 @@ impl Simulation {
     /// wait, for its next arbitration attempts (most heads move at their first
     /// attempt and are never remembered).
     #[inline]
-    fn remember_route(&mut self, gp: u32, q: u8, id: PacketId, cands: &Candidates) {
+    pub(super) fn remember_route(&mut self, gp: u32, q: u8, id: PacketId, cands: &Candidates) {
         if is_multicast(self.arena[id].dlid) {
             // Its options shrink with every copy.
             return;
@@ -385,13 +415,13 @@ impl Simulation {
     /// The next pending input of switch `swi` in round-robin order from `cur`
     /// below `hi`.
     #[inline]
-    fn next_pending(&self, sm: &SwitchModel, cur: usize, hi: usize) -> Option<usize> {
+    pub(super) fn next_pending(&self, sm: &SwitchModel, cur: usize, hi: usize) -> Option<usize> {
         let words = sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize;
         next_bit(&self.switches.pend_bits[words], cur, hi)
     }
 
     #[inline]
-    fn clear_pending(&mut self, sm: &SwitchModel, idx: usize) {
+    pub(super) fn clear_pending(&mut self, sm: &SwitchModel, idx: usize) {
         self.switches.pend_bits[sm.bits_base as usize + idx / 64] &= !(1u64 << (idx % 64));
     }
 
@@ -405,58 +435,31 @@ impl Simulation {
         if self.nothing_pending(&sm) {
             return;
         }
-        let qpp = self.layout.qpp;
-        let nbits = sm.num_ports as usize * qpp;
         let passes: &[bool] = if self.switches.state[swi as usize].vl15_inputs > 0 { &[true, false] } else { &[false] };
         let mut cands = Candidates::new();
         for &vl15_only in passes {
-            let start = self.switches.state[swi as usize].rr as usize % nbits;
-            for (lo, hi) in [(start, nbits), (0, start)] {
-                let mut cur = lo;
-                while let Some(idx) = self.next_pending(&sm, cur, hi) {
-                    cur = idx + 1;
-                    let q = (idx % qpp) as u8;
-                    if vl15_only && self.layout.slot_of_q(q) != self.layout.vl15_slot {
-                        continue;
-                    }
-                    self.clear_pending(&sm, idx);
-                    let gp = sm.port_base + (idx / qpp) as u32;
-                    // Not routed yet (a `Routed` event will come), crossbar input
-                    // busy (an `XbarDone` will come), or empty: nothing to do now.
-                    let Some(id) = self.eligible_head(swi, gp, q, &mut cands) else { continue };
-                    let (blocks, dlid, flags) = (self.arena[id].blocks as u32, self.arena[id].dlid, self.arena[id].flags);
-                    let view = BufferedView {
-                        credits: &self.ports.credits,
-                        out_used: &self.ports.out_used,
-                        out_cap: &self.ports.out_cap,
-                        xout_busy: &self.switches.xout_busy,
-                        port_base: sm.port_base,
-                        layout: self.layout,
-                        mux: self.p.crossbar == CrossbarKind::Multiplexed,
-                        blocks,
-                        vl15: flags & FLAG_VL15 != 0,
-                    };
-                    let sel = if is_multicast(dlid) { first_acceptable(&cands, &view) } else { self.mech.selection.select(&cands, &view) };
-                    match sel {
-                        Some(k) => {
-                            let c = cands.as_slice()[k];
-                            self.grant_buffered(swi, gp, q, id, c);
-                            self.switches.state[swi as usize].rr = ((idx + 1) % nbits) as u32;
-                        }
-                        None => {
-                            self.remember_route(gp, q, id, &cands);
-                            self.arm_head_deadline(swi, id);
-                            for c in cands.as_slice() {
-                                self.park(swi, idx, c.port);
-                            }
-                        }
-                    }
-                }
+            match self.p.crossbar_arbiter {
+                CrossbarArbiter::RoundRobin => self.round_robin_pass(swi, &sm, vl15_only, &mut cands),
+                CrossbarArbiter::OldestFirst => self.oldest_first_pass(swi, &sm, vl15_only, &mut cands),
             }
         }
     }
 
-    fn grant_buffered(&mut self, swi: u32, gp: u32, q: u8, id: PacketId, c: Candidate) {
+    /// Offers pending input queue `idx` of switch `swi` to the crossbar, the
+    /// way its organisation says (output buffers); true if a packet was granted.
+    #[inline(always)]
+    pub(super) fn serve_input(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
+        self.clear_pending(sm, idx);
+        match self.p.input_buffer {
+            InputBuffer::Fifo => self.serve_fifo(swi, sm, idx, cands),
+            InputBuffer::Voq => self.serve_voq(swi, sm, idx, cands),
+        }
+    }
+
+    // Inlined into its callers, as when it lived beside the arbitration loop:
+    // the unicast grant is the hot path of every buffered switch.
+    #[inline(always)]
+    pub(super) fn grant_buffered(&mut self, swi: u32, gp: u32, q: u8, id: PacketId, c: Candidate) {
         let slot = self.layout.slot_of_q(q);
         let now = self.now;
         let ogp = self.switches.model[swi as usize].gp(c.port);
@@ -465,7 +468,7 @@ impl Simulation {
         let xser = if self.p.speedup == 1.0 { ser_o } else { (ser_o as f64 / self.p.speedup).ceil() as Time };
         let xend = (now + xser).max(p.tail_at);
         let xi = self.xidx(gp, slot);
-        self.switches.xin_busy[xi] = true;
+        self.switches.xin_free[xi] -= 1;
         let xo = self.xidx(ogp, c.slot);
         self.switches.xout_busy[xo] = true;
         let (moved, last) = self.take_for_output(swi, gp, q, id, c.port, xend);
@@ -555,7 +558,8 @@ impl Simulation {
                             }
                             let c = cands.as_slice()[k];
                             let r = (c.port as usize - 1) * nvl + c.slot as usize;
-                            if self.switches.scratch_req[r] == NONE {
+                            let held = self.switches.scratch_req[r];
+                            if held == NONE || self.request_preferred(id, sm.port_base as usize * qpp + held as usize) {
                                 self.switches.scratch_req[r] = idx as u32;
                                 self.switches.scratch_opt[r] = c;
                             }
@@ -623,6 +627,10 @@ impl Simulation {
                 let gp = sm.port_base + (idx / qpp) as u32;
                 self.clear_pending(&sm, idx);
                 self.grant_bufferless(gp, in_q, ogp, slot, self.switches.scratch_opt[r]);
+                if self.p.max_transfers > 1 {
+                    // The input may send more: its new head asks in the next round.
+                    self.switches.pend_bits[sm.bits_base as usize + idx / 64] |= self.switches.in_bits[sm.bits_base as usize + idx / 64] & (1u64 << (idx % 64));
+                }
                 let st = &mut self.switches.state[swi as usize];
                 st.out_rr = ((o + 1) % np) as u32;
                 st.rr = ((idx + 1) % nbits) as u32;
@@ -664,7 +672,7 @@ impl Simulation {
         let p = self.arena[id];
         let end = now + self.ports.model[ogp as usize].timing.ser_ps(p.wire_bytes as u32);
         let xi = self.xidx(gp, slot);
-        self.switches.xin_busy[xi] = true;
+        self.switches.xin_free[xi] -= 1;
         let oport = self.ports.model[ogp as usize].port;
         let (moved, last) = self.take_for_output(self.ports.model[gp as usize].switch, gp, q, id, oport, end);
         {

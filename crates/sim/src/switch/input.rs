@@ -20,6 +20,7 @@ use ibnetsim_sm::RouteLabel;
 use crate::engine::{Event, Time};
 use crate::packet::{PacketId, NIL};
 use crate::sim::{Simulation, NONE};
+use crate::switch::organisation::InputBuffer;
 
 impl Simulation {
     /// Bit position of input queue `(gp, q)` within its switch's bitset.
@@ -36,20 +37,27 @@ impl Simulation {
         let i = self.layout.pq(gp, q);
         let was_empty = self.ports.inq[i].is_empty();
         self.ports.inq[i].push(&mut self.arena, id);
+        if was_empty || self.p.input_buffer == InputBuffer::Voq {
+            // Under `voq` any packet may cross before it is the head, so each
+            // needs its own `Routed` event.
+            let at = self.arena[id].ready_at;
+            self.schedule(at, Event::Routed { port: gp, queue: q });
+        }
         if was_empty {
             let (w, b) = self.input_bit(gp, q);
             self.switches.in_bits[w] |= b;
             if self.layout.slot_of_q(q) == self.layout.vl15_slot {
                 self.switches.state[self.ports.model[gp as usize].switch as usize].vl15_inputs += 1;
             }
-            let at = self.arena[id].ready_at;
-            self.schedule(at, Event::Routed { port: gp, queue: q });
         }
     }
 
     /// Removes the head of input queue `(gp, q)`; the crossbar input is busy
     /// until `free_at`, after which the switch re-arbitrates anyway, so the new
     /// head needs its own `Routed` event only if it is routed later than that.
+    /// An input that may send several packets at once is not busy after one,
+    /// so its new head needs the event whenever it is routed later than now;
+    /// under `voq` every packet has had its own since it arrived.
     pub(crate) fn pop_input(&mut self, gp: u32, q: u8, free_at: Time) -> PacketId {
         let i = self.layout.pq(gp, q);
         let id = self.ports.inq[i].pop(&mut self.arena).expect("pop from an empty input queue");
@@ -62,9 +70,10 @@ impl Simulation {
             if self.layout.slot_of_q(q) == self.layout.vl15_slot {
                 self.switches.state[self.ports.model[gp as usize].switch as usize].vl15_inputs -= 1;
             }
-        } else {
+        } else if self.p.input_buffer == InputBuffer::Fifo {
+            let busy_until = if self.p.max_transfers == 1 { free_at.max(self.now) } else { self.now };
             let at = self.arena[head].ready_at;
-            if at > free_at.max(self.now) {
+            if at > busy_until {
                 self.schedule(at, Event::Routed { port: gp, queue: q });
             }
         }

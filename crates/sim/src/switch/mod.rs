@@ -1,9 +1,13 @@
 //! The IBA switch: input buffers per (port, VL), routing overlapped with
-//! reception (cut-through), a crossbar with round-robin arbitration, optional
-//! output buffers per (port, VL), and IBA output VL arbitration.
+//! reception (cut-through), a crossbar with round-robin arbitration by
+//! default, optional output buffers per (port, VL), and IBA output VL arbitration.
 //!
-//! * [`input`] — input queues, one FIFO per (port, VL slot); only the head
-//!   competes for the crossbar (head-of-line blocking, as in a real IBA VL buffer).
+//! * [`input`] — input queues, one per (port, VL slot), linked in arrival order.
+//! * [`organisation`] — which packets of an input queue may cross: its head
+//!   (`fifo`, head-of-line blocking as in a real IBA VL buffer) or the first
+//!   packet for each output (`voq`), and how many at once.
+//! * [`arbiter`] — the order in which input queues get the crossbar: round
+//!   robin or oldest first.
 //! * [`route`] — the forwarding-table lookup that yields routing options.
 //! * [`crossbar`] — arbitration among input heads, selection among options,
 //!   and the transfer, multiplexed (one crossbar port per physical port, papers
@@ -37,9 +41,11 @@
 //! which `tests/it/zero_load.rs` checks to the picosecond for 1, 2 and 3
 //! switches, with and without output buffers, and for mixed link rates.
 
+pub mod arbiter;
 pub mod crossbar;
 pub mod input;
 pub mod multicast;
+pub mod organisation;
 pub mod output;
 pub mod route;
 
@@ -99,9 +105,11 @@ pub(crate) struct Switches {
     /// The role of each path-bits offset's LFT entry (escape, adaptive or
     /// ordinary; see [`ibnetsim_sm::labels`]).
     pub labels: ibnetsim_sm::PathLabels,
-    /// Crossbar inputs in use (per port, or per port × slot), cleared by the
-    /// event that ends the transfer.
-    pub xin_busy: Vec<bool>,
+    /// Transfers each crossbar input (per port, or per port × slot) may still
+    /// start: `switch.max_transfers_per_input` less those under way, each of
+    /// which ends with the event that ends its transfer. (Counted down, so
+    /// that "busy" is a test against 0 on the hot path.)
+    pub xin_free: Vec<u8>,
     /// Crossbar outputs in use, likewise.
     pub xout_busy: Vec<bool>,
     /// Non-empty input queues, per switch.
@@ -121,4 +129,7 @@ pub(crate) struct Switches {
     pub scratch_req: Vec<u32>,
     /// The option each request is for.
     pub scratch_opt: Vec<crate::selection::Candidate>,
+    /// Scratch for oldest-first arbitration: (age, round-robin rank, input
+    /// queue) of the pending inputs, one entry per input queue at most.
+    pub scratch_order: Vec<(Time, u32, u32)>,
 }

@@ -104,7 +104,7 @@ impl Simulation {
         self.wake_waiters(gp);
         if feeding != NONE {
             let xi = self.xidx(feeding, fslot);
-            self.switches.xin_busy[xi] = false;
+            self.switches.xin_free[xi] += 1;
             self.mark_port_pending(feeding);
         }
         self.arbitrate_switch(swi);

@@ -55,3 +55,23 @@ fn heap_and_fifo_queues_give_identical_runs() {
         assert_eq!(a, b, "output buffers {output_buffers}");
     }
 }
+
+#[test]
+fn every_input_buffer_and_arbiter_is_deterministic() {
+    // The new switch organisations keep a run a function of its seed: whole
+    // or sliced, heap or FIFO event queue.
+    for (buffer, arbiter) in [("voq", "round-robin"), ("fifo", "oldest-first"), ("voq", "oldest-first")] {
+        let mut h = busy_config(5);
+        h.switch.output_buffer_bytes = 2048;
+        h.switch.input_buffer = buffer.into();
+        h.switch.crossbar_arbiter = arbiter.into();
+        h.switch.max_transfers_per_input = 3;
+        h.event_queue = "heap".into();
+        let mut f = h.clone();
+        f.event_queue = "fifo".into();
+        let whole = run_slices(&h, 1, 2_000_000_000);
+        assert!(whole.delivered > 10_000, "{}", whole.delivered);
+        assert_eq!(whole, run_slices(&h, 1, 2_000_000_000), "{buffer} {arbiter}");
+        assert_eq!(whole, run_slices(&f, 7, 2_000_000_000), "{buffer} {arbiter}");
+    }
+}

@@ -18,6 +18,7 @@ mod partitions;
 mod path_sl;
 mod sizes;
 mod source_queues;
+mod switch_organisations;
 mod traces;
 mod transport;
 mod validation;

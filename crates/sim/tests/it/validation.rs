@@ -156,6 +156,18 @@ fn each_bad_value_names_its_key() {
             "not a data VL",
         ),
         (Box::new(|c| c.hca.sl_priority = vec![3, 3]), "'hca.sl_priority[1]'", "listed twice"),
+        (Box::new(|c| c.switch.input_buffer = "oq".into()), "'switch.input_buffer'", "known: fifo, voq"),
+        (
+            Box::new(|c| {
+                c.switch.input_buffer = "voq".into();
+                c.switch.output_buffer_bytes = 0;
+            }),
+            "'switch.input_buffer'",
+            "needs output buffers",
+        ),
+        (Box::new(|c| c.switch.max_transfers_per_input = 0), "'switch.max_transfers_per_input'", "1..=255"),
+        (Box::new(|c| c.switch.max_transfers_per_input = 256), "'switch.max_transfers_per_input'", "1..=255"),
+        (Box::new(|c| c.switch.crossbar_arbiter = "islip".into()), "'switch.crossbar_arbiter'", "known: round-robin, oldest-first"),
     ];
     for (i, (edit, key, what)) in cases.iter().enumerate() {
         let mut c = ok();

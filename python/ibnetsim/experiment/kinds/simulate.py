@@ -141,6 +141,10 @@ def _check_switch_buffers(s: dict, cfg: dict) -> Optional[tuple[str, str]]:
         return ("input_buffer_bytes", f"{s['input_buffer_bytes']} B cannot hold one MTU packet ({mtu} B + 26 B of headers = {need} B in 64-byte credits); virtual cut-through needs room for a whole packet")
     if s["output_buffer_bytes"] not in (None, 0) and s["output_buffer_bytes"] < need:
         return ("output_buffer_bytes", f"{s['output_buffer_bytes']} B cannot hold one MTU packet ({need} B in 64-byte credits); use 0 for no output buffers")
+    if s["input_buffer"] == "voq":
+        out = s["output_buffer_bytes"] if s["output_buffer_bytes"] is not None else _preset_config(sim["preset"])["switch"]["output_buffer_bytes"]
+        if out == 0:
+            return ("input_buffer", "'voq' needs output buffers (output_buffer_bytes > 0)")
     return None
 
 
@@ -171,6 +175,33 @@ SWITCH = register_section(
                 "FIFO with its own credits; `fully-adaptive` selection needs `[adaptive, escape]` (paper 002: `[512, 512]`). "
                 "Empty = one FIFO.",
                 default=[],
+            ),
+            Key(
+                "input_buffer",
+                "str",
+                "Organisation of each input (port, VL) buffer: `fifo` (only the head may cross the crossbar: head-of-line "
+                "blocking, as in a plain IBA VL buffer) or `voq` (a queue per output port inside the buffer, sharing its "
+                "credits: a packet waits only behind earlier packets for its own output; needs output buffers). "
+                "See docs/switch.md.",
+                default=None,
+                choices=("fifo", "voq"),
+            ),
+            Key(
+                "max_transfers_per_input",
+                "int",
+                "Packets one crossbar input (a port, or a (port, VL) with `crossbar = \"per-vl\"`) may send through the "
+                "crossbar at once, each to a different output (ib_flit_sim's `maxBeingSent`).",
+                default=None,
+                min=1,
+                max=255,
+            ),
+            Key(
+                "crossbar_arbiter",
+                "str",
+                "Which input gets the crossbar first: `round-robin` (a rotating pointer over the input queues) or "
+                "`oldest-first` (FCFS: the input whose first packet was generated earliest; ties round robin).",
+                default=None,
+                choices=("round-robin", "oldest-first"),
             ),
         ),
         checks=(_check_switch_buffers,),

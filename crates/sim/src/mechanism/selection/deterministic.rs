@@ -12,7 +12,7 @@ impl Deterministic {
     pub const NAME: &'static str = "deterministic";
 
     /// Option 0 when it can accept the packet now, else wait.
-    #[inline]
+    #[inline(always)]
     pub fn select(&self, cands: &Candidates, view: &impl SelectionView) -> Option<usize> {
         let c = cands.as_slice().first()?;
         view.can_accept(c).then_some(0)

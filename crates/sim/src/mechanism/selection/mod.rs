@@ -291,8 +291,10 @@ impl Selection {
 
     /// Index of the arbitration-time choice, or `None` to wait. A routing-time
     /// policy has already pinned its choice (the only option left), so it
-    /// takes it when it can accept the packet.
-    #[inline]
+    /// takes it when it can accept the packet. Always inlined: with two
+    /// input buffer organisations calling it, the compiler stopped inlining
+    /// it on the hot FIFO path (1 % more instructions in the benchmark).
+    #[inline(always)]
     pub fn select(&mut self, cands: &Candidates, view: &impl SelectionView) -> Option<usize> {
         match self {
             Selection::Deterministic(s) => s.select(cands, view),

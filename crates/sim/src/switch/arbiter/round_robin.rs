@@ -1,0 +1,34 @@
+//! Round-robin crossbar arbitration (the default): inputs are offered the
+//! crossbar in order from the switch's pointer, which moves past each input
+//! that is granted, so every waiting input gets its turn.
+
+use crate::selection::Candidates;
+use crate::sim::Simulation;
+use crate::switch::SwitchModel;
+
+impl Simulation {
+    /// One pass over the pending input queues of switch `swi` (only VL15
+    /// queues if `vl15_only`), in round-robin order.
+    // Inlined (as are the calls below it on the FIFO path): this loop and
+    // what it calls were one function before the arbiters and organisations
+    // became modules, and calls through them cost 4 % of the benchmark's
+    // instructions.
+    #[inline(always)]
+    pub(in crate::switch) fn round_robin_pass(&mut self, swi: u32, sm: &SwitchModel, vl15_only: bool, cands: &mut Candidates) {
+        let qpp = self.layout.qpp;
+        let nbits = sm.num_ports as usize * qpp;
+        let start = self.switches.state[swi as usize].rr as usize % nbits;
+        for (lo, hi) in [(start, nbits), (0, start)] {
+            let mut cur = lo;
+            while let Some(idx) = self.next_pending(sm, cur, hi) {
+                cur = idx + 1;
+                if vl15_only && self.layout.slot_of_q((idx % qpp) as u8) != self.layout.vl15_slot {
+                    continue;
+                }
+                if self.serve_input(swi, sm, idx, cands) {
+                    self.switches.state[swi as usize].rr = ((idx + 1) % nbits) as u32;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! Input buffer organisations, transfers per crossbar input and crossbar
+//! arbiters (issue 13), on cases worked by hand to the picosecond.
+
+use ibnetsim_fabric::Fabric;
+use ibnetsim_sim::{ProcessKind, SimConfig, Simulation};
+
+use crate::common::*;
+
+/// One switch `sw`: `h0`, `h1` on ports 1, 2 over 4x SDR (1 ns/B), `h2`, `h3`
+/// on ports 3, 4 over 1x SDR (4 ns/B); 1 m cables. Inputs are four times
+/// faster than outputs, so packets queue at the inputs.
+fn two_by_two() -> Fabric {
+    let mut f = Fabric::new();
+    let s = f.add_switch("sw", 4).unwrap();
+    for (i, link) in [sdr4(1.0), sdr4(1.0), sdr(1.0), sdr(1.0)].into_iter().enumerate() {
+        let h = f.add_hca(format!("h{i}"), 1).unwrap();
+        f.connect(h, 1, s, i as u32 + 1, link).unwrap();
+    }
+    f
+}
+
+/// One class per packet (loads 0: packets are injected by hand), so each
+/// class's latency is one packet's.
+fn per_packet(pairs: &[(&str, &str, &str)]) -> SimConfig {
+    config(pairs.iter().map(|(name, s, d)| class(name, 0, 0.0, ProcessKind::Poisson, 256, pair(s, d))).collect())
+}
+
+/// Delivery time of each class's one packet, in ns, after injecting
+/// `(at_ns, class, src, dst)` in that order.
+fn delivery_ns(net: &Net, c: &SimConfig, injections: &[(u64, usize, usize, usize)]) -> Vec<u64> {
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, c).unwrap();
+    for &(at, class, src, dst) in injections {
+        sim.inject(at * 1000, class, src, dst).unwrap();
+    }
+    sim.run(1_000_000_000).unwrap();
+    sim.check_conservation().unwrap();
+    let r = sim.results();
+    assert_eq!(r.delivered, injections.len() as u64);
+    injections
+        .iter()
+        .map(|&(at, class, ..)| {
+            let l = &r.classes[class].latency;
+            assert_eq!((l.count, l.min_ps), (1, l.max_ps));
+            at + l.min_ps.unwrap() / 1000
+        })
+        .collect()
+}
+
+#[test]
+fn voq_removes_head_of_line_blocking() {
+    // Wire 282 B: 282 ns on the 4x inputs, 1128 ns on the 1x outputs; a
+    // header (20 B) takes 20 ns on a 4x link; routing 100 ns; speedup 1.
+    //
+    // p (h1 → h2) at 0: routed at 5 + 20 + 100 = 125, crosses to h2's output
+    //   125..1253 (the output link's pace), delivered 1253 + 5 = 1258.
+    // a (h0 → h2) at 10: routed at 135; output h2's crossbar port is busy
+    //   until 1253.
+    // b (h0 → h3) at 10, behind a on h0's link: on the wire 292..574, routed
+    //   at 297 + 20 + 100 = 417; output h3 is free.
+    //
+    // fifo: b waits behind a. a crosses 1253..2381, delivered 2386; h0's
+    //   crossbar input is busy until then, so b crosses 2381..3509,
+    //   delivered 3514.
+    // voq: b passes a: crosses 417..1545, delivered 1550. At 1253 output h2
+    //   is free but h0's crossbar input is still busy with b, so a crosses
+    //   1545..2673, delivered 2678.
+    // voq, 2 transfers per input: b as before, and a crosses at 1253 beside
+    //   it, delivered 2386.
+    // fifo, 2 transfers per input: a crosses at 1253 and b right after it
+    //   beside it, both delivered 2386.
+    let net = routed(two_by_two());
+    let inj = [(0, 0, 1, 2), (10, 1, 0, 2), (10, 2, 0, 3)];
+    for (buffer, transfers, want) in [
+        ("fifo", 1, [1258, 2386, 3514]),
+        ("voq", 1, [1258, 2678, 1550]),
+        ("voq", 2, [1258, 2386, 1550]),
+        ("fifo", 2, [1258, 2386, 2386]),
+    ] {
+        let mut c = per_packet(&[("p", "h1", "h2"), ("a", "h0", "h2"), ("b", "h0", "h3")]);
+        c.switch.input_buffer = buffer.into();
+        c.switch.max_transfers_per_input = transfers;
+        assert_eq!(delivery_ns(&net, &c, &inj), want, "{buffer}, {transfers} per input");
+    }
+}
+
+#[test]
+fn voq_keeps_each_outputs_packets_in_order() {
+    // Speedup 2, output buffers of 7 credits (448 B). A 256 B payload is 282 B
+    // on the wire, 5 credits; a 64 B payload 90 B, 2 credits.
+    //
+    // p (h1 → h2, 256 B) at 0: routed at 125, crosses at twice the output
+    //   rate 125..689 and is sent on h2's link 125..1253, holding 5 credits
+    //   of h2's output buffer until then; delivered 1258.
+    // a (h0 → h2, 256 B) at 10: routed at 135; at 689 the crossbar output is
+    //   free but 5 + 5 credits do not fit in 7: a waits until 1253, crosses
+    //   1253..1817, and is sent 1253..2381, delivered 2386.
+    // c (h0 → h2, 64 B) at 10, behind a: routed at 417. At 689 it would fit
+    //   (5 + 2 credits), but it must not pass a on their common output; it
+    //   crosses when a's crossing ends, 1817..1997, and is sent after a,
+    //   2381..2741, delivered 2746. (Passing a would deliver c at 1618.)
+    let net = routed(two_by_two());
+    let inj = [(0, 0, 1, 2), (10, 1, 0, 2), (10, 2, 0, 2)];
+    for buffer in ["fifo", "voq"] {
+        let mut c = per_packet(&[("p", "h1", "h2"), ("a", "h0", "h2"), ("c", "h0", "h2")]);
+        c.traffic.classes[2].payload_bytes = 64;
+        c.switch.input_buffer = buffer.into();
+        c.switch.speedup = 2.0;
+        c.switch.output_buffer_bytes = 448;
+        assert_eq!(delivery_ns(&net, &c, &inj), [1258, 2386, 2746], "{buffer}");
+    }
+}
+
+#[test]
+fn oldest_first_serves_the_oldest_head() {
+    // All links 1x SDR, 1 m: header 80 ns, packet 1128 ns.
+    // p (h3 → h2) at 0: routed at 185, crosses to h2 185..1313, delivered 1318.
+    // old (h1 → h2) at 10 and young (h0 → h2) at 20 are routed at 195 and
+    // 205 and wait for output h2. When it frees at 1313, round robin's
+    // pointer, just past port 4, reaches port 1 (young) first; oldest-first
+    // takes old. The winner crosses 1313..2441 (delivered 2446), the other
+    // 2441..3569 (delivered 3574).
+    let net = routed(star(4));
+    let inj = [(0, 0, 3, 2), (10, 1, 1, 2), (20, 2, 0, 2)];
+    for (arbiter, want) in [("round-robin", [1318, 3574, 2446]), ("oldest-first", [1318, 2446, 3574])] {
+        for output_buffers in [true, false] {
+            let mut c = per_packet(&[("p", "h3", "h2"), ("old", "h1", "h2"), ("young", "h0", "h2")]);
+            c.switch.crossbar_arbiter = arbiter.into();
+            if !output_buffers {
+                c.switch.output_buffer_bytes = 0;
+            }
+            assert_eq!(delivery_ns(&net, &c, &inj), want, "{arbiter}, output buffers: {output_buffers}");
+        }
+    }
+}
