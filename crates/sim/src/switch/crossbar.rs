@@ -170,7 +170,14 @@ impl Simulation {
     /// lifetime deadline) may move or must go.
     #[inline]
     pub(crate) fn on_switch_wake(&mut self, swi: u32) {
-        self.switches.state[swi as usize].wake_at = 0;
+        let st = &mut self.switches.state[swi as usize];
+        if st.wake_at != self.now {
+            // Superseded by an earlier wake, which re-armed whatever still waits:
+            // acting on it would clear the pending wake's mark and let the same
+            // deadline be scheduled again, once more per stale wake.
+            return;
+        }
+        st.wake_at = 0;
         self.mark_all_pending(swi);
         self.arbitrate_switch(swi);
     }
