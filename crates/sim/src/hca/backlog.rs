@@ -63,13 +63,11 @@ impl SourceQueues {
     }
 
     /// Whether source `s`'s arrival now must wait as a count: its packets
-    /// fill the bound, or older arrivals already wait.
+    /// fill the bound. (Older arrivals waiting imply that: each packet that
+    /// leaves is replaced at once by the oldest of them.)
     #[inline]
     pub fn must_defer(&self, s: u32) -> bool {
-        self.limit > 0 && {
-            let b = &self.sources[s as usize];
-            b.deferred > 0 || b.queued >= self.limit
-        }
+        self.limit > 0 && self.sources[s as usize].queued >= self.limit
     }
 
     /// Counts an arrival of source `s` as deferred; `before` is the source
@@ -114,13 +112,12 @@ impl SourceQueues {
     }
 
     /// The oldest deferred arrival of `s` became a packet; `replay` has
-    /// advanced past it.
+    /// advanced past it (and is replaced at the next first deferral when no
+    /// arrival waits any more).
     pub fn made(&mut self, s: u32, replay: Source) {
         let b = &mut self.sources[s as usize];
         b.deferred -= 1;
         self.deferred -= 1;
-        if b.deferred > 0 {
-            b.replay = Some(replay);
-        }
+        b.replay = Some(replay);
     }
 }

@@ -2,6 +2,7 @@
 //! hosts keep at most the bound as packets, the rest as a count, and a source
 //! alone on its SL queue runs packet for packet as with unbounded queues.
 
+use ibnetsim_sim::metrics::InjectionQueueResult;
 use ibnetsim_sim::{PatternConfig, ProcessKind, SimConfig, SimResults, Simulation};
 
 use crate::common::*;
@@ -81,4 +82,25 @@ fn sources_sharing_a_queue_keep_the_offered_load_exact() {
     assert!(held <= 2 * 2 * capped.delivered_per_host.len() as u64);
     // Saturated either way: the hosts' links decide what is accepted, within a few per cent.
     assert!((capped.accepted_fraction - free.accepted_fraction).abs() < 0.03 * free.accepted_fraction, "{} vs {}", capped.accepted_fraction, free.accepted_fraction);
+}
+
+#[test]
+fn backlogs_that_drain_and_build_again_run_exactly_as_unbounded() {
+    // Each host sends to the next one at 0.95 of its link: nothing contends
+    // in the switch, but Poisson arrivals queue at the source and drain
+    // again, so a bound of 1 is reached, deferred arrivals are made into
+    // packets, and the backlog empties many times over.
+    let net = routed(star(4));
+    let pairs = (0..4).map(|i| (format!("h{i}"), format!("h{}", (i + 1) % 4))).collect();
+    let mut c = config(vec![class("ring", 0, 0.95, ProcessKind::Poisson, 256, PatternConfig::FixedPairs { pairs })]);
+    // Room for one packet in the send buffer, so the queue builds in the SL queue.
+    c.hca.send_buffer_bytes = 320;
+    let (free, _) = run(&net, &c);
+    let (capped, _) = run(&net, &bounded(c, 1));
+    assert!(free.injection_queue.peak_host_packets > 5, "the sources' queues must exceed the bound: {:?}", free.injection_queue);
+    assert_eq!(capped.generated, free.generated);
+    assert_eq!(capped.delivered, free.delivered);
+    assert_eq!(capped.latency, free.latency);
+    assert_eq!(capped.delivered_per_host, free.delivered_per_host);
+    assert_eq!(capped.injection_queue, InjectionQueueResult { deferred_packets: capped.injection_queue.deferred_packets, ..free.injection_queue.clone() });
 }
