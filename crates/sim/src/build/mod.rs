@@ -41,6 +41,15 @@ pub(crate) struct Routing<'a> {
     pub labels: &'a PathLabels,
 }
 
+/// Checks everything about `c` that does not depend on the fabric (values,
+/// delays, choices, buffers against the MTU), with the error building would
+/// give: a scenario is validated with it before anything runs.
+pub(crate) fn check_config(c: &SimConfig) -> Result<(), SimError> {
+    let r = params::resolve(c)?;
+    ports::buffers(c, r.params.output_buffers)?;
+    Ok(())
+}
+
 pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: QosTables) -> Result<Simulation, SimError> {
     let Routing { lids, tables, mfts, path_sl, labels } = routing;
     let params::Resolved { layout, params: p, routing_ps, arbitration_ps, warmup_ps, detector, measured, queue, mut selection, arbiter } =
