@@ -8,7 +8,7 @@ use ibnetsim_sim::config::{section_schema, MTU_BYTES, SCHEMA_SECTIONS};
 use ibnetsim_sim::engine::{Queue, MAX_TIME_PS};
 use ibnetsim_sim::selection::Selection;
 use ibnetsim_sim::traffic::{Pattern, ProcessKind};
-use ibnetsim_sim::{preset, AckMode, QosTables, SimConfig, SimError, Simulation, PRESETS};
+use ibnetsim_sim::{preset, AckMode, QosTables, SimConfig, SimError, Simulation, MAX_LOAD, PRESETS};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -229,6 +229,7 @@ fn sim_registries(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("acks", AckMode::NAMES)?;
     d.set_item("mtu_bytes", MTU_BYTES)?;
     d.set_item("max_time_ps", MAX_TIME_PS)?;
+    d.set_item("max_load", MAX_LOAD)?;
     Ok(d)
 }
 

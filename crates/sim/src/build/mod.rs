@@ -30,6 +30,7 @@ use crate::switch::{SwitchState, Switches};
 use crate::watchdog::Watchdog;
 
 pub(crate) use params::check_data_vls;
+pub use traffic::MAX_LOAD;
 
 /// What the subnet manager hands the data plane: LIDs, unicast and multicast
 /// forwarding tables, and the per-path SLs its routing engine chose.

@@ -217,6 +217,13 @@ def _check_traffic(s: dict, cfg: dict) -> Optional[tuple[str, str]]:
             return ("hot_hosts", "pattern 'hot-spot' needs hot_hosts = [\"NODE\", …] (host names)")
         if s["hot_fraction"] is None:
             return ("hot_fraction", "pattern 'hot-spot' needs hot_fraction, the share of packets sent to the hot hosts (e.g. 0.05)")
+    if s["adaptive_fraction"] > 0:
+        # The core checks these when it builds the simulation, against the LIDs the subnet manager gave.
+        if s["path_bits"] != "base":
+            return ("adaptive_fraction", "chooses the DLID's path bits itself; leave path_bits = \"base\"")
+        routing = cfg.get("routing")
+        if routing is not None and routing["lmc"] < 1:
+            return ("adaptive_fraction", "needs two LIDs per port: routing.lmc = 1 or more (e.g. engine 'fa' with lmc = 1)")
     given = [k for k in ("packet_bytes", "packet_sizes", "packet_size_range") if s[k] not in (None, [])]
     if len(given) > 1:
         return (given[1], f"give one of packet_bytes, packet_sizes or packet_size_range, not {' and '.join(given)}")
@@ -264,6 +271,7 @@ TRAFFIC = register_section(
                 "Offered load per source, as a fraction of its link's data rate counted in wire bytes "
                 "(payload + 26 B of headers); above 1 overloads.",
                 min=0.0,
+                max=_REGISTRIES["max_load"],
             ),
             Key("packet_bytes", "int", "Payload bytes of every packet (at most the MTU); unset = 256, or the sizes below.", default=None, min=1, max=max(_MTUS)),
             Key(
