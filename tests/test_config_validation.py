@@ -79,6 +79,8 @@ SCENARIO_CASES = [
     (SIMULATE, "traffic", "packet_sizes", "[32, -256]", "-256 is below the minimum 1"),
     (QOS_SETUP, "qos_setup", "connections", "4294967296", "4294967296 is above the maximum 4294967295"),
     (SIMULATE, "simulation", "warmup_us", "5.0", "warm-up (5.0 µs) must end before the run does (time_us = 5.0 µs)"),
+    # The core's own limit (MAX_LOAD), exported; found by the property test.
+    (SIMULATE, "traffic", "load", "101.0", "101 is above the maximum 100"),
 ]
 
 
@@ -110,6 +112,28 @@ def test_scenario_is_checked_by_the_core_before_it_runs(tmp_path, line, key, mes
     with pytest.raises(ScenarioError) as e:
         scn.load(path)
     assert (e.value.key, e.value.line, e.value.message) == (key, body.splitlines().index(line) + 1, message)
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        ("", "needs two LIDs per port: routing.lmc = 1 or more (e.g. engine 'fa' with lmc = 1)"),
+        ('path_bits = "random"', 'chooses the DLID\'s path bits itself; leave path_bits = "base"'),
+    ],
+    ids=["lmc-0", "random-path-bits"],
+)
+def test_adaptive_fraction_needs_a_second_lid_and_base_path_bits(tmp_path, extra, message):
+    # Found by the property test: the core refused these only when it built the simulation.
+    (tmp_path / "t.trace").write_text("0 h0 h1 256 0\n")
+    body = SIMULATE.replace("load = 0.1\n", f"load = 0.1\nadaptive_fraction = 0.5\n{extra}\n")
+    if extra:
+        body += "[routing]\nlmc = 1\n"
+    path = tmp_path / "s.toml"
+    path.write_text(body)
+    with pytest.raises(ScenarioError) as e:
+        scn.load(path)
+    line = body.splitlines().index("adaptive_fraction = 0.5") + 1
+    assert (e.value.key, e.value.line, e.value.message) == ("traffic.adaptive_fraction", line, message)
 
 
 def test_dry_run_refuses_an_integer_the_results_store_cannot_hold(tmp_path):

@@ -47,6 +47,11 @@ def test_choices_are_the_core_registries():
     assert sim["mtu_bytes"].allowed() == [256, 512, 1024, 2048, 4096]
     traffic = {k.name: k for k in section("traffic").keys}
     assert traffic["process"].allowed() == ["poisson", "bernoulli"]
+    assert traffic["path_bits"].allowed() == ["base", "random"] == reg["path_bits"]
+    fabric = section("fabric").keys_for("mesh")
+    assert fabric["link_width"].allowed() == ["1x", "2x", "4x", "8x", "12x"]
+    assert fabric["link_speed"].allowed() == ["SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR"]
+    assert (fabric["link_width"].allowed(), fabric["link_speed"].allowed()) == tuple(_core.link_choices())
     # multicast needs a group on the subnet manager, which a scenario cannot declare.
     assert reg["patterns"] == [*PATTERNS, "multicast"]
     assert traffic["pattern"].allowed() == list(PATTERNS)

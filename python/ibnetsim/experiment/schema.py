@@ -24,6 +24,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence, Union
 
+from ibnetsim import _core
+
 __all__ = [
     "REQUIRED",
     "FROM_SEED",
@@ -210,15 +212,19 @@ TOP_LEVEL: tuple[Key, ...] = (
 
 
 # --------------------------------------------------------------------------- [fabric]
+#: The link widths and speeds the core's fabric model knows.
+_LINK_WIDTHS, _LINK_SPEEDS = (tuple(c) for c in _core.link_choices())
+
+
 def _link_keys() -> tuple[Key, ...]:
     return (
-        Key("link_width", "str", "Width of every link.", default="1x", choices=("1x", "2x", "4x", "8x", "12x")),
+        Key("link_width", "str", "Width of every link.", default="1x", choices=_LINK_WIDTHS),
         Key(
             "link_speed",
             "str",
             "Speed of every link (signalling rate per lane: SDR 2.5 … NDR 106.25 Gbaud).",
             default="SDR",
-            choices=("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR"),
+            choices=_LINK_SPEEDS,
         ),
         Key("cable_length_m", "float", "Cable length in metres; propagation is 5 ns/m.", default=1.0, min=0.0),
     )
@@ -403,8 +409,8 @@ TFRAME = register_section(
         "The VL arbitration frame of paper 001 §4: the time to send every slot of a full "
         "arbitration table (entries × max_weight slots of unit_bytes).",
         keys=(
-            Key("link_width", "str", "Link width.", default="1x", choices=("1x", "2x", "4x", "8x", "12x")),
-            Key("link_speed", "str", "Link speed.", default="SDR", choices=("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR")),
+            Key("link_width", "str", "Link width.", default="1x", choices=_LINK_WIDTHS),
+            Key("link_speed", "str", "Link speed.", default="SDR", choices=_LINK_SPEEDS),
             Key(
                 "rate_basis",
                 "str",

@@ -287,7 +287,7 @@ TRAFFIC = register_section(
             Key("packet_size_range", "list[int]", "`[min, max]`: payload sizes drawn uniformly from min..=max per packet.", default=[], min=1, max=max(_MTUS)),
             Key("process", "str", "Inter-arrival process of each source.", default="poisson", choices=_PROCESSES),
             Key("sl", "int", "Service level of the traffic.", default=0, min=0, max=15),
-            Key("path_bits", "str", "DLID path bits with LMC > 0: always the base LID, or a random one per packet.", default="base", choices=("base", "random")),
+            Key("path_bits", "str", "DLID path bits with LMC > 0: always the base LID, or a random one per packet.", default="base", choices=tuple(_REGISTRIES["path_bits"])),
             Key(
                 "adaptive_fraction",
                 "float",
