@@ -174,6 +174,12 @@ API_CASES = [
     ("simulate switch.routing_delay_ns=inf", lambda n: run(n, switch={"routing_delay_ns": math.inf}), ConfigError, "simulation config: switch.routing_delay_ns: expected a finite number, got inf"),
     # The core's own type errors name the key path, not a column of a JSON document.
     ("simulate switch.input_buffer_bytes=-1", lambda n: run(n, switch={"input_buffer_bytes": -1}), ConfigError, "simulation config: switch.input_buffer_bytes: invalid value: integer `-1`, expected u32"),
+    (
+        "simulate with a hand-written class whose load is a string",
+        lambda n: run(n, traffic={**T.uniform(0.1), "load": "0.1"}),
+        ConfigError,
+        "simulation config: traffic.classes[0].load: invalid type: string \"0.1\", expected f64",
+    ),
     ("simulate hca.sl_priority=[300]", lambda n: run(n, hca={"sl_priority": [300]}), ConfigError, "simulation config: hca.sl_priority[0]: invalid value: integer `300`, expected u8"),
     ("traffic load=nan", lambda n: T.uniform(math.nan), ConfigError, "load: expected a finite number, got nan"),
     ("traffic load='0.1'", lambda n: T.uniform("0.1"), ConfigError, "load: expected a number, got '0.1' (str)"),

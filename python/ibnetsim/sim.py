@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import sys
 import json
+import math
 import os
 import time
 import warnings
@@ -420,7 +421,11 @@ def _warnings_of(cfg: dict, time_us: float) -> list[str]:
         if why:
             notes.append(f"warmup_us: {why}")
     for c in cfg["traffic"]["classes"]:
-        why = overload_warning(c["load"])
+        load = c.get("load")
+        # A class dict written by hand may hold anything here; the core names a bad one next.
+        if not (isinstance(load, (int, float)) and not isinstance(load, bool) and math.isfinite(load)):
+            continue
+        why = overload_warning(load)
         if why:
             notes.append(f"traffic class '{c['name']}': {why}")
     return notes
