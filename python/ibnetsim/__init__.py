@@ -15,6 +15,7 @@ from ibnetsim._core import BUILD_COMMIT as __build_commit__
 from ibnetsim._core import __version__
 from ibnetsim.errors import (
     ConfigError,
+    ConfigWarning,
     DeadlockError,
     IbnetsimError,
     ResultsError,
@@ -44,4 +45,5 @@ __all__ = [
     "DeadlockError",
     "StarvationError",
     "ResultsError",
+    "ConfigWarning",
 ]

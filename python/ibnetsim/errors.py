@@ -16,7 +16,13 @@ from ibnetsim._core import (
     TopologyError,
 )
 
-__all__ = ["IbnetsimError", "TopologyError", "RoutingError", "ConfigError", "DeadlockError", "StarvationError", "ResultsError"]
+__all__ = ["IbnetsimError", "TopologyError", "RoutingError", "ConfigError", "DeadlockError", "StarvationError", "ResultsError", "ConfigWarning"]
+
+
+class ConfigWarning(UserWarning):
+    """A valid setting that is likely a mistake (an offered load above 1, a
+    warm-up longer than half the run): the run goes ahead, and the message
+    says what its figures will then show."""
 
 
 class ResultsError(IbnetsimError):

@@ -37,7 +37,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from ibnetsim._lazy import pandas as pd
 
-from ibnetsim import _core
+from ibnetsim import _args, _core
 from ibnetsim._cliutil import plural
 from ibnetsim._textfile import TextFileError, read_text
 from ibnetsim.errors import ConfigError
@@ -312,15 +312,15 @@ def plan(
     ]
     if fabric is not None:
         _check_names(fabric, reqs)
-    if not 0 <= high_limit <= 255:
-        raise ConfigError(f"high_limit {high_limit} is out of range 0..=255")
+    high_limit = _args.integer("high_limit", high_limit, 0, _args.U8_MAX)
+    be_share = _args.number("be_share", be_share)
     d = _core.qos_plan(
         _subnet(fabric, sm),
         [(r.source, r.destination, r.klass.upper(), r.bandwidth_bps, None if r.sl is None else int(r.sl)) for r in reqs],
         [r.where for r in reqs],
-        float(be_share),
+        be_share,
         rate_basis,
-        int(high_limit),
+        high_limit,
         entry_limit,
     )
     conns = pd.DataFrame(
@@ -343,7 +343,7 @@ def plan(
         high_limit=d["high_limit"],
         be_slots=d["be_slots"],
         rate_basis=rate_basis,
-        be_share=float(be_share),
+        be_share=be_share,
         entry_limit=entry_limit,
     )
 
@@ -419,20 +419,16 @@ def setup(
     whose VL would have no entry on a port (never served there, it would
     starve); ``source_port="unchecked"`` admits on switch output ports only.
     """
-    if connections < 0:
-        raise ConfigError(f"connections must be at least 0, not {connections}")
-    if retry_limit < 1:
-        raise ConfigError(f"retry_limit must be at least 1, not {retry_limit}")
     d = _core.qos_setup(
         _subnet(fabric, sm),
-        int(connections),
-        int(retry_limit),
-        int(seed),
-        float(be_share),
+        _args.integer("connections", connections, 0, _args.U32_MAX),
+        _args.integer("retry_limit", retry_limit, 1, _args.U32_MAX),
+        _args.integer("seed", seed, 0, _args.U64_MAX),
+        _args.number("be_share", be_share),
         rate_basis,
         klass.upper(),
         stop,
-        [tuple(map(int, b)) for b in bands] if bands is not None else None,
+        [tuple(_args.integer(f"bands[{i}]", x, 0, _args.U64_MAX) for x in b) for i, b in enumerate(bands)] if bands is not None else None,
         order,
         entry_limit,
         source_port,

@@ -23,7 +23,6 @@ packets include the headers): a connection of B bit/s sends one packet every
 from __future__ import annotations
 
 import copy
-import json
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
@@ -31,10 +30,10 @@ from typing import Any, Iterable, Optional
 from ibnetsim._lazy import numpy as np
 from ibnetsim._lazy import pandas as pd
 
-from ibnetsim import _core
+from ibnetsim import _args, _core, _coredoc
 from ibnetsim import qos as _qos
 from ibnetsim.errors import ConfigError
-from ibnetsim.sim import PS_PER_US, SimResult, _merge, default_config, result_of
+from ibnetsim.sim import PS_PER_US, SimResult, _merge, default_config, max_time_us as _max_time_us, result_of
 
 __all__ = ["simulate_plan", "setup_connections", "CbrResult", "DELAY_BINS", "JITTER_BINS", "buffer_bytes"]
 
@@ -200,13 +199,13 @@ def simulate_plan(
     """
     if sm.fabric is not fabric:
         raise ConfigError("the SubnetManager was configured on a different Fabric object")
-    if packet_bytes <= 26:
-        raise ConfigError(f"packet_bytes must exceed the 26 B of headers, got {packet_bytes}")
-    for name, v in (("k_packets", k_packets), ("transient_packets", transient_packets)):
-        if not (isinstance(v, int) and v >= 0):
-            raise ConfigError(f"{name} must be a whole number >= 0, got {v!r}")
-    if not max_time_us > 0:
-        raise ConfigError(f"max_time_us must be > 0, got {max_time_us}")
+    # A packet carries 26 B of headers besides its payload.
+    packet_bytes = _args.integer("packet_bytes", packet_bytes, 27, _args.U32_MAX)
+    k_packets = _args.integer("k_packets", k_packets, 0, _args.U64_MAX)
+    transient_packets = _args.integer("transient_packets", transient_packets, 0, _args.U64_MAX)
+    # The run lasts at most twice max_time_us (transient, then steady state).
+    max_time_us = _args.number("max_time_us", max_time_us, hi=_max_time_us() / 2, above=0.0)
+    seed = _args.integer("seed", seed, 0, _args.U64_MAX)
     reqs, be_share, rate_basis, high_limit, entry_limit = _requests(plan)
     acc = plan.connections[plan.connections["accepted"] & plan.connections["klass"].isin(["DB", "DBTS"])]
     cfg = default_config(preset)
@@ -221,7 +220,7 @@ def simulate_plan(
     }
     cfg = _merge(cfg, base)
     cfg = _merge(cfg, copy.deepcopy(config))
-    cfg["seed"] = int(seed)
+    cfg["seed"] = seed
     cfg["warmup_ns"] = 0.0
     cfg["auto_warmup"] = None
     cfg["traffic"] = {
@@ -235,7 +234,11 @@ def simulate_plan(
     }
     if acc.empty:
         raise ConfigError("the plan accepted no DB/DBTS connection: nothing to simulate")
-    sim = _core.Simulation(sm._inner, json.dumps(cfg), None, (reqs, be_share, rate_basis, high_limit, entry_limit))
+    doc = _coredoc.encode(cfg, "simulation config")
+    try:
+        sim = _core.Simulation(sm._inner, doc.text, None, (reqs, be_share, rate_basis, high_limit, entry_limit))
+    except ConfigError as e:
+        raise _coredoc.core_error(e, doc) from None
     end_ps = int(round(max_time_us * PS_PER_US))
     bw = acc["bandwidth_bps"].to_numpy(dtype=float)
     rate = float((bw / (packet_bytes * 8)).sum())  # packets per second, all connections

@@ -17,19 +17,21 @@ from __future__ import annotations
 import copy
 import sys
 import json
+import math
 import os
 import time
+import warnings
 from typing import Any, Iterable, Optional
 
 from ibnetsim._lazy import pandas as pd
 
-from ibnetsim import _core
+from ibnetsim import _args, _core, _coredoc
 from ibnetsim import traffic as _traffic
-from ibnetsim.errors import ConfigError
+from ibnetsim.errors import ConfigError, ConfigWarning
 from ibnetsim.sm import SubnetManager
 from ibnetsim.topology import Fabric
 
-__all__ = ["simulate", "SimResult", "default_config", "presets"]
+__all__ = ["simulate", "SimResult", "default_config", "presets", "max_time_us"]
 
 PS_PER_US = 1_000_000
 
@@ -37,6 +39,12 @@ PS_PER_US = 1_000_000
 def presets() -> list[tuple[str, str, str]]:
     """(name, paper, notes) of every switch/HCA parameter preset."""
     return list(_core.sim_presets())
+
+
+def max_time_us() -> float:
+    """The longest run (and latest time) the core simulates, in µs: its
+    picosecond clock is a u64 with room left for the fabric's delays."""
+    return _core.sim_registries()["max_time_ps"] / PS_PER_US
 
 
 def default_config(preset: Optional[str] = None) -> dict[str, Any]:
@@ -56,6 +64,25 @@ def _merge(base: dict, overrides: dict, path: str = "") -> dict:
         else:
             base[key] = value
     return base
+
+
+def overload_warning(load: float) -> Optional[str]:
+    """Why an offered ``load`` is suspicious, or None: above 1 the sources
+    generate more than their links carry."""
+    if load <= 1.0:
+        return None
+    return (
+        f"offered load {load:g} is above 1: the sources generate more than their links carry, so their queues "
+        "grow for the whole run and the latency measured depends on its length"
+    )
+
+
+def warmup_warning(warmup_us: float, time_us: float) -> Optional[str]:
+    """Why a fixed warm-up is suspicious, or None: longer than half the run
+    leaves less than half of it measured."""
+    if warmup_us <= time_us / 2:
+        return None
+    return f"the warm-up ({warmup_us:g} µs) is longer than half the run (time_us = {time_us:g} µs): less than half of the run is measured"
 
 
 _FLOW_COLUMNS = (
@@ -93,7 +120,10 @@ def _windows(series: list[dict[str, Any]]) -> pd.DataFrame:
 
 class SimResult:
     """What a run measured. ``summary`` has one row per traffic class, ``per_sl``
-    one per SL; ``row()`` flattens the all-class figures for a sweep."""
+    one per SL; ``row()`` flattens the all-class figures for a sweep.
+    ``warnings`` holds the :class:`ibnetsim.ConfigWarning` messages the call raised."""
+
+    warnings: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -329,21 +359,28 @@ def simulate(
     """
     if sm.fabric is not fabric:
         raise ConfigError("the SubnetManager was configured on a different Fabric object")
-    if not time_us > 0:
-        raise ConfigError(f"time_us must be > 0, got {time_us}")
+    time_us = _args.number("time_us", time_us, hi=max_time_us(), above=0.0)
+    seed = _args.integer("seed", seed, 0, _args.U64_MAX)
     if qos_file is not None and "data_vls" in config:
         raise ConfigError("give data_vls or qos_file, not both: with a QoS file the ports run the VLs its qos_max_vls sets")
     classes = [traffic] if isinstance(traffic, dict) else list(traffic)
     cfg = default_config(preset)
     cfg = _merge(cfg, copy.deepcopy(config))
-    cfg["seed"] = int(seed)
+    cfg["seed"] = seed
     _set_warmup(cfg, warmup_us, warmup_max_fraction, time_us)
     cfg["traffic"] = {
         "classes": [c for c in classes if not (_traffic.is_trace(c) or _traffic.is_closed_loop(c))],
         "traces": [c for c in classes if _traffic.is_trace(c)],
         "closed_loop": [c for c in classes if _traffic.is_closed_loop(c)],
     }
-    sim = _core.Simulation(sm._inner, json.dumps(cfg), None if qos_file is None else os.fspath(qos_file))
+    notes = _warnings_of(cfg, time_us)
+    for note in notes:
+        warnings.warn(note, ConfigWarning, stacklevel=2)
+    doc = _coredoc.encode(cfg, "simulation config")
+    try:
+        sim = _core.Simulation(sm._inner, doc.text, None if qos_file is None else os.fspath(qos_file))
+    except ConfigError as e:
+        raise _coredoc.core_error(e, doc) from None
     end_ps = int(round(time_us * PS_PER_US))
     t0 = time.perf_counter()
     console = None
@@ -351,7 +388,7 @@ def simulate(
         if not progress >= 0:
             raise ConfigError(f"progress must be True, False or a number of seconds >= 0, got {progress}")
         _run_slices(sim, end_ps, slices, _ProgressLines(sim, end_ps, float(progress), progress_label, t0))
-        return result_of(sim, time.perf_counter() - t0)
+        return _with_warnings(result_of(sim, time.perf_counter() - t0), notes)
     if progress:
         from rich.console import Console
 
@@ -368,7 +405,30 @@ def simulate(
             _run_slices(sim, end_ps, slices, lambda: bar.update(task, completed=sim.now_ps / PS_PER_US, t=sim.now_ps / PS_PER_US, ev=sim.events))
     else:
         _run_slices(sim, end_ps, slices, None)
-    return result_of(sim, time.perf_counter() - t0)
+    return _with_warnings(result_of(sim, time.perf_counter() - t0), notes)
+
+
+def _with_warnings(res: SimResult, notes: list[str]) -> SimResult:
+    res.warnings = tuple(notes)
+    return res
+
+
+def _warnings_of(cfg: dict, time_us: float) -> list[str]:
+    """The :class:`ConfigWarning` messages of a full core config."""
+    notes = []
+    if cfg["auto_warmup"] is None:
+        why = warmup_warning(cfg["warmup_ns"] / 1000.0, time_us)
+        if why:
+            notes.append(f"warmup_us: {why}")
+    for c in cfg["traffic"]["classes"]:
+        load = c.get("load")
+        # A class dict written by hand may hold anything here; the core names a bad one next.
+        if not (isinstance(load, (int, float)) and not isinstance(load, bool) and math.isfinite(load)):
+            continue
+        why = overload_warning(load)
+        if why:
+            notes.append(f"traffic class '{c['name']}': {why}")
+    return notes
 
 
 def result_of(sim, wall_s: float) -> SimResult:
@@ -389,12 +449,12 @@ def _set_warmup(cfg: dict, warmup_us: float | str, max_fraction: float, time_us:
     elif auto is not None and warmup_us:
         raise ConfigError("give either warmup_us (fixed) or auto_warmup (detected), not both")
     if auto is None:
-        if not (isinstance(warmup_us, (int, float)) and warmup_us >= 0):
-            raise ConfigError(f"warmup_us must be a number of µs >= 0 or 'auto', got {warmup_us!r}")
-        cfg["warmup_ns"] = float(warmup_us) * 1000.0
+        warmup_us = _args.number("warmup_us", warmup_us, lo=0.0)
+        if warmup_us >= time_us:
+            raise ConfigError(f"warmup_us: the warm-up ({warmup_us:g} µs) must end before the run does (time_us = {time_us:g} µs), or nothing is measured")
+        cfg["warmup_ns"] = warmup_us * 1000.0
         return
-    if not 0 < max_fraction <= 1:
-        raise ConfigError(f"warmup_max_fraction must be in (0, 1], got {max_fraction}")
+    max_fraction = _args.number("warmup_max_fraction", max_fraction, hi=1.0, above=0.0)
     full = {**json.loads(_core.sim_auto_warmup_default_json()), **auto}
     if "max_ns" not in auto:
         full["max_ns"] = max_fraction * float(time_us) * 1000.0

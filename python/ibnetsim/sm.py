@@ -9,7 +9,7 @@ from typing import Any, Mapping, Optional, Sequence
 from ibnetsim._lazy import numpy as np
 from ibnetsim._lazy import pandas as pd
 
-from ibnetsim import _core
+from ibnetsim import _args, _core
 from ibnetsim.errors import ConfigError
 from ibnetsim.topology import Fabric
 
@@ -85,15 +85,15 @@ class SubnetManager:
         for mlid, members in (multicast_groups or {}).items():
             if isinstance(members, str):
                 raise ConfigError(f"multicast group 0x{int(mlid):04x}: give its members as a list of host names, not one string")
-            groups.append((int(mlid), [str(m) for m in members]))
+            groups.append((_args.integer("multicast_groups key (MLID)", mlid, 0, _args.U16_MAX), [str(m) for m in members]))
         self._inner = _core.Subnet.configure(
             fabric._inner,
             routing,
-            int(lmc),
+            _args.integer("lmc", lmc, 0, _args.U8_MAX),
             roots,
             None if lfts_file is None else os.fspath(lfts_file),
             None if fdbs_key is None else os.fspath(fdbs_key),
-            int(seed),
+            _args.integer("seed", seed, 0, _args.U64_MAX),
             groups,
             [str(s) for s in non_adaptive_switches],
         )
@@ -130,7 +130,7 @@ class SubnetManager:
 
     def route(self, src: str, dst: str, lid_offset: int = 0) -> list[tuple[str, int]]:
         """The (node, output port) hops from CA ``src`` to CA ``dst`` (its base LID + offset)."""
-        return list(self._inner.trace(src, dst, int(lid_offset)))
+        return list(self._inner.trace(src, dst, _args.integer("lid_offset", lid_offset, 0, _args.U16_MAX)))
 
     def lfts_dump(self) -> str:
         """The tables in OpenSM's ``opensm-lfts.dump`` format."""
@@ -167,10 +167,10 @@ class SubnetManager:
         condition), and that graph gives the credit-loop verdict.
         """
         data, text = self._inner.check(
-            int(data_vls),
+            _args.integer("data_vls", data_vls, 0, _args.U8_MAX),
             None if qos_file is None else os.fspath(qos_file),
             bool(spread_lmc),
-            int(sl),
+            _args.integer("sl", sl, 0, _args.U8_MAX),
             bool(include_switch_lids),
             bool(escape_first),
         )
@@ -198,7 +198,7 @@ class SubnetManager:
         everywhere; a ``qos_file`` (opensm.conf QoS keys) replaces it.
         ``df.filter(like="sl").to_numpy()`` is the (rows × 16) array.
         """
-        cols = self._inner.sl2vl_columns(int(data_vls), None if qos_file is None else os.fspath(qos_file))
+        cols = self._inner.sl2vl_columns(_args.integer("data_vls", data_vls, 0, _args.U8_MAX), None if qos_file is None else os.fspath(qos_file))
         return pd.DataFrame(cols)
 
     def __repr__(self) -> str:

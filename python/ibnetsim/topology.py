@@ -13,8 +13,8 @@ from typing import Any, Optional, Sequence
 
 from ibnetsim._lazy import pandas as pd
 
-from ibnetsim import _core
-from ibnetsim.errors import ConfigError
+from ibnetsim import _args, _core
+from ibnetsim.errors import ConfigError, TopologyError
 
 __all__ = [
     "Fabric",
@@ -123,7 +123,7 @@ def generate(
     spec = {
         "kind": kind,
         **params,
-        "link": {"width": link_width, "speed": link_speed, "length_m": float(cable_length_m)},
+        "link": {"width": link_width, "speed": link_speed, "length_m": _args.number("cable_length_m", cable_length_m, lo=0.0, error=TopologyError)},
     }
     return Fabric(_core.Fabric.generate(json.dumps(spec)))
 

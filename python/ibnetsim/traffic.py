@@ -27,6 +27,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
+from ibnetsim import _args, _core
+
 __all__ = [
     "empirical_sizes",
     "uniform_sizes",
@@ -48,17 +50,10 @@ __all__ = [
     "random_permutation",
 ]
 
-PATTERNS = (
-    "uniform",
-    "fixed-pairs",
-    "bit-reversal",
-    "bit-complement",
-    "transpose",
-    "perfect-shuffle",
-    "tornado",
-    "hot-spot",
-    "random-permutation",
-)
+#: The destination patterns a class names (the core's registry); ``multicast``
+#: is left out because it also needs a group on the subnet manager
+#: (:func:`multicast`), which a pattern name alone cannot set up.
+PATTERNS = tuple(p for p in _core.sim_registries()["patterns"] if p != "multicast")
 
 
 Sizes = Union[int, dict]
@@ -69,18 +64,24 @@ def empirical_sizes(sizes: Union[Mapping[int, float], Sequence[tuple[int, float]
     ``{bytes: weight}`` mapping); weights need not add up to 1. Each size must
     fit the MTU (256 B on VL15)."""
     pairs = sizes.items() if isinstance(sizes, Mapping) else sizes
-    return {"kind": "empirical", "sizes": [[int(b), float(w)] for b, w in pairs]}
+    return {
+        "kind": "empirical",
+        "sizes": [
+            [_args.integer(f"sizes[{i}] bytes", b, 0, _args.U32_MAX), _args.number(f"sizes[{i}] weight", w)]
+            for i, (b, w) in enumerate(pairs)
+        ],
+    }
 
 
 def uniform_sizes(min_bytes: int, max_bytes: int) -> dict[str, Any]:
     """Payloads drawn per packet uniformly from ``min_bytes..=max_bytes``."""
-    return {"kind": "uniform", "min": int(min_bytes), "max": int(max_bytes)}
+    return {"kind": "uniform", "min": _args.integer("min_bytes", min_bytes, 0, _args.U32_MAX), "max": _args.integer("max_bytes", max_bytes, 0, _args.U32_MAX)}
 
 
 def _size_key(packet_bytes: Sizes) -> dict[str, Any]:
     if isinstance(packet_bytes, dict):
         return {"payload_size": dict(packet_bytes)}
-    return {"payload_bytes": int(packet_bytes)}
+    return {"payload_bytes": _args.integer("packet_bytes", packet_bytes, 0, _args.U32_MAX)}
 
 
 def pattern(
@@ -102,15 +103,16 @@ def pattern(
     LID."""
     cls = {
         "name": name or kind,
-        "sl": sl,
-        "load": float(load),
+        "sl": _args.integer("sl", sl, 0, _args.U8_MAX),
+        "load": _args.number("load", load),
         "process": process,
         **_size_key(packet_bytes),
         "pattern": {"kind": kind, **pattern_params},
         "path_bits": path_bits,
     }
+    adaptive_fraction = _args.number("adaptive_fraction", adaptive_fraction)
     if adaptive_fraction:
-        cls["adaptive_fraction"] = float(adaptive_fraction)
+        cls["adaptive_fraction"] = adaptive_fraction
     return cls
 
 
@@ -125,7 +127,7 @@ def trace(path: Union[str, os.PathLike], time_scale: float = 1.0, name: Optional
     built, and a bad line raises :class:`ibnetsim.ConfigError` naming
     ``file:line``."""
     p = Path(path).absolute()
-    return {"name": name if name is not None else p.stem, "file": str(p), "time_scale": float(time_scale)}
+    return {"name": name if name is not None else p.stem, "file": str(p), "time_scale": _args.number("time_scale", time_scale)}
 
 
 def closed_loop(
@@ -148,11 +150,11 @@ def closed_loop(
     ``window=1`` is ib_flit_sim's generator, which waits for its previous message."""
     return {
         "name": name or f"closed-loop-{kind}",
-        "sl": sl,
+        "sl": _args.integer("sl", sl, 0, _args.U8_MAX),
         "pattern": {"kind": kind, **pattern_params},
-        "window": int(window),
-        "message_bytes": int(message_bytes),
-        "gap_ns": float(gap_ns),
+        "window": _args.integer("window", window, 0, _args.U32_MAX),
+        "message_bytes": _args.integer("message_bytes", message_bytes, 0, _args.U32_MAX),
+        "gap_ns": _args.number("gap_ns", gap_ns),
         "path_bits": path_bits,
     }
 
@@ -174,7 +176,7 @@ def multicast(mlid: int, load: float, packet_bytes: Sizes = 256, **kw: Any) -> d
     up with ``SubnetManager(..., multicast_groups={mlid: [hosts]})``); the
     switches replicate each packet along the group's tree, and every other
     member receives one copy. Accepted traffic counts every copy delivered."""
-    return pattern("multicast", load, packet_bytes, mlid=int(mlid), **kw)
+    return pattern("multicast", load, packet_bytes, mlid=_args.integer("mlid", mlid, 0, _args.U16_MAX), **kw)
 
 
 def uniform(load: float, packet_bytes: Sizes = 256, **kw: Any) -> dict[str, Any]:
@@ -210,18 +212,18 @@ def perfect_shuffle(load: float, packet_bytes: Sizes = 256, **kw: Any) -> dict[s
 def tornado(load: float, packet_bytes: Sizes = 256, dims: Optional[Sequence[int]] = None, **kw: Any) -> dict[str, Any]:
     """Each host sends ⌈k/2⌉−1 positions ahead in every dimension of ``dims``
     (radices, first fastest); without ``dims`` the hosts form one ring."""
-    extra = {} if dims is None else {"dims": [int(d) for d in dims]}
+    extra = {} if dims is None else {"dims": [_args.integer(f"dims[{i}]", d, 0, _args.U32_MAX) for i, d in enumerate(dims)]}
     return pattern("tornado", load, packet_bytes, **extra, **kw)
 
 
 def hot_spot(hosts: Sequence[str], fraction: float, load: float, packet_bytes: Sizes = 256, **kw: Any) -> dict[str, Any]:
     """``fraction`` of every source's packets go to the hot ``hosts`` (node names),
     the rest uniformly to all other hosts (papers 002/003: 5, 10, 20 %)."""
-    return pattern("hot-spot", load, packet_bytes, hosts=list(hosts), fraction=float(fraction), **kw)
+    return pattern("hot-spot", load, packet_bytes, hosts=list(hosts), fraction=_args.number("fraction", fraction), **kw)
 
 
 def random_permutation(load: float, packet_bytes: Sizes = 256, permutation_seed: Optional[int] = None, **kw: Any) -> dict[str, Any]:
     """A random derangement of the hosts, drawn once per run (from the run's
     seed unless ``permutation_seed`` is given)."""
-    extra = {} if permutation_seed is None else {"seed": int(permutation_seed)}
+    extra = {} if permutation_seed is None else {"seed": _args.integer("permutation_seed", permutation_seed, 0, _args.U64_MAX)}
     return pattern("random-permutation", load, packet_bytes, **extra, **kw)

@@ -31,6 +31,9 @@ pub enum LinkWidth {
 }
 
 impl LinkWidth {
+    /// All widths, narrowest first.
+    pub const ALL: [LinkWidth; 5] = [LinkWidth::X1, LinkWidth::X2, LinkWidth::X4, LinkWidth::X8, LinkWidth::X12];
+
     /// Lanes in the link.
     pub fn lanes(self) -> u32 {
         match self {
@@ -330,6 +333,17 @@ mod tests {
         let l = LinkSpec::new(LinkWidth::X12, LinkSpeed::Sdr);
         assert_eq!(l.serialization_ps(3), 1_000);
         assert_eq!(l.serialization_ps(1), 334);
+    }
+
+    #[test]
+    fn every_width_and_speed_parses_back_from_its_name() {
+        for w in LinkWidth::ALL {
+            assert_eq!(w.to_string().parse::<LinkWidth>().unwrap(), w);
+        }
+        for s in LinkSpeed::ALL {
+            assert_eq!(s.name().parse::<LinkSpeed>().unwrap(), s);
+        }
+        assert_eq!(LinkWidth::ALL.map(|w| w.to_string()), ["1x", "2x", "4x", "8x", "12x"]);
     }
 
     #[test]

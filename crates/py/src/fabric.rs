@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use ibnetsim_fabric::gen::GeneratorSpec;
 use ibnetsim_fabric::io::{self, ReadOptions, TopologyFormat};
+use ibnetsim_fabric::rate::{LinkSpeed, LinkWidth};
 use ibnetsim_fabric::{Fabric, NodeId, PortNum};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -185,8 +186,16 @@ fn generator_kinds() -> Vec<(&'static str, &'static str)> {
     GeneratorSpec::KINDS.to_vec()
 }
 
+/// The link widths (`1x` …) and speeds (`SDR` …) a fabric's links may have,
+/// by the names configs use: the scenario's choices.
+#[pyfunction]
+fn link_choices() -> (Vec<String>, Vec<&'static str>) {
+    (LinkWidth::ALL.iter().map(|w| w.to_string()).collect(), LinkSpeed::ALL.iter().map(|s| s.name()).collect())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFabric>()?;
     m.add_function(wrap_pyfunction!(generator_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(link_choices, m)?)?;
     Ok(())
 }

@@ -3,9 +3,14 @@
 
 use std::path::PathBuf;
 
-use ibnetsim_sim::{preset, QosTables, SimConfig, SimError, Simulation, PRESETS};
+use ibnetsim_sim::arbitration::VlArbiter;
+use ibnetsim_sim::config::{section_schema, MTU_BYTES, SCHEMA_SECTIONS};
+use ibnetsim_sim::engine::{Queue, MAX_TIME_PS};
+use ibnetsim_sim::selection::Selection;
+use ibnetsim_sim::traffic::{PathBits, Pattern, ProcessKind};
+use ibnetsim_sim::{preset, AckMode, QosTables, SimConfig, SimError, Simulation, MAX_LOAD, PRESETS};
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyDict, PyList};
 
 use crate::errors::{sm_err, ConfigError, DeadlockError, IbnetsimError, StarvationError};
 use crate::subnet::{read_qos, PySubnet};
@@ -176,10 +181,57 @@ fn sim_config_json(py: Python<'_>, name: Option<&str>) -> PyResult<String> {
     Ok(serde_json::to_string(&config).expect("config serializes"))
 }
 
+/// The JSON schema of config section `name` (`switch` or `hca`): each field
+/// with its type, range, choices and doc comment. The scenario's section of
+/// the same name takes its keys from it.
+#[pyfunction]
+fn sim_section_schema(name: &str) -> PyResult<String> {
+    let schema = section_schema(name).ok_or_else(|| {
+        ConfigError::new_err(format!("no schema for config section '{name}' (known: {})", SCHEMA_SECTIONS.join(", ")))
+    })?;
+    Ok(schema.as_value().to_string())
+}
+
+/// Checks a full `SimConfig` (JSON) as far as it can be without a fabric:
+/// None when building a simulation from it would get past the config, else
+/// the (dotted key, message) of the first problem. A document that does not
+/// parse raises `ConfigError`.
+#[pyfunction]
+fn sim_check_config(config_json: &str) -> PyResult<Option<(String, String)>> {
+    let config: SimConfig =
+        serde_json::from_str(config_json).map_err(|e| ConfigError::new_err(format!("simulation config: {e}")))?;
+    match config.check() {
+        Ok(()) => Ok(None),
+        Err(SimError::Config { key, msg }) => Ok(Some((key, msg))),
+        Err(e) => Err(ConfigError::new_err(e.to_string())),
+    }
+}
+
 /// The default `[auto_warmup]` table (automatic warm-up detection) as JSON.
 #[pyfunction]
 fn sim_auto_warmup_default_json() -> String {
     serde_json::to_string(&ibnetsim_sim::AutoWarmupConfig::default()).expect("config serializes")
+}
+
+/// The values the core accepts where a configuration names something, by
+/// registry, and the unit-implied limits: Python's checks, the scenario
+/// schema's choices and docs/scenario.md read them here rather than keep
+/// copies.
+#[pyfunction]
+fn sim_registries(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("presets", PRESETS.iter().map(|p| p.name).collect::<Vec<_>>())?;
+    d.set_item("selections", Selection::NAMES)?;
+    d.set_item("patterns", Pattern::NAMES)?;
+    d.set_item("processes", ProcessKind::NAMES)?;
+    d.set_item("path_bits", PathBits::NAMES)?;
+    d.set_item("vl_arbiters", VlArbiter::NAMES)?;
+    d.set_item("event_queues", Queue::NAMES)?;
+    d.set_item("acks", AckMode::NAMES)?;
+    d.set_item("mtu_bytes", MTU_BYTES)?;
+    d.set_item("max_time_ps", MAX_TIME_PS)?;
+    d.set_item("max_load", MAX_LOAD)?;
+    Ok(d)
 }
 
 /// (name, paper, notes) of every switch parameter preset.
@@ -192,6 +244,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySimulation>()?;
     m.add_function(wrap_pyfunction!(sim_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(sim_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_registries, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_check_config, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_section_schema, m)?)?;
     m.add_function(wrap_pyfunction!(sim_auto_warmup_default_json, m)?)?;
     Ok(())
 }

@@ -2,9 +2,10 @@
 //! unit in its name or documentation. Deserialised from TOML (unknown keys are
 //! errors); [`crate::Simulation::new`] validates it and names the offending key.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::PS_PER_NS;
+use crate::engine::{MAX_TIME_PS, PS_PER_NS};
 use crate::error::SimError;
 pub use crate::hca::transport::{AckMode, TransportConfig};
 pub use crate::mechanism::selection::SelectionConfig;
@@ -13,7 +14,7 @@ use crate::qos::VlArbConfig;
 use crate::traffic::TrafficConfig;
 
 /// How input ports reach the crossbar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CrossbarKind {
     /// One crossbar input per physical input port and one output per physical
@@ -23,8 +24,9 @@ pub enum CrossbarKind {
     PerVl,
 }
 
-/// Switch parameters (the same for every switch).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Switch parameters (the same for every switch). Its JSON schema (doc
+/// comments included) declares the scenario's `[switch]` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SwitchConfig {
     /// Time from the arrival of the LRH+BTH to the end of the forwarding-table
@@ -43,7 +45,8 @@ pub struct SwitchConfig {
     /// Split of each input data-VL buffer into partitions, in bytes: 2 to 4
     /// entries adding up to `input_buffer_bytes`, each holding an MTU packet;
     /// each partition is a FIFO with its own head and its own credits (paper
-    /// 002's adaptive and escape queues). Empty (the default): one buffer.
+    /// 002's adaptive and escape queues: `fully-adaptive` selection needs
+    /// `[adaptive, escape]`, e.g. `[512, 512]`). Empty (the default): one buffer.
     pub input_partition_bytes: Vec<u32>,
     /// Output buffer per (port, data VL), in bytes; 0 = no output buffers (the
     /// crossbar feeds the link directly and output VL arbitration chooses among
@@ -51,8 +54,8 @@ pub struct SwitchConfig {
     pub output_buffer_bytes: u32,
     /// VL15 input (and output) buffer per port, in bytes.
     pub vl15_buffer_bytes: u32,
-    /// Organisation of each input (port, VL) buffer (see
-    /// [`crate::switch::organisation`]): `fifo` (only the head may cross, as
+    /// Organisation of each input (port, VL) buffer (docs/switch.md): `fifo`
+    /// (only the head may cross, as
     /// in an IBA VL buffer) or `voq` (a queue per output port inside the
     /// buffer, sharing its credits, so a blocked packet holds back only
     /// later packets for its own outputs). Output buffers are needed for `voq`.
@@ -62,8 +65,8 @@ pub struct SwitchConfig {
     /// crossbar input is a physical port with a `multiplexed` crossbar and a
     /// (port, VL) with `per-vl`.
     pub max_transfers_per_input: u32,
-    /// Which input wins when several want the crossbar (see
-    /// [`crate::switch::arbiter`]): `round-robin` (a pointer rotating over the
+    /// Which input wins when several want the crossbar (docs/switch.md):
+    /// `round-robin` (a pointer rotating over the
     /// input queues) or `oldest-first` (the input whose first packet was
     /// generated earliest; ties in round-robin order).
     pub crossbar_arbiter: String,
@@ -87,8 +90,8 @@ impl Default for SwitchConfig {
     }
 }
 
-/// Channel adapter parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Channel adapter parameters. Its JSON schema declares the scenario's `[hca]` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct HcaConfig {
     /// Send buffer per (port, data VL) that the SL send queues feed, in bytes.
@@ -182,6 +185,9 @@ impl Default for AutoWarmupConfig {
     }
 }
 
+/// The path MTUs IBA defines, in payload bytes: the values `mtu_bytes` may take.
+pub const MTU_BYTES: [u32; 5] = [256, 512, 1024, 2048, 4096];
+
 /// Everything the data plane needs besides the fabric and its tables.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -255,10 +261,30 @@ impl Default for SimConfig {
 }
 
 impl SimConfig {
+    /// Checks what can be checked without a fabric, with the error that
+    /// building a simulation from this config would give (so a configuration
+    /// that passes fails later only for a reason the fabric or its tables give).
+    pub fn check(&self) -> Result<(), SimError> {
+        crate::build::check_config(self)
+    }
+
     /// Parses a TOML document; unknown keys and wrong types are errors that
     /// give `origin` (a file name) with line and column.
     pub fn from_toml(text: &str, origin: &str) -> Result<Self, SimError> {
         toml::from_str(text).map_err(|e| SimError::Parse { origin: origin.to_string(), msg: e.to_string() })
+    }
+}
+
+/// The sections whose JSON schema declares a scenario section of the same
+/// name: each field a key, its doc comment the key's documentation.
+pub const SCHEMA_SECTIONS: [&str; 2] = ["switch", "hca"];
+
+/// The JSON schema of section `name` (one of [`SCHEMA_SECTIONS`]), or None.
+pub fn section_schema(name: &str) -> Option<schemars::Schema> {
+    match name {
+        "switch" => Some(schemars::schema_for!(SwitchConfig)),
+        "hca" => Some(schemars::schema_for!(HcaConfig)),
+        _ => None,
     }
 }
 
@@ -269,7 +295,7 @@ pub fn ns_to_ps(key: &str, ns: f64) -> Result<u64, SimError> {
         return Err(SimError::config(key, format!("must be a finite number of nanoseconds >= 0, got {ns}")));
     }
     let ps = (ns * PS_PER_NS as f64).round();
-    if ps > u64::MAX as f64 / 4.0 {
+    if ps > MAX_TIME_PS as f64 {
         return Err(SimError::config(key, format!("{ns} ns is too long to simulate")));
     }
     Ok(ps as u64)
@@ -416,6 +442,51 @@ mod tests {
         assert_eq!(c.auto_warmup, Some(AutoWarmupConfig { window_ns: 5000.0, windows: 10, tolerance: 0.05, max_ns: 500_000.0 }));
         let e = SimConfig::from_toml("[auto_warmup]\nwindow = 5\n", "t.toml").unwrap_err().to_string();
         assert!(e.contains("window") && e.contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn check_without_a_fabric_names_the_key_a_build_would() {
+        assert!(SimConfig::default().check().is_ok());
+        let mut c = SimConfig::default();
+        c.switch.input_buffer_bytes = 1024;
+        match c.check().unwrap_err() {
+            SimError::Config { key, msg } => {
+                assert_eq!(key, "switch.input_buffer_bytes");
+                assert_eq!(
+                    msg,
+                    "1024 bytes hold 16 credits of 64 B, but virtual cut-through needs room for a whole MTU packet \
+                     (2074 B on the wire = 33 credits = 2112 B)"
+                );
+            }
+            e => panic!("{e}"),
+        }
+        let mut c = SimConfig::default();
+        c.switch.speedup = f64::NAN;
+        assert!(matches!(c.check().unwrap_err(), SimError::Config { key, .. } if key == "switch.speedup"));
+        let c = SimConfig { mtu_bytes: 300, ..SimConfig::default() };
+        assert!(matches!(c.check().unwrap_err(), SimError::Config { key, .. } if key == "mtu_bytes"));
+    }
+
+    #[test]
+    fn section_schemas_declare_every_field_with_its_doc() {
+        let defaults = serde_json::to_value(SimConfig::default()).unwrap();
+        for name in SCHEMA_SECTIONS {
+            let schema = section_schema(name).unwrap();
+            let props = schema.get("properties").and_then(|p| p.as_object()).unwrap();
+            let fields: Vec<&String> = defaults[name].as_object().unwrap().keys().collect();
+            let mut declared: Vec<&String> = props.keys().collect();
+            declared.sort();
+            let mut expected = fields.clone();
+            expected.sort();
+            assert_eq!(declared, expected, "[{name}]");
+            for (key, p) in props {
+                let doc = p.get("description").and_then(|d| d.as_str()).unwrap_or("");
+                assert!(!doc.is_empty(), "{name}.{key} has no doc comment");
+            }
+        }
+        assert_eq!(section_schema("traffic"), None);
+        let switch = section_schema("switch").unwrap();
+        assert_eq!(switch.get("properties").unwrap()["input_buffer_bytes"]["format"], "uint32");
     }
 
     #[test]

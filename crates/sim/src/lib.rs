@@ -45,6 +45,7 @@ pub mod traffic;
 mod watchdog;
 
 pub use config::{AckMode, AutoWarmupConfig, MechanismsConfig, TransportConfig, BufferOverride, CrossbarKind, HcaConfig, Sl2VlConfig, SimConfig, SwitchConfig, VlArbitrationConfig};
+pub use build::MAX_LOAD;
 pub use engine::Time;
 pub use error::{BlockedChannel, DeadlockReport, SimError, StarvedVl};
 pub use metrics::SimResults;

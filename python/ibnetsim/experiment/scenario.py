@@ -18,6 +18,8 @@ import hashlib
 import importlib
 import itertools
 import json
+import logging
+import math
 import os
 import re
 import sys
@@ -36,6 +38,8 @@ from ibnetsim.experiment import schema
 from ibnetsim.experiment.schema import FROM_SEED, REQUIRED, Key
 
 __all__ = ["ScenarioError", "Scenario", "Point", "Axis", "load", "loads", "point_key"]
+
+log = logging.getLogger(__name__)
 
 
 class ScenarioError(ConfigError):
@@ -91,6 +95,8 @@ class Scenario:
     points: list[Point]
     #: The parsed file, as written (before expansion).
     raw: dict = field(repr=False, default_factory=dict)
+    #: Valid but suspicious settings (``file:line: key: why``), one per key.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def source(self) -> str:
@@ -257,10 +263,15 @@ class _Resolver:
         allowed = key.allowed()
         if allowed is not None and v not in allowed:
             raise self.loc.error(path, f"unknown value {_short(v)}; expected one of: {', '.join(map(str, allowed))}")
-        if key.min is not None and v < key.min:
-            raise self.loc.error(path, f"{v} is below the minimum {key.min:g}")
-        if key.max is not None and v > key.max:
-            raise self.loc.error(path, f"{v} is above the maximum {key.max:g}")
+        if kind == "float" and not math.isfinite(v):
+            raise self.loc.error(path, f"expected a finite number, got {v}")
+        lo, hi = key.bounds()
+        # An integer's limits are exact (2^32 - 1 must not read 4.29497e+09).
+        show = str if kind == "int" else (lambda x: f"{x:g}")
+        if lo is not None and v < lo:
+            raise self.loc.error(path, f"{show(v)} is below the minimum {show(lo)}")
+        if hi is not None and v > hi:
+            raise self.loc.error(path, f"{show(v)} is above the maximum {show(hi)}")
         if kind == "path":
             p = Path(os.path.expanduser(v))
             if not p.is_absolute():
@@ -457,7 +468,10 @@ def _build(raw: dict, text: str, file: Optional[str], base_dir: Path) -> Scenari
 
     # Order the axes as their keys appear in the file, so expansion follows reading order.
     axes.sort(key=lambda a: (a.line if a.line is not None else 0))
-    points = _expand(pk, fixed, axes, layout, loc)
+    warned: dict[str, str] = {}
+    points = _expand(pk, fixed, axes, layout, loc, warned)
+    for w in warned.values():
+        log.warning("warning: %s", w)
     return Scenario(
         path=Path(file) if file else None,
         text=text,
@@ -468,6 +482,7 @@ def _build(raw: dict, text: str, file: Optional[str], base_dir: Path) -> Scenari
         axes=axes,
         points=points,
         raw=raw,
+        warnings=list(warned.values()),
     )
 
 
@@ -495,7 +510,8 @@ def _suggest(word: str, options: list[str]) -> str:
     return f" (did you mean `{close[0]}`?)" if close else f"; expected one of: {', '.join(options)}"
 
 
-def _expand(pk: Any, fixed: dict, axes: list[Axis], layout: dict, loc: _Locator) -> list[Point]:
+def _expand(pk: Any, fixed: dict, axes: list[Axis], layout: dict, loc: _Locator, warned: dict[str, str]) -> list[Point]:
+    """The points of the sweep, each checked; the sections' warnings go to ``warned`` by key."""
     digests: dict[str, str] = {}
     points: list[Point] = []
     seen: dict[str, int] = {}
@@ -539,6 +555,12 @@ def _expand(pk: Any, fixed: dict, axes: list[Axis], layout: dict, loc: _Locator)
                 identity.setdefault(sname, [])
         for sname, entry in layout.items():
             sec_cfg = config[entry.section][position[sname]] if sname in position else config[sname]
+            for warn in schema.section(entry.section).warns:
+                problem = warn(sec_cfg, config)
+                # One warning per key: a load sweep past 1 is one mistake, not one per load.
+                if problem and f"{sname}.{problem[0]}" not in warned:
+                    kname, msg = problem
+                    warned[f"{sname}.{kname}"] = str(_error_at(loc, entry.where + (kname,), f"{sname}.{kname}", msg))
             for check in schema.section(entry.section).checks:
                 problem = check(sec_cfg, config)
                 if problem:

@@ -24,6 +24,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence, Union
 
+from ibnetsim import _core
+
 __all__ = [
     "REQUIRED",
     "FROM_SEED",
@@ -51,6 +53,9 @@ class _Sentinel:
 REQUIRED = _Sentinel("REQUIRED", "required")
 #: The default is the point's ``seed`` (so one seed axis drives topology and run).
 FROM_SEED = _Sentinel("FROM_SEED", "the point's `seed`")
+
+#: The largest integer a key without a ``max`` takes: counts are u32 in the core.
+U32_MAX = 2**32 - 1
 
 #: Value types a key may have. ``path`` is a file path, resolved relative to
 #: the scenario file and hashed by content; ``list[...]`` values are a single
@@ -86,6 +91,14 @@ class Key:
             return None
         return list(self.choices() if callable(self.choices) else self.choices)
 
+    def bounds(self) -> tuple[Optional[float], Optional[float]]:
+        """The range a value must lie in: ``min``/``max``, and for an integer
+        without them the implied one of a count (``0..=2^32-1``, a u32 in the
+        core), so no integer can overflow the core or the results store."""
+        if self.element_type != "int":
+            return (self.min, self.max)
+        return (0 if self.min is None else self.min, U32_MAX if self.max is None else self.max)
+
     @property
     def is_list(self) -> bool:
         return self.type.startswith("list[")
@@ -115,6 +128,10 @@ class Section:
     variants: dict[str, tuple[Key, ...]] = field(default_factory=dict)
     variant_docs: dict[str, str] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+    #: Checks of settings that are valid but likely a mistake, with the
+    #: signature of ``checks``: the scenario keeps what they return as
+    #: warnings (logged once when it is loaded, and kept in the results manifest).
+    warns: tuple[Check, ...] = ()
     #: The section may be written several times as an array of tables
     #: (``[[traffic]]``); the point config then holds a list with one dict per
     #: table (also for a single ``[traffic]``), and the swept keys of table
@@ -195,15 +212,19 @@ TOP_LEVEL: tuple[Key, ...] = (
 
 
 # --------------------------------------------------------------------------- [fabric]
+#: The link widths and speeds the core's fabric model knows.
+_LINK_WIDTHS, _LINK_SPEEDS = (tuple(c) for c in _core.link_choices())
+
+
 def _link_keys() -> tuple[Key, ...]:
     return (
-        Key("link_width", "str", "Width of every link.", default="1x", choices=("1x", "2x", "4x", "8x", "12x")),
+        Key("link_width", "str", "Width of every link.", default="1x", choices=_LINK_WIDTHS),
         Key(
             "link_speed",
             "str",
             "Speed of every link (signalling rate per lane: SDR 2.5 … NDR 106.25 Gbaud).",
             default="SDR",
-            choices=("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR"),
+            choices=_LINK_SPEEDS,
         ),
         Key("cable_length_m", "float", "Cable length in metres; propagation is 5 ns/m.", default=1.0, min=0.0),
     )
@@ -388,8 +409,8 @@ TFRAME = register_section(
         "The VL arbitration frame of paper 001 §4: the time to send every slot of a full "
         "arbitration table (entries × max_weight slots of unit_bytes).",
         keys=(
-            Key("link_width", "str", "Link width.", default="1x", choices=("1x", "2x", "4x", "8x", "12x")),
-            Key("link_speed", "str", "Link speed.", default="SDR", choices=("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR")),
+            Key("link_width", "str", "Link width.", default="1x", choices=_LINK_WIDTHS),
+            Key("link_speed", "str", "Link speed.", default="SDR", choices=_LINK_SPEEDS),
             Key(
                 "rate_basis",
                 "str",
@@ -444,6 +465,12 @@ This file expands to 5 × 4 × 2 = 40 points.
   wrong type, a value out of range or an impossible combination is an error that names the file,
   the line and the key, e.g. `grid.toml:7: fabric.links_per_switch: links_per_switch (6) +
   hosts_per_switch (4) exceeds switch_ports (8) (in the point with fabric.switches = 8)`.
+- **Numbers** must be finite (`nan` and `inf` are errors). An integer key without a maximum below is
+  a count and must fit 32 bits (at most 4294967295); a time may not exceed the core's picosecond
+  clock (about 4.6 × 10¹² µs).
+- **Warnings** name settings that are valid but likely a mistake: an offered `traffic.load` above 1
+  and a `simulation.warmup_us` longer than half the run. Each key warns once when the scenario is
+  loaded, with its file and line, and the results manifest keeps the warnings in its run entry.
 - **Sections** are TOML tables. Each point kind reads some of them; a section the kind does not
   read is an unknown key. Sections with a `kind` key take different keys for each kind.
 - **Paths** are relative to the scenario file. A point's results key hashes the *content* of the
@@ -486,12 +513,14 @@ def _fmt_allowed(k: Key) -> str:
     allowed = k.allowed()
     if allowed is not None:
         parts.append(", ".join(f"`{a}`" for a in allowed))
+    # An integer's limits are shown exactly (4294967295, not 4.29497e+09).
+    show = str if k.element_type == "int" else (lambda x: f"{x:g}")
     if k.min is not None and k.max is not None:
-        parts.append(f"{k.min:g} … {k.max:g}" if k.max < 1e12 else f"≥ {k.min:g}")
+        parts.append(f"{show(k.min)} … {show(k.max)}" if k.max < 1e12 else f"≥ {show(k.min)}")
     elif k.min is not None:
-        parts.append(f"≥ {k.min:g}")
+        parts.append(f"≥ {show(k.min)}")
     elif k.max is not None:
-        parts.append(f"≤ {k.max:g}")
+        parts.append(f"≤ {show(k.max)}")
     return "; ".join(parts)
 
 

@@ -229,6 +229,7 @@ class Store:
                 "executor": executor,
                 "workers": workers,
                 "points": len(scenario.points),
+                "warnings": scenario.warnings,
                 **provenance,
                 "host": socket.gethostname(),
             }

@@ -31,6 +31,7 @@ use crate::switch::{SwitchState, Switches};
 use crate::watchdog::Watchdog;
 
 pub(crate) use params::check_data_vls;
+pub use traffic::MAX_LOAD;
 
 /// What the subnet manager hands the data plane: LIDs, unicast and multicast
 /// forwarding tables, and the per-path SLs its routing engine chose.
@@ -40,6 +41,15 @@ pub(crate) struct Routing<'a> {
     pub mfts: &'a MulticastTables,
     pub path_sl: &'a PathSl,
     pub labels: &'a PathLabels,
+}
+
+/// Checks everything about `c` that does not depend on the fabric (values,
+/// delays, choices, buffers against the MTU), with the error building would
+/// give: a scenario is validated with it before anything runs.
+pub(crate) fn check_config(c: &SimConfig) -> Result<(), SimError> {
+    let r = params::resolve(c)?;
+    ports::buffers(c, r.params.output_buffers)?;
+    Ok(())
 }
 
 pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: QosTables) -> Result<Simulation, SimError> {

@@ -3,7 +3,7 @@
 //! key as the user wrote it.
 
 use crate::arbitration::VlArbiter;
-use crate::config::{ns_to_ps, SimConfig, VlArbitrationConfig};
+use crate::config::{ns_to_ps, SimConfig, VlArbitrationConfig, MTU_BYTES};
 use crate::engine::{Queue, Time};
 use crate::error::SimError;
 use crate::layout::Layout;
@@ -36,7 +36,7 @@ pub(crate) fn check_data_vls(v: u8) -> Result<(), SimError> {
 
 pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
     check_data_vls(c.data_vls)?;
-    if ![256, 512, 1024, 2048, 4096].contains(&c.mtu_bytes) {
+    if !MTU_BYTES.contains(&c.mtu_bytes) {
         return Err(SimError::config("mtu_bytes", format!("must be 256, 512, 1024, 2048 or 4096, got {}", c.mtu_bytes)));
     }
     if c.extra_header_bytes > 1024 {

@@ -31,35 +31,12 @@ pub(super) fn build(
     arbiter: VlArbiter,
 ) -> Result<Ports, SimError> {
     let (nvl, vl15_slot, data_vls) = (layout.nvl, layout.vl15_slot, layout.data_vls);
-    let sc = &c.switch;
     let ports = &topo.ports;
-    // Packet sizes and buffers.
-    let max_wire = wire_bytes(c.mtu_bytes, c.extra_header_bytes);
-    let max_blocks = blocks_for(max_wire) as u32;
-    let vl15_blocks = blocks_for(wire_bytes(VL15_MAX_PAYLOAD, c.extra_header_bytes)) as u32;
     let output_buffers = p.output_buffers;
-    let vl15_wire = wire_bytes(VL15_MAX_PAYLOAD, c.extra_header_bytes);
-    let check_buf = move |key: &str, bytes: u32, need_blocks: u32, what: &str| -> Result<u32, SimError> {
-        let b = buffer_blocks(bytes);
-        if b < need_blocks {
-            let wire = if what == "VL15 packet" { vl15_wire } else { max_wire };
-            return Err(SimError::config(
-                key,
-                format!(
-                    "{bytes} bytes hold {b} credits of {CREDIT_BYTES} B, but virtual cut-through needs room for a whole {what} ({wire} B on the wire = {need_blocks} credits = {} B)",
-                    need_blocks * CREDIT_BYTES
-                ),
-            ));
-        }
-        Ok(b)
-    };
-    let sw_in = check_buf("switch.input_buffer_bytes", sc.input_buffer_bytes, max_blocks, "MTU packet")?;
-    let sw_out =
-        if output_buffers { check_buf("switch.output_buffer_bytes", sc.output_buffer_bytes, max_blocks, "MTU packet")? } else { 0 };
-    let vl15 = check_buf("switch.vl15_buffer_bytes", sc.vl15_buffer_bytes, vl15_blocks, "VL15 packet")?;
-    let ca_in = check_buf("hca.receive_buffer_bytes", c.hca.receive_buffer_bytes, max_blocks, "MTU packet")?;
-    let ca_out = check_buf("hca.send_buffer_bytes", c.hca.send_buffer_bytes, max_blocks, "MTU packet")?;
-    let part_blocks = partitions(c, sw_in, &check_buf, max_blocks)?;
+    let Buffers { sw_in, sw_out, vl15, ca_in, ca_out, part_blocks } = buffers(c, output_buffers)?;
+    // The per-port overrides below are checked as the defaults are.
+    let max_blocks = blocks_for(wire_bytes(c.mtu_bytes, c.extra_header_bytes)) as u32;
+    let check_buf = buffer_check(c);
     let npv = layout.len(ports.len());
     let mut in_cap = vec![0u32; npv];
     let mut out_cap = vec![0u32; npv];
@@ -184,6 +161,55 @@ pub(super) fn build(
 /// Checks that a buffer of some bytes (config key, bytes, blocks needed,
 /// what must fit) holds a whole packet; returns its blocks.
 type CheckBuffer = dyn Fn(&str, u32, u32, &str) -> Result<u32, SimError>;
+
+/// The buffer check of `c`'s packet sizes (see [`CheckBuffer`]).
+fn buffer_check(c: &SimConfig) -> impl Fn(&str, u32, u32, &str) -> Result<u32, SimError> {
+    let max_wire = wire_bytes(c.mtu_bytes, c.extra_header_bytes);
+    let vl15_wire = wire_bytes(VL15_MAX_PAYLOAD, c.extra_header_bytes);
+    move |key: &str, bytes: u32, need_blocks: u32, what: &str| -> Result<u32, SimError> {
+        let b = buffer_blocks(bytes);
+        if b < need_blocks {
+            let wire = if what == "VL15 packet" { vl15_wire } else { max_wire };
+            return Err(SimError::config(
+                key,
+                format!(
+                    "{bytes} bytes hold {b} credits of {CREDIT_BYTES} B, but virtual cut-through needs room for a whole {what} ({wire} B on the wire = {need_blocks} credits = {} B)",
+                    need_blocks * CREDIT_BYTES
+                ),
+            ));
+        }
+        Ok(b)
+    }
+}
+
+/// The default buffers in credits (0 for absent switch output buffers) and
+/// the switch input partitions: what the configuration alone decides about
+/// buffers, each checked to hold a whole packet.
+pub(super) struct Buffers {
+    pub sw_in: u32,
+    pub sw_out: u32,
+    pub vl15: u32,
+    pub ca_in: u32,
+    pub ca_out: u32,
+    pub part_blocks: Vec<u32>,
+}
+
+/// Checks and sizes the default buffers of `c`; `output_buffers` says
+/// whether switches have output buffers at all.
+pub(super) fn buffers(c: &SimConfig, output_buffers: bool) -> Result<Buffers, SimError> {
+    let sc = &c.switch;
+    let max_blocks = blocks_for(wire_bytes(c.mtu_bytes, c.extra_header_bytes)) as u32;
+    let vl15_blocks = blocks_for(wire_bytes(VL15_MAX_PAYLOAD, c.extra_header_bytes)) as u32;
+    let check_buf = buffer_check(c);
+    let sw_in = check_buf("switch.input_buffer_bytes", sc.input_buffer_bytes, max_blocks, "MTU packet")?;
+    let sw_out =
+        if output_buffers { check_buf("switch.output_buffer_bytes", sc.output_buffer_bytes, max_blocks, "MTU packet")? } else { 0 };
+    let vl15 = check_buf("switch.vl15_buffer_bytes", sc.vl15_buffer_bytes, vl15_blocks, "VL15 packet")?;
+    let ca_in = check_buf("hca.receive_buffer_bytes", c.hca.receive_buffer_bytes, max_blocks, "MTU packet")?;
+    let ca_out = check_buf("hca.send_buffer_bytes", c.hca.send_buffer_bytes, max_blocks, "MTU packet")?;
+    let part_blocks = partitions(c, sw_in, &check_buf, max_blocks)?;
+    Ok(Buffers { sw_in, sw_out, vl15, ca_in, ca_out, part_blocks })
+}
 
 /// The blocks of each partition of a switch's input VL buffers
 /// (`switch.input_partition_bytes`), empty when they are not split.

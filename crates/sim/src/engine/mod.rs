@@ -23,6 +23,11 @@ pub type Time = u64;
 /// Picoseconds in one nanosecond.
 pub const PS_PER_NS: u64 = 1_000;
 
+/// The latest simulated time a configuration may ask for (a run's end, a
+/// delay, a trace time), in picoseconds: a quarter of `u64` leaves room to add
+/// the fabric's delays to any such time without overflowing (about 4.6 s).
+pub const MAX_TIME_PS: Time = u64::MAX / 4;
+
 /// An event queue ordered by (time, insertion sequence).
 ///
 /// `push` receives the current time as well as the event's time so that an

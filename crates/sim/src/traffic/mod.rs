@@ -62,6 +62,11 @@ pub enum PathBits {
     Random,
 }
 
+impl PathBits {
+    /// Registry names.
+    pub const NAMES: &'static [&'static str] = &["base", "random"];
+}
+
 /// One traffic class.
 ///
 /// In a config document `payload_bytes` and `payload_size` exclude each other
@@ -316,6 +321,12 @@ impl Source {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_bits_names_are_the_config_names() {
+        let parsed: Vec<PathBits> = PathBits::NAMES.iter().map(|n| serde_json::from_value(serde_json::json!(n)).unwrap()).collect();
+        assert_eq!(parsed, [PathBits::Base, PathBits::Random]);
+    }
 
     #[test]
     fn streams_are_independent_of_other_sources() {

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Time, PS_PER_NS};
+use crate::engine::{Time, MAX_TIME_PS, PS_PER_NS};
 use crate::error::SimError;
 
 fn one() -> f64 {
@@ -144,7 +144,7 @@ pub fn parse(
         }
         prev = Some((t, line));
         let ps = (t * PS_PER_NS as f64 * time_scale).round();
-        if ps > (u64::MAX / 4) as f64 {
+        if ps > MAX_TIME_PS as f64 {
             return Err(err(format!("time {t} ns (× time_scale {time_scale}) is too late to simulate")));
         }
         let mut ends = [0u32; 2];

@@ -28,6 +28,7 @@ import time
 from ibnetsim.experiment.kinds import Categories, Figure, PointKind, register
 from ibnetsim.experiment.kinds.qos_setup import PAPER_NETWORKS, _check_qos_setup, network_of
 from ibnetsim.experiment.schema import FROM_SEED, Key, Section, register_section
+from ibnetsim.sim import max_time_us
 
 #: Column suffixes of the delay thresholds (cumulative share ≤ threshold).
 DELAY_COLS = ("le_1_32", "le_1_16", "le_1_8", "le_1_4", "le_1_2", "le_3_4", "le_1")
@@ -80,7 +81,7 @@ QOS_RUN = register_section(
             ),
             Key("transient_packets", "int", "Deliveries that end the transient (paper: 10000).", default=10_000, min=0),
             Key("k_packets", "int", "Steady state ends when the lowest-bandwidth connection has received this many packets (paper: 100).", default=100, min=1),
-            Key("max_time_us", "float", "Longest steady state, in µs of simulated time (ends it before K when reached); also bounds the transient.", default=100_000.0, min=1.0),
+            Key("max_time_us", "float", "Longest steady state, in µs of simulated time (ends it before K when reached); also bounds the transient.", default=100_000.0, min=1.0, max=max_time_us() / 2),
             Key("seed", "int", "Seed of the setup draws, of the connections' phases and of the irregular paper network.", default=FROM_SEED, min=0, max=2**63 - 1),
         ),
         checks=(_check_qos_setup,),

@@ -18,21 +18,32 @@ goes on with the other points.
 
 from __future__ import annotations
 
+import json
 import re
+import warnings
 from pathlib import Path
 from typing import Any, Optional
 
 from ibnetsim.experiment.kinds import Figure, PointKind, register
 from ibnetsim.experiment.kinds.routing_stats import build_fabric, build_subnet
+from ibnetsim import _core
+from ibnetsim.errors import ConfigWarning
+from ibnetsim.experiment.core_keys import keys_from_core
 from ibnetsim.experiment.schema import FROM_SEED, Key, Section, register_section
+from ibnetsim.sim import max_time_us, overload_warning, warmup_warning
 from ibnetsim.traffic import PATTERNS as _PATTERNS
 
 __all__ = ["class_names", "traffic_class", "sim_overrides", "class_columns", "utilization_summary", "histogram_columns", "run_config"]
 
-_PRESETS = ("kim2007", "alfaro2001", "martinez2003", "martinez2005")
-_MTUS = (256, 512, 1024, 2048, 4096)
-_SELECTIONS = ("deterministic", "adaptive-by-credits", "lfu", "fully-adaptive")
-_PROCESSES = ("poisson", "bernoulli")
+# The choices come from the core's registries, so a preset, policy or process
+# added there is accepted here (and listed in docs/scenario.md) without an edit.
+_REGISTRIES = _core.sim_registries()
+_PRESETS = tuple(_REGISTRIES["presets"])
+_MTUS = tuple(_REGISTRIES["mtu_bytes"])
+_SELECTIONS = tuple(_REGISTRIES["selections"])
+_PROCESSES = tuple(_REGISTRIES["processes"])
+#: Longest time any key may give, in µs (the core's picosecond clock).
+_MAX_US = max_time_us()
 
 
 def _preset_config(preset: Optional[str]) -> dict:
@@ -55,6 +66,11 @@ def _check_simulation(s: dict, _cfg: dict) -> Optional[tuple[str, str]]:
     return None
 
 
+def _warn_simulation(s: dict, _cfg: dict) -> Optional[tuple[str, str]]:
+    why = None if s["auto_warmup"] else warmup_warning(s["warmup_us"], s["time_us"])
+    return ("warmup_us", why) if why else None
+
+
 SIMULATION = register_section(
     Section(
         "simulation",
@@ -69,8 +85,8 @@ SIMULATION = register_section(
                 default=None,
                 choices=_PRESETS,
             ),
-            Key("time_us", "float", "Simulated time of the run, warm-up included, in µs.", min=0.0),
-            Key("warmup_us", "float", "Packets generated before this time are left out of the statistics, in µs.", default=0.0, min=0.0),
+            Key("time_us", "float", "Simulated time of the run, warm-up included, in µs.", min=0.0, max=_MAX_US),
+            Key("warmup_us", "float", "Packets generated before this time are left out of the statistics, in µs.", default=0.0, min=0.0, max=_MAX_US),
             Key(
                 "auto_warmup",
                 "bool",
@@ -123,100 +139,32 @@ SIMULATION = register_section(
                 "Deadlock watchdog: the run fails when no packet moves for this long while some wait; unset = the core's 100 µs.",
                 default=None,
                 min=0.001,
+                max=_MAX_US,
             ),
             Key("seed", "int", "Seed of the traffic sources (each source has its own ChaCha stream).", default=FROM_SEED, min=0, max=2**63 - 1),
         ),
         checks=(_check_simulation,),
+        warns=(_warn_simulation,),
     )
 )
-
-
-def _check_switch_buffers(s: dict, cfg: dict) -> Optional[tuple[str, str]]:
-    sim = cfg.get("simulation")
-    if sim is None:
-        return None
-    mtu = sim["mtu_bytes"] if sim["mtu_bytes"] is not None else _preset_config(sim["preset"])["mtu_bytes"]
-    need = -(-(mtu + 26) // 64) * 64
-    if s["input_buffer_bytes"] is not None and s["input_buffer_bytes"] < need:
-        return ("input_buffer_bytes", f"{s['input_buffer_bytes']} B cannot hold one MTU packet ({mtu} B + 26 B of headers = {need} B in 64-byte credits); virtual cut-through needs room for a whole packet")
-    if s["output_buffer_bytes"] not in (None, 0) and s["output_buffer_bytes"] < need:
-        return ("output_buffer_bytes", f"{s['output_buffer_bytes']} B cannot hold one MTU packet ({need} B in 64-byte credits); use 0 for no output buffers")
-    if s["input_buffer"] == "voq":
-        out = s["output_buffer_bytes"] if s["output_buffer_bytes"] is not None else _preset_config(sim["preset"])["switch"]["output_buffer_bytes"]
-        if out == 0:
-            return ("input_buffer", "'voq' needs output buffers (output_buffer_bytes > 0)")
-    return None
-
 
 
 SWITCH = register_section(
     Section(
         "switch",
         "Switch parameters of a `simulate` point, over the preset's (`ibnetsim.sim.default_config(preset)[\"switch\"]`). "
-        "Unset keys keep the preset's value.",
-        keys=(
-            Key("routing_delay_ns", "float", "From the arrival of the packet header to the end of the forwarding-table lookup (overlaps reception).", default=None, min=0.0),
-            Key("arbitration_delay_ns", "float", "Crossbar arbitration pipeline delay after routing.", default=None, min=0.0),
-            Key(
-                "crossbar",
-                "str",
-                "`multiplexed`: one crossbar port per physical port shared by its VLs (papers 000/001); `per-vl`: one per (port, VL) (papers 002/003).",
-                default=None,
-                choices=("multiplexed", "per-vl"),
-            ),
-            Key("speedup", "float", "Crossbar port rate as a multiple of the output link's data rate.", default=None, min=1.0),
-            Key("input_buffer_bytes", "int", "Input buffer per (port, data VL); whole 64-byte credits count.", default=None, min=64),
-            Key("output_buffer_bytes", "int", "Output buffer per (port, data VL); 0 = none (the crossbar feeds the link directly).", default=None, min=0),
-            Key("vl15_buffer_bytes", "int", "VL15 (management) buffer per port.", default=None, min=64),
-            Key(
-                "input_partition_bytes",
-                "list[int]",
-                "Split of each input data-VL buffer into 2–4 partitions, in bytes adding up to `input_buffer_bytes`, each a "
-                "FIFO with its own credits; `fully-adaptive` selection needs `[adaptive, escape]` (paper 002: `[512, 512]`). "
-                "Empty = one FIFO.",
-                default=[],
-            ),
-            Key(
-                "input_buffer",
-                "str",
-                "Organisation of each input (port, VL) buffer: `fifo` (only the head may cross the crossbar: head-of-line "
-                "blocking, as in a plain IBA VL buffer) or `voq` (a queue per output port inside the buffer, sharing its "
-                "credits: a packet waits only behind earlier packets for its own output; needs output buffers). "
-                "See docs/switch.md.",
-                default=None,
-                choices=("fifo", "voq"),
-            ),
-            Key(
-                "max_transfers_per_input",
-                "int",
-                "Packets one crossbar input (a port, or a (port, VL) with `crossbar = \"per-vl\"`) may send through the "
-                "crossbar at once, each to a different output (ib_flit_sim's `maxBeingSent`).",
-                default=None,
-                min=1,
-                max=255,
-            ),
-            Key(
-                "crossbar_arbiter",
-                "str",
-                "Which input gets the crossbar first: `round-robin` (a rotating pointer over the input queues) or "
-                "`oldest-first` (FCFS: the input whose first packet was generated earliest; ties round robin).",
-                default=None,
-                choices=("round-robin", "oldest-first"),
-            ),
-        ),
-        checks=(_check_switch_buffers,),
+        "Unset keys keep the preset's value. The keys are the fields of the core's `SwitchConfig` (crates/sim/src/config.rs), "
+        "documented there.",
+        keys=keys_from_core("switch"),
     )
 )
 
 HCA = register_section(
     Section(
         "hca",
-        "Channel-adapter parameters of a `simulate` point, over the preset's. Unset keys keep the preset's value.",
-        keys=(
-            Key("send_buffer_bytes", "int", "Send buffer per (port, data VL) that the per-SL send queues feed.", default=None, min=64),
-            Key("receive_buffer_bytes", "int", "Receive buffer per (port, data VL), drained at link rate.", default=None, min=64),
-            Key("sl_priority", "list[int]", "SL send queues in priority order, highest first; unlisted SLs follow in ascending order. Empty = the preset's.", default=[]),
-        ),
+        "Channel-adapter parameters of a `simulate` point, over the preset's. Unset keys keep the preset's value. "
+        "The keys are the fields of the core's `HcaConfig`.",
+        keys=keys_from_core("hca"),
     )
 )
 
@@ -269,6 +217,13 @@ def _check_traffic(s: dict, cfg: dict) -> Optional[tuple[str, str]]:
             return ("hot_hosts", "pattern 'hot-spot' needs hot_hosts = [\"NODE\", …] (host names)")
         if s["hot_fraction"] is None:
             return ("hot_fraction", "pattern 'hot-spot' needs hot_fraction, the share of packets sent to the hot hosts (e.g. 0.05)")
+    if s["adaptive_fraction"] > 0:
+        # The core checks these when it builds the simulation, against the LIDs the subnet manager gave.
+        if s["path_bits"] != "base":
+            return ("adaptive_fraction", "chooses the DLID's path bits itself; leave path_bits = \"base\"")
+        routing = cfg.get("routing")
+        if routing is not None and routing["lmc"] < 1:
+            return ("adaptive_fraction", "needs two LIDs per port: routing.lmc = 1 or more (e.g. engine 'fa' with lmc = 1)")
     given = [k for k in ("packet_bytes", "packet_sizes", "packet_size_range") if s[k] not in (None, [])]
     if len(given) > 1:
         return (given[1], f"give one of packet_bytes, packet_sizes or packet_size_range, not {' and '.join(given)}")
@@ -285,6 +240,11 @@ def _check_traffic(s: dict, cfg: dict) -> Optional[tuple[str, str]]:
             where = "simulation.mtu_bytes" if sim["mtu_bytes"] is not None else f"preset {sim['preset'] or '(none)'}"
             return (key, f"{largest} B of payload exceed the MTU of {mtu} B ({where})")
     return None
+
+
+def _warn_traffic(s: dict, _cfg: dict) -> Optional[tuple[str, str]]:
+    why = overload_warning(s["load"])
+    return ("load", why) if why else None
 
 
 TRAFFIC = register_section(
@@ -311,20 +271,23 @@ TRAFFIC = register_section(
                 "Offered load per source, as a fraction of its link's data rate counted in wire bytes "
                 "(payload + 26 B of headers); above 1 overloads.",
                 min=0.0,
+                max=_REGISTRIES["max_load"],
             ),
-            Key("packet_bytes", "int", "Payload bytes of every packet (at most the MTU); unset = 256, or the sizes below.", default=None, min=1, max=4096),
+            Key("packet_bytes", "int", "Payload bytes of every packet (at most the MTU); unset = 256, or the sizes below.", default=None, min=1, max=max(_MTUS)),
             Key(
                 "packet_sizes",
                 "list[int]",
                 "Payload sizes drawn per packet (e.g. `[32, 256]`, the mix of paper 002), with `packet_size_weights`; "
                 "the load is timed by the mean wire size.",
                 default=[],
+                min=1,
+                max=max(_MTUS),
             ),
-            Key("packet_size_weights", "list[float]", "Relative weight of each of `packet_sizes`; empty = equal weights.", default=[]),
-            Key("packet_size_range", "list[int]", "`[min, max]`: payload sizes drawn uniformly from min..=max per packet.", default=[]),
+            Key("packet_size_weights", "list[float]", "Relative weight of each of `packet_sizes`; empty = equal weights.", default=[], min=0.0),
+            Key("packet_size_range", "list[int]", "`[min, max]`: payload sizes drawn uniformly from min..=max per packet.", default=[], min=1, max=max(_MTUS)),
             Key("process", "str", "Inter-arrival process of each source.", default="poisson", choices=_PROCESSES),
             Key("sl", "int", "Service level of the traffic.", default=0, min=0, max=15),
-            Key("path_bits", "str", "DLID path bits with LMC > 0: always the base LID, or a random one per packet.", default="base", choices=("base", "random")),
+            Key("path_bits", "str", "DLID path bits with LMC > 0: always the base LID, or a random one per packet.", default="base", choices=tuple(_REGISTRIES["path_bits"])),
             Key(
                 "adaptive_fraction",
                 "float",
@@ -338,10 +301,11 @@ TRAFFIC = register_section(
             Key("pairs", "list[str]", "For `fixed-pairs`: `\"SRC>DST\"` host-name pairs.", default=[]),
             Key("hot_hosts", "list[str]", "For `hot-spot`: the hot hosts, by node name.", default=[]),
             Key("hot_fraction", "float", "For `hot-spot`: share of every source's packets sent to the hot hosts; the rest is uniform.", default=None, min=0.0, max=1.0),
-            Key("tornado_dims", "list[int]", "For `tornado`: radices of the host layout, first dimension fastest; empty = one ring of all hosts.", default=[]),
+            Key("tornado_dims", "list[int]", "For `tornado`: radices of the host layout, first dimension fastest; empty = one ring of all hosts.", default=[], min=1),
             Key("permutation_seed", "int", "For `random-permutation`: seed of the permutation; unset = the traffic seed.", default=None, min=0, max=2**63 - 1),
         ),
         checks=(_check_traffic,),
+        warns=(_warn_traffic,),
     )
 )
 
@@ -482,19 +446,24 @@ def run_config(config: dict, progress: bool | float = False):
     sim = config["simulation"]
     specs = config["traffic"]
     traces = [ibnetsim.traffic.trace(t["file"], time_scale=t["time_scale"], name=t["name"]) for t in config["trace"]]
-    return fabric, ibnetsim.simulate(
-        fabric,
-        sm,
-        traffic=[traffic_class(t, n) for t, n in zip(specs, class_names(specs))] + traces,
-        time_us=sim["time_us"],
-        seed=sim["seed"],
-        warmup_us="auto" if sim["auto_warmup"] else sim["warmup_us"],
-        warmup_max_fraction=sim["warmup_max_fraction"],
-        preset=sim["preset"],
-        progress=progress,
-        progress_label=label or "simulating",
-        **sim_overrides(config),
-    )
+    # The scenario warned once, when it was loaded, of what simulate would warn
+    # of at every point again.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConfigWarning)
+        res = ibnetsim.simulate(
+            fabric,
+            sm,
+            traffic=[traffic_class(t, n) for t, n in zip(specs, class_names(specs))] + traces,
+            time_us=sim["time_us"],
+            seed=sim["seed"],
+            warmup_us="auto" if sim["auto_warmup"] else sim["warmup_us"],
+            warmup_max_fraction=sim["warmup_max_fraction"],
+            preset=sim["preset"],
+            progress=progress,
+            progress_label=label or "simulating",
+            **sim_overrides(config),
+        )
+    return fabric, res
 
 
 #: Per-class columns, stored as ``class_NAME_COLUMN`` with several classes.
@@ -536,6 +505,30 @@ def _run(config: dict) -> dict:
     return out
 
 
+#: Core keys the ``[simulation]`` section names otherwise (its times are in µs).
+_SIMULATION_KEYS = {"watchdog_ns": "watchdog_us", "selection.max_options": "max_options"}
+
+
+def _core_problem(config: dict) -> Optional[tuple[str, str]]:
+    """The core's own check of the point's data-plane parameters (values,
+    delays, buffers against the MTU, partitions), the one building the
+    simulation makes, with the key named as the scenario writes it."""
+    from ibnetsim.sim import _merge
+
+    overrides = sim_overrides(config)
+    # The QoS file is read when the simulation is built; its VLs replace data_vls.
+    overrides.pop("qos_file", None)
+    problem = _core.sim_check_config(json.dumps(_merge(_preset_config(config["simulation"]["preset"]), overrides)))
+    if problem is None:
+        return None
+    key, msg = problem
+    # The line is the list's (a scenario gives it on one line); the message names the element.
+    key = re.sub(r"\[\d+\]$", "", key)
+    if key.split(".", 1)[0] in ("switch", "hca"):
+        return (key, msg)
+    return ("simulation." + _SIMULATION_KEYS.get(key, key.split(".", 1)[0]), msg)
+
+
 def _check(config: dict) -> Optional[tuple[str, str]]:
     r = config["routing"]
     f = config["fabric"]
@@ -555,7 +548,7 @@ def _check(config: dict) -> Optional[tuple[str, str]]:
         names.append(n)
     if r["engine"] == "dor" and f["kind"] not in ("mesh", "hypercube", "file"):
         return ("routing.engine", f"engine 'dor' routes meshes, tori and hypercubes, not a fabric of kind '{f['kind']}'")
-    return None
+    return _core_problem(config)
 
 
 KIND = register(
