@@ -21,6 +21,7 @@
 pub mod analysis;
 pub mod dump;
 pub mod error;
+pub mod guid2lid;
 pub mod guid_files;
 pub mod hops;
 pub mod labels;

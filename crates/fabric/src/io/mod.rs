@@ -263,10 +263,8 @@ impl OpenSmFile {
             }
             OpenSmFile::Mcast => "ibnetsim does not read multicast tables; it computes them from the topology",
             OpenSmFile::LidMatrix => "ibnetsim does not read hop counts; it computes them from the topology",
-            OpenSmFile::Sl2Vl => {
-                "ibnetsim does not read programmed SL2VL tables; give the opensm.conf that produced them with --qos"
-            }
-            OpenSmFile::Guid2Lid => "ibnetsim does not read it; LIDs come from the topology or an LFT dump",
+            OpenSmFile::Sl2Vl => "give it with --sl2vl (check), after the topology of the same run",
+            OpenSmFile::Guid2Lid => "give it with --guid2lid (check or route), after the topology of the same run",
             OpenSmFile::RootGuids => "give it with --root FILE (route or check --engine updn)",
         }
     }
