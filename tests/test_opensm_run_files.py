@@ -86,3 +86,31 @@ def test_bad_guid2lid_names_file_and_line(tmp_path):
     assert f"{bad}:11: LID 0x0005 of 'hb' port 1 is also given to port GUID 0x0000000000100001 at line 9" in proc.stderr, proc.stderr
     proc = run("check", NET, "--guid2lid", G2L, "--lmc", 1)
     assert proc.returncode == 2 and "invalid option 'lmc': 1 was asked for, but the given LIDs have LMC 0" in proc.stderr, proc.stderr
+
+
+def test_lid_matrix_section():
+    # Worked in the README: the matrix is the ring's and every route is minimal.
+    code, r = check_json("--sl2vl", RING / "sl2vl-through-vl1.dump", "--lid-matrix", RING / "opensm-lid-matrix.dump")
+    assert code == 0, r
+    assert r["lid_matrix"] == {
+        "rows_checked": 16, "rows_differing": 0, "row_examples": [],
+        "routes_checked": 32, "routes_longer": 0, "route_examples": [],
+    }
+    assert r["has_warnings"] is False
+    proc = run("check", NET, "--lfts", FDBS, "--guid2lid", G2L, "--sl2vl", RING / "sl2vl-through-vl1.dump", "--lid-matrix", RING / "opensm-lid-matrix.dump")
+    assert "LID matrix: 0 of 16 rows differ from the fabric's hop counts\n  routes longer than the matrix's least: 0 of 32 table entries\n" in proc.stdout, proc.stdout
+
+
+def test_lid_matrix_of_another_fabric_is_a_warning(tmp_path):
+    m = tmp_path / "opensm-lid-matrix.dump"
+    # Line 4: switch A towards C (LID 3) by port 2 said to be 3 hops; it is 2.
+    m.write_text((RING / "opensm-lid-matrix.dump").read_text().replace("0x0003: 02 02 02 ff", "0x0003: 02 02 03 ff", 1))
+    code, r = check_json("--sl2vl", RING / "sl2vl-through-vl1.dump", "--lid-matrix", m)
+    assert code == 0, r  # a warning, not a defect
+    assert r["has_warnings"] is True
+    assert r["lid_matrix"]["rows_differing"] == 1
+    assert r["lid_matrix"]["row_examples"] == ["A: LID 0x0003 (switch C), line 4: port 2 has 03 hops, the fabric 02"]
+    bad = tmp_path / "bad-matrix.dump"
+    bad.write_text("Switch: guid 0x0000000000200000\n0x0001: 00 02 02\n")
+    proc = run("check", NET, "--lid-matrix", bad)
+    assert proc.returncode == 2 and f"{bad}:2: 3 hop counts, but switch 'A' has ports 0..=3" in proc.stderr, proc.stderr

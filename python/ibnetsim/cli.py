@@ -218,13 +218,14 @@ def route(file: Optional[str], engine: str, lmc: int, root: tuple[str, ...], lft
 @click.option("--vls", "data_vls", type=click.IntRange(1, 15), default=1, show_default=True, help="Data VLs for the default SL2VL (SL i -> VL i mod VLs).")
 @click.option("--qos", "qos_file", type=click.Path(exists=True, dir_okay=False), help="opensm.conf-style QoS options (qos_sl2vl, qos_max_vls, ...).")
 @click.option("--sl2vl", "sl2vl_file", type=click.Path(exists=True, dir_okay=False), help="OpenSM's opensm-sl2vl.dump: the credit-loop check uses the SL2VL tables it lists.")
+@click.option("--lid-matrix", "lid_matrix_file", type=click.Path(exists=True, dir_okay=False), help="OpenSM's opensm-lid-matrix.dump: compare it with the fabric's hop counts and the routes with its least hops.")
 @click.option("--sl", type=click.IntRange(0, 15), default=0, show_default=True, help="Service level of every route in the credit-loop check.")
 @click.option("--include-switch-lids", is_flag=True, help="Add routes from and to switches (management traffic on data VLs) to the credit-loop check.")
 @click.option("--spread-lmc", is_flag=True, help="Spread uniform traffic over every LID of a port for the channel load.")
 @click.option("--escape-first", is_flag=True, help="Read the tables as the fa engine lays them out (LID offset 0 the escape path, the others adaptive) and check Duato's condition on the escape channels.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @_friendly_errors
-def check(file: str, lfts_file: Optional[str], engine: str, lmc: int, root: tuple[str, ...], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], guid2lid: Optional[str], data_vls: int, qos_file: Optional[str], sl2vl_file: Optional[str], sl: int, include_switch_lids: bool, spread_lmc: bool, escape_first: bool, as_json: bool) -> None:
+def check(file: str, lfts_file: Optional[str], engine: str, lmc: int, root: tuple[str, ...], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], guid2lid: Optional[str], data_vls: int, qos_file: Optional[str], sl2vl_file: Optional[str], lid_matrix_file: Optional[str], sl: int, include_switch_lids: bool, spread_lmc: bool, escape_first: bool, as_json: bool) -> None:
     """Reachability, loops, path stretch, channel load and credit loops of FILE's routing.
 
     Exits 1 if any CA pair is unreachable, a forwarding loop exists, or the
@@ -244,7 +245,7 @@ def check(file: str, lfts_file: Optional[str], engine: str, lmc: int, root: tupl
     for note in sm.notes:
         click.echo(f"note: {note}", err=True)
     t0 = time.perf_counter()
-    report = sm.check(data_vls=data_vls, qos_file=qos_file, sl2vl_file=sl2vl_file, spread_lmc=spread_lmc, sl=sl, include_switch_lids=include_switch_lids, escape_first=escape_first)
+    report = sm.check(data_vls=data_vls, qos_file=qos_file, sl2vl_file=sl2vl_file, lid_matrix_file=lid_matrix_file, spread_lmc=spread_lmc, sl=sl, include_switch_lids=include_switch_lids, escape_first=escape_first)
     t_check = time.perf_counter() - t0
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))

@@ -153,13 +153,17 @@ class SubnetManager:
         include_switch_lids: bool = False,
         escape_first: bool = False,
         sl2vl_file: Optional[str | os.PathLike] = None,
+        lid_matrix_file: Optional[str | os.PathLike] = None,
     ) -> CheckReport:
         """Reachability, loops, path stretch, channel load and the credit-loop check.
 
         ``data_vls`` sets the default SL2VL mapping (SL i → VL i mod data_vls); a
         ``qos_file`` in opensm.conf syntax (``qos_sl2vl``, ``qos_max_vls``, …)
         overrides it, and an ``sl2vl_file`` (OpenSM's ``opensm-sl2vl.dump``)
-        replaces it with the tables OpenSM programmed. ``spread_lmc`` spreads uniform traffic over all LIDs of a port.
+        replaces it with the tables OpenSM programmed. A ``lid_matrix_file``
+        (OpenSM's ``opensm-lid-matrix.dump``) adds a ``lid_matrix`` section:
+        its rows against the fabric's hop counts, and the routes longer than
+        its least hops (see docs/check.md). ``spread_lmc`` spreads uniform traffic over all LIDs of a port.
         ``sl`` is the service level of every route in the credit-loop check.
         ``include_switch_lids`` adds the routes from and to switch port 0
         (management traffic on data VLs) to the channel dependency graph, which
@@ -180,6 +184,7 @@ class SubnetManager:
             bool(include_switch_lids),
             bool(escape_first),
             None if sl2vl_file is None else os.fspath(sl2vl_file),
+            None if lid_matrix_file is None else os.fspath(lid_matrix_file),
         )
         return CheckReport(json.loads(data), text)
 

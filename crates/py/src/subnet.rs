@@ -6,6 +6,7 @@ use ibnetsim_fabric::{LinkEnd, NodeId};
 use ibnetsim_sm::analysis::{analyze, uniform_loads, AnalysisOptions, DirLink, LoadLids, PathSl, SlView};
 use ibnetsim_sm::dump::opensm_lfts;
 use ibnetsim_sm::guid2lid::read_guid2lid;
+use ibnetsim_sm::lid_matrix::{compare, read_lid_matrix};
 use ibnetsim_sm::qos::sl2vl_dump::read_sl2vl_dump;
 use ibnetsim_sm::qos::{QosConfig, Sl2VlTables};
 use ibnetsim_sm::{MulticastGroupConfig, PathLabels, RouteLabel, RoutingOptions, SmConfig, SmError, Subnet, SubnetManager, ENGINES};
@@ -150,7 +151,7 @@ impl PySubnet {
     /// returns (report as JSON, report as text).
     /// `escape_first` reads the tables as the `fa` engine lays them out
     /// (offset 0 escape, the others adaptive) whatever engine made them.
-    #[pyo3(signature = (data_vls, qos_file, spread_lmc, sl, include_switch_lids, escape_first, sl2vl_file=None))]
+    #[pyo3(signature = (data_vls, qos_file, spread_lmc, sl, include_switch_lids, escape_first, sl2vl_file=None, lid_matrix_file=None))]
     #[allow(clippy::too_many_arguments)]
     fn check(
         &self,
@@ -162,6 +163,7 @@ impl PySubnet {
         include_switch_lids: bool,
         escape_first: bool,
         sl2vl_file: Option<std::path::PathBuf>,
+        lid_matrix_file: Option<std::path::PathBuf>,
     ) -> PyResult<(String, String)> {
         let f = &self.fabric.get().inner;
         let labels = if escape_first { PathLabels::escape_first(self.inner.lids.lmc()) } else { self.inner.labels.clone() };
@@ -194,8 +196,19 @@ impl PySubnet {
             }
             .with_path_sl(PathSl::Fixed(sl));
             let report = analyze(f, &self.inner.lids, &self.inner.tables, &view, &options)?;
-            let json = serde_json::to_string(&report).expect("report serializes");
-            Ok((json, report.to_string()))
+            let mut json = serde_json::to_value(&report).expect("report serializes");
+            let mut text = report.to_string();
+            // OpenSM's hop counts, when given: a section of their own, whose
+            // disagreement with the fabric is a warning (see lid_matrix).
+            if let Some(path) = &lid_matrix_file {
+                let m = compare(f, &self.inner.lids, &self.inner.tables, &read_lid_matrix(path, f)?);
+                if m.has_warnings() {
+                    json["has_warnings"] = true.into();
+                }
+                json["lid_matrix"] = serde_json::to_value(&m).expect("report serializes");
+                text.push_str(&m.to_string());
+            }
+            Ok((json.to_string(), text))
         })
         .map_err(sm_err)
     }

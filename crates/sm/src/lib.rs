@@ -27,6 +27,7 @@ pub mod hops;
 pub mod labels;
 pub mod lft;
 pub mod lid;
+pub mod lid_matrix;
 pub mod mft;
 pub mod path_sl;
 pub mod qos;

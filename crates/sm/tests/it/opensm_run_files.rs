@@ -119,3 +119,87 @@ fn a_switch_missing_from_the_dump_is_named() {
          so give the SL2VL dump of the same run as the topology"
     );
 }
+
+mod lid_matrix {
+    //! `opensm-lid-matrix.dump` of the ring, written by hand as
+    //! `dump_lid_matrix` prints it: per switch, a row per switch LID of
+    //! hex hop counts for ports 0..=3, port 0 the least. On a ring of four,
+    //! from switch i towards the switch k places clockwise, port 1 (to i+1)
+    //! takes 1 + d(k-1) hops and port 2 (to i-1) 1 + d(k+1), d(x) the ring
+    //! distance; port 3 leads to a host: ff.
+
+    use super::*;
+    use ibnetsim_sm::lid_matrix::{compare, parse_lid_matrix, read_lid_matrix};
+
+    #[test]
+    fn the_ring_matches_its_matrix_and_routes_minimally() {
+        let (f, lids, tables) = ring();
+        let m = read_lid_matrix(&dir().join("opensm-lid-matrix.dump"), &f).unwrap();
+        let a = f.node_by_name("A").unwrap();
+        assert_eq!(m.hops(a, 2), Some(&[1, 1, 3, 0xff][..]));
+        let r = compare(&f, &lids, &tables, &m);
+        // 4 switches x 4 switch LIDs; 4 switches x 8 LIDs routed.
+        assert_eq!((r.rows_checked, r.rows_differing, r.routes_checked, r.routes_longer), (16, 0, 32, 0), "{r}");
+    }
+
+    #[test]
+    fn longer_routes_are_counted_with_examples() {
+        // A sends D's LIDs (4 and 8) clockwise: A->B->C->D, 3 switch hops
+        // where port 2 takes 1 (and 4 hops to host hd where 2 do).
+        let (f, lids, _) = ring();
+        let text = std::fs::read_to_string(dir().join("opensm.fdbs")).unwrap();
+        let text = text
+            .replacen("0x0004 : 002  : 01   : yes", "0x0004 : 001  : 03   : No 1 hop path possible via port 2!", 1)
+            .replacen("0x0008 : 002  : 02   : yes", "0x0008 : 001  : 04   : No 2 hop path possible via port 2!", 1);
+        let tables = dump::apply(&dump::parse(&text, None).unwrap(), &f, &lids).unwrap().tables;
+        let m = read_lid_matrix(&dir().join("opensm-lid-matrix.dump"), &f).unwrap();
+        let r = compare(&f, &lids, &tables, &m);
+        assert_eq!((r.routes_checked, r.routes_longer), (32, 2));
+        assert_eq!(
+            r.route_examples,
+            vec!["A: LID 0x0004 by port 1: 3 hops, the least is 1", "A: LID 0x0008 by port 1: 4 hops, the least is 2"]
+        );
+    }
+
+    #[test]
+    fn a_matrix_of_another_fabric_is_found_out() {
+        let (f, lids, tables) = ring();
+        let text = std::fs::read_to_string(dir().join("opensm-lid-matrix.dump")).unwrap();
+        // Line 4: A towards C (LID 3); port 2 said to take 3 hops, not 2.
+        let text = text.replacen("0x0003: 02 02 02 ff", "0x0003: 02 02 03 ff", 1);
+        // And B's row for LID 1 gone.
+        let text = text.replacen("0x0001: 01 03 01 ff # portguid 0x0000000000200000\n", "", 1);
+        let m = parse_lid_matrix(&text, None, &f).unwrap();
+        let r = compare(&f, &lids, &tables, &m);
+        assert_eq!(r.rows_differing, 2);
+        assert_eq!(
+            r.row_examples,
+            vec!["A: LID 0x0003 (switch C), line 4: port 2 has 03 hops, the fabric 02", "B: no row for LID 0x0001 (switch A)"]
+        );
+    }
+
+    #[test]
+    fn bad_lines_name_the_line() {
+        let (f, ..) = ring();
+        let err = |t: &str| parse_lid_matrix(t, Some(Path::new("m")), &f).unwrap_err().to_string();
+        let head = "Switch: guid 0x0000000000200000\n";
+        assert_eq!(
+            err(&format!("{head}0x0001: 00 02 02\n")),
+            "m:2: 3 hop counts, but switch 'A' has ports 0..=3: OpenSM writes one count per port, port 0 (the least) first"
+        );
+        assert_eq!(
+            err(&format!("{head}0x0001: 00 02 02 zz\n")),
+            "m:2: cannot read '0x0001: 00 02 02 zz': a row is '0x<LID>:' then one two-digit hex hop count per port, \
+             port 0 first (OpenSM's dump_lid_matrix format)"
+        );
+        assert_eq!(
+            err("Switch: guid 0x0000000000100000\n"),
+            "m:1: no switch of the fabric has GUID 0x0000000000100000: give the LID matrix of the same OpenSM run as the topology"
+        );
+        assert_eq!(
+            err(&format!("{head}0x0001: 00 02 02 ff\n0x0001: 00 02 02 ff\n")),
+            "m:3: LID 0x0001 is listed twice for this switch, first at line 2"
+        );
+        assert!(err("0x0001: 00 02 02 ff\n").starts_with("m:1: cannot read '0x0001: 00 02 02 ff': rows come after"));
+    }
+}
