@@ -98,7 +98,7 @@ def test_lid_matrix_section():
     }
     assert r["has_warnings"] is False
     proc = run("check", NET, "--lfts", FDBS, "--guid2lid", G2L, "--sl2vl", RING / "sl2vl-through-vl1.dump", "--lid-matrix", RING / "opensm-lid-matrix.dump")
-    assert "LID matrix: 0 of 16 rows differ from the fabric's hop counts\n  routes longer than the matrix's least: 0 of 32 table entries\n" in proc.stdout, proc.stdout
+    assert "\nLID matrix: 0 of 16 rows differ from the fabric's hop counts\n  routes longer than the matrix's least: 0 of 32 table entries\nverdict: ok\n" in proc.stdout, proc.stdout
 
 
 def test_lid_matrix_of_another_fabric_is_a_warning(tmp_path):
@@ -110,6 +110,8 @@ def test_lid_matrix_of_another_fabric_is_a_warning(tmp_path):
     assert r["has_warnings"] is True
     assert r["lid_matrix"]["rows_differing"] == 1
     assert r["lid_matrix"]["row_examples"] == ["A: LID 0x0003 (switch C), line 4: port 2 has 03 hops, the fabric 02"]
+    proc = run("check", NET, "--lfts", FDBS, "--guid2lid", G2L, "--sl2vl", RING / "sl2vl-through-vl1.dump", "--lid-matrix", m)
+    assert proc.stdout.endswith("\nverdict: ok for the tables, but the LID matrix is not this fabric's (see above)\n"), proc.stdout
     bad = tmp_path / "bad-matrix.dump"
     bad.write_text("Switch: guid 0x0000000000200000\n0x0001: 00 02 02\n")
     proc = run("check", NET, "--lid-matrix", bad)

@@ -206,7 +206,12 @@ impl PySubnet {
                     json["has_warnings"] = true.into();
                 }
                 json["lid_matrix"] = serde_json::to_value(&m).expect("report serializes");
-                text.push_str(&m.to_string());
+                // Before the verdict, which stays the last line.
+                let at = text.rfind("verdict:").unwrap_or(text.len());
+                text.insert_str(at, &m.to_string());
+                if m.has_warnings() && text.ends_with("verdict: ok") {
+                    text.push_str(" for the tables, but the LID matrix is not this fabric's (see above)");
+                }
             }
             Ok((json.to_string(), text))
         })
