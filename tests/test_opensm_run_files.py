@@ -116,3 +116,18 @@ def test_lid_matrix_of_another_fabric_is_a_warning(tmp_path):
     bad.write_text("Switch: guid 0x0000000000200000\n0x0001: 00 02 02\n")
     proc = run("check", NET, "--lid-matrix", bad)
     assert proc.returncode == 2 and f"{bad}:2: 3 hop counts, but switch 'A' has ports 0..=3" in proc.stderr, proc.stderr
+
+
+def test_guid2lid_at_lmc_1_sets_the_lmc(tmp_path):
+    # OpenSM at LMC 1: switches keep one LID (no lmc_esp0), hosts get aligned pairs.
+    g = tmp_path / "guid2lid"
+    lines = [f"0x{0x200000 + i:016x} 0x{i + 1:04x} 0x{i + 1:04x}\n\n" for i in range(4)]
+    lines += [f"0x{0x100001 + 2 * i:016x} 0x{6 + 2 * i:04x} 0x{7 + 2 * i:04x}\n\n" for i in range(4)]
+    g.write_text("".join(lines))
+    proc = run("check", NET, "--engine", "minhop", "--guid2lid", g, "--json")
+    r = json.loads(proc.stdout)
+    assert (r["fabric"]["lmc"], r["fabric"]["ca_lids"]) == (1, 8)
+    # 4 hosts to both LIDs of each of the 3 others, all delivered.
+    assert r["paths"]["reachable_pairs"] == 4 * 3 * 2 and r["paths"]["unreachable_pairs"] == 0
+    lids = ib.SubnetManager(ib.topology.read(NET), routing="minhop", guid2lid=g).lids
+    assert dict(zip(lids["node"], zip(lids["base_lid"], lids["lmc"])))["hd"] == (12, 1)
