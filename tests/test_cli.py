@@ -239,7 +239,7 @@ def test_opensm_dumps_given_as_topology_are_named(tmp_path):
     sl2vl.write_text('Switch 0x0002c90300000100, base LID 3, "s"\n#in out : 0  1  2  3  4  5  6  7  8  9  10 11 12 13 14 15\n')
     proc = run("topo", "info", sl2vl, check=False)
     assert proc.returncode == 2 and "opensm-sl2vl.dump:1: this is an OpenSM SL2VL table dump" in proc.stderr, proc.stderr
-    assert "--qos" in proc.stderr
+    assert "give it with --sl2vl (check)" in proc.stderr
 
 
 def test_root_guid_file(tmp_path):

@@ -64,7 +64,9 @@ class SubnetManager:
     :func:`ibnetsim.traffic.multicast`. With ``routing="fa"`` (paper 002's
     fully adaptive tables), ``non_adaptive_switches`` names switches without
     adaptive support: their tables hold the escape port at every LID of a
-    destination.
+    destination. ``guid2lid`` is OpenSM's LID database file (``guid2lid`` in
+    its cache directory): every port then gets the LIDs OpenSM gave it, and
+    the LMC is the file's, whatever the engine (see docs/check.md).
     """
 
     def __init__(
@@ -78,6 +80,7 @@ class SubnetManager:
         seed: int = 0,
         multicast_groups: Optional[Mapping[int, Sequence[str]]] = None,
         non_adaptive_switches: Sequence[str] = (),
+        guid2lid: Optional[str | os.PathLike] = None,
     ):
         roots = [os.fspath(r) for r in ([root] if isinstance(root, (str, os.PathLike)) else list(root or []))]
         self.fabric = fabric
@@ -96,6 +99,7 @@ class SubnetManager:
             _args.integer("seed", seed, 0, _args.U64_MAX),
             groups,
             [str(s) for s in non_adaptive_switches],
+            None if guid2lid is None else os.fspath(guid2lid),
         )
 
     @property
@@ -148,12 +152,18 @@ class SubnetManager:
         sl: int = 0,
         include_switch_lids: bool = False,
         escape_first: bool = False,
+        sl2vl_file: Optional[str | os.PathLike] = None,
+        lid_matrix_file: Optional[str | os.PathLike] = None,
     ) -> CheckReport:
         """Reachability, loops, path stretch, channel load and the credit-loop check.
 
         ``data_vls`` sets the default SL2VL mapping (SL i → VL i mod data_vls); a
         ``qos_file`` in opensm.conf syntax (``qos_sl2vl``, ``qos_max_vls``, …)
-        overrides it. ``spread_lmc`` spreads uniform traffic over all LIDs of a port.
+        overrides it, and an ``sl2vl_file`` (OpenSM's ``opensm-sl2vl.dump``)
+        replaces it with the tables OpenSM programmed. A ``lid_matrix_file``
+        (OpenSM's ``opensm-lid-matrix.dump``) adds a ``lid_matrix`` section:
+        its rows against the fabric's hop counts, and the routes longer than
+        its least hops (see docs/check.md). ``spread_lmc`` spreads uniform traffic over all LIDs of a port.
         ``sl`` is the service level of every route in the credit-loop check.
         ``include_switch_lids`` adds the routes from and to switch port 0
         (management traffic on data VLs) to the channel dependency graph, which
@@ -173,6 +183,8 @@ class SubnetManager:
             _args.integer("sl", sl, 0, _args.U8_MAX),
             bool(include_switch_lids),
             bool(escape_first),
+            None if sl2vl_file is None else os.fspath(sl2vl_file),
+            None if lid_matrix_file is None else os.fspath(lid_matrix_file),
         )
         return CheckReport(json.loads(data), text)
 

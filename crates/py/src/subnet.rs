@@ -5,6 +5,9 @@ use std::path::Path;
 use ibnetsim_fabric::{LinkEnd, NodeId};
 use ibnetsim_sm::analysis::{analyze, uniform_loads, AnalysisOptions, DirLink, LoadLids, PathSl, SlView};
 use ibnetsim_sm::dump::opensm_lfts;
+use ibnetsim_sm::guid2lid::read_guid2lid;
+use ibnetsim_sm::lid_matrix::{compare, read_lid_matrix};
+use ibnetsim_sm::qos::sl2vl_dump::read_sl2vl_dump;
 use ibnetsim_sm::qos::{QosConfig, Sl2VlTables};
 use ibnetsim_sm::{MulticastGroupConfig, PathLabels, RouteLabel, RoutingOptions, SmConfig, SmError, Subnet, SubnetManager, ENGINES};
 use numpy::ndarray::Array2;
@@ -55,7 +58,7 @@ impl PySubnet {
     /// Runs the subnet manager on a fabric.
     #[staticmethod]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (fabric, engine, lmc, roots, file, file_key, seed, multicast_groups=Vec::new(), non_adaptive=Vec::new()))]
+    #[pyo3(signature = (fabric, engine, lmc, roots, file, file_key, seed, multicast_groups=Vec::new(), non_adaptive=Vec::new(), guid2lid=None))]
     fn configure(
         py: Python<'_>,
         fabric: Py<PyFabric>,
@@ -67,6 +70,7 @@ impl PySubnet {
         seed: u64,
         multicast_groups: Vec<(u16, Vec<String>)>,
         non_adaptive: Vec<String>,
+        guid2lid: Option<std::path::PathBuf>,
     ) -> PyResult<Self> {
         let fab = fabric.get();
         let config = SmConfig {
@@ -75,7 +79,13 @@ impl PySubnet {
             options: RoutingOptions { roots, file, file_key, seed, topology_lids: fab.file_lids.clone(), non_adaptive },
             multicast_groups: multicast_groups.into_iter().map(|(mlid, members)| MulticastGroupConfig { mlid, members }).collect(),
         };
-        let inner = py.detach(|| SubnetManager::new(config).configure(&fab.inner)).map_err(sm_err)?;
+        let inner = py
+            .detach(|| {
+                // OpenSM's own LIDs, when given, replace the assigned ones.
+                let given = guid2lid.as_deref().map(|p| read_guid2lid(p, &fab.inner)).transpose()?;
+                SubnetManager::new(config).configure_with_lids(&fab.inner, given)
+            })
+            .map_err(sm_err)?;
         Ok(PySubnet { fabric, inner })
     }
 
@@ -141,7 +151,7 @@ impl PySubnet {
     /// returns (report as JSON, report as text).
     /// `escape_first` reads the tables as the `fa` engine lays them out
     /// (offset 0 escape, the others adaptive) whatever engine made them.
-    #[pyo3(signature = (data_vls, qos_file, spread_lmc, sl, include_switch_lids, escape_first))]
+    #[pyo3(signature = (data_vls, qos_file, spread_lmc, sl, include_switch_lids, escape_first, sl2vl_file=None, lid_matrix_file=None))]
     #[allow(clippy::too_many_arguments)]
     fn check(
         &self,
@@ -152,6 +162,8 @@ impl PySubnet {
         sl: u8,
         include_switch_lids: bool,
         escape_first: bool,
+        sl2vl_file: Option<std::path::PathBuf>,
+        lid_matrix_file: Option<std::path::PathBuf>,
     ) -> PyResult<(String, String)> {
         let f = &self.fabric.get().inner;
         let labels = if escape_first { PathLabels::escape_first(self.inner.lids.lmc()) } else { self.inner.labels.clone() };
@@ -165,9 +177,18 @@ impl PySubnet {
             ..AnalysisOptions::default()
         };
         py.detach(|| {
-            let tables = match &qos_file {
-                Some(path) => Some(read_qos(path)?.apply(f).0),
-                None => None,
+            // The tables OpenSM programmed (its dump), or the ones its
+            // options would program; the caller gives at most one of them.
+            let tables = match (&qos_file, &sl2vl_file) {
+                (Some(_), Some(_)) => {
+                    return Err(SmError::option(
+                        "sl2vl",
+                        "give either the SL2VL dump or the QoS options that produced it, not both",
+                    ))
+                }
+                (Some(path), None) => Some(read_qos(path)?.apply(f).0),
+                (None, Some(path)) => Some(read_sl2vl_dump(path, f)?),
+                (None, None) => None,
             };
             let view = match &tables {
                 Some(t) => SlView::with_tables(t),
@@ -175,8 +196,24 @@ impl PySubnet {
             }
             .with_path_sl(PathSl::Fixed(sl));
             let report = analyze(f, &self.inner.lids, &self.inner.tables, &view, &options)?;
-            let json = serde_json::to_string(&report).expect("report serializes");
-            Ok((json, report.to_string()))
+            let mut json = serde_json::to_value(&report).expect("report serializes");
+            let mut text = report.to_string();
+            // OpenSM's hop counts, when given: a section of their own, whose
+            // disagreement with the fabric is a warning (see lid_matrix).
+            if let Some(path) = &lid_matrix_file {
+                let m = compare(f, &self.inner.lids, &self.inner.tables, &read_lid_matrix(path, f)?);
+                if m.has_warnings() {
+                    json["has_warnings"] = true.into();
+                }
+                json["lid_matrix"] = serde_json::to_value(&m).expect("report serializes");
+                // Before the verdict, which stays the last line.
+                let at = text.rfind("verdict:").unwrap_or(text.len());
+                text.insert_str(at, &m.to_string());
+                if m.has_warnings() && text.ends_with("verdict: ok") {
+                    text.push_str(" for the tables, but the LID matrix is not this fabric's (see above)");
+                }
+            }
+            Ok((json.to_string(), text))
         })
         .map_err(sm_err)
     }

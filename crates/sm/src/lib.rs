@@ -21,11 +21,13 @@
 pub mod analysis;
 pub mod dump;
 pub mod error;
+pub mod guid2lid;
 pub mod guid_files;
 pub mod hops;
 pub mod labels;
 pub mod lft;
 pub mod lid;
+pub mod lid_matrix;
 pub mod mft;
 pub mod path_sl;
 pub mod qos;

@@ -71,11 +71,35 @@ impl SubnetManager {
 
     /// Assigns LIDs, computes forwarding tables, then routes the multicast groups.
     pub fn configure(&self, fabric: &Fabric) -> Result<Subnet, SmError> {
+        self.configure_with_lids(fabric, None)
+    }
+
+    /// [`configure`](Self::configure), with the LIDs given (e.g. OpenSM's, read
+    /// from its `guid2lid` file by [`crate::guid2lid`]) instead of assigned by
+    /// the engine or the LID manager. They win over the LIDs a dump implies,
+    /// so that a dump naming no LID owners lines up with OpenSM's numbering.
+    /// A configured LMC other than 0 must match theirs.
+    pub fn configure_with_lids(&self, fabric: &Fabric, given: Option<LidMap>) -> Result<Subnet, SmError> {
         let engine = build_engine(&self.config.routing_engine, &self.config.options)?;
         fabric.check_connected()?;
-        let lids = match engine.assign_lids(fabric, self.config.lmc)? {
-            Some(l) => l,
-            None => LidMap::assign(fabric, self.config.lmc)?,
+        let lids = match given {
+            Some(l) => {
+                if self.config.lmc != 0 && self.config.lmc != l.lmc() {
+                    return Err(SmError::option(
+                        "lmc",
+                        format!(
+                            "{} was asked for, but the given LIDs have LMC {}: leave the LMC out, the LIDs set it",
+                            self.config.lmc,
+                            l.lmc()
+                        ),
+                    ));
+                }
+                l
+            }
+            None => match engine.assign_lids(fabric, self.config.lmc)? {
+                Some(l) => l,
+                None => LidMap::assign(fabric, self.config.lmc)?,
+            },
         };
         let mut routing = engine.route(fabric, &lids)?;
         debug_assert_eq!(routing.tables.top_lid(), lids.top_lid());

@@ -262,11 +262,9 @@ impl OpenSmFile {
                 "give it with --lfts (check) or --lfts-file (route --engine file), after the topology it was dumped from"
             }
             OpenSmFile::Mcast => "ibnetsim does not read multicast tables; it computes them from the topology",
-            OpenSmFile::LidMatrix => "ibnetsim does not read hop counts; it computes them from the topology",
-            OpenSmFile::Sl2Vl => {
-                "ibnetsim does not read programmed SL2VL tables; give the opensm.conf that produced them with --qos"
-            }
-            OpenSmFile::Guid2Lid => "ibnetsim does not read it; LIDs come from the topology or an LFT dump",
+            OpenSmFile::LidMatrix => "give it with --lid-matrix (check), after the topology of the same run",
+            OpenSmFile::Sl2Vl => "give it with --sl2vl (check), after the topology of the same run",
+            OpenSmFile::Guid2Lid => "give it with --guid2lid (check or route), after the topology of the same run",
             OpenSmFile::RootGuids => "give it with --root FILE (route or check --engine updn)",
         }
     }
@@ -527,7 +525,7 @@ mod tests {
         assert!(
             e.ends_with(
                 "opensm-lid-matrix.dump:1: this is an OpenSM hop-count dump (opensm-lid-matrix.dump), not a topology: \
-                 ibnetsim does not read hop counts; it computes them from the topology. A topology is an \
+                 give it with --lid-matrix (check), after the topology of the same run. A topology is an \
                  ibnetdiscover/ibsim net file, an IBDM .topo file or an OpenSM subnet.lst"
             ),
             "{e}"

@@ -335,7 +335,8 @@ pub fn derive_lids(dump: &LftDump, fabric: &Fabric, lmc: u8) -> Result<LidMap, S
                 "file",
                 format!(
                     "{}: a dump_ucast_routes listing does not say which port owns a LID; \
-                     give the LIDs read with the topology (e.g. from subnet.lst) with FileEngine::with_lids",
+                     give the LIDs: OpenSM's guid2lid file of the same run (--guid2lid), or a topology that \
+                     states them (subnet.lst, ibnetdiscover output)",
                     dump.file.as_deref().map_or("<input>".into(), |p| p.display().to_string())
                 ),
             ))

@@ -19,6 +19,7 @@
 pub mod admission;
 pub mod opensm_conf;
 pub mod sl2vl;
+pub mod sl2vl_dump;
 pub mod vlarb;
 
 pub use opensm_conf::{

@@ -232,7 +232,7 @@ Unicast lids [0-9] of switch Lid 9 guid 0x0000000000000010 ('s'):
                     0x0001 : 001  : 01   : yes\n0x0002 : UNREACHABLE\n";
         let d = dump::parse(text, None).unwrap();
         let plain = FileEngine::new(d.clone());
-        assert!(plain.assign_lids(&f, 0).unwrap_err().to_string().contains("FileEngine::with_lids"));
+        assert!(plain.assign_lids(&f, 0).unwrap_err().to_string().contains("guid2lid file of the same run (--guid2lid)"));
         let lids = LidMap::assign(&f, 0).unwrap();
         let engine = FileEngine::new(d).with_lids(lids.clone());
         let got = engine.assign_lids(&f, 0).unwrap().unwrap();

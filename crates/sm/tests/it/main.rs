@@ -8,6 +8,7 @@ mod ftree;
 mod real_fabrics;
 mod lmc_paths;
 mod multicast;
+mod opensm_run_files;
 mod paper_networks;
 mod path_lengths;
 mod updn_legality;
