@@ -474,3 +474,21 @@ def test_a_trace_named_like_a_class_is_refused_at_its_line():
     with pytest.raises(ScenarioError) as e:
         loads_scenario(text)
     assert (e.value.key, e.value.line) == ("trace.name", line), e.value
+
+
+def test_scenario_points_bound_source_queues_and_fare_as_unbounded():
+    from ibnetsim.experiment.kinds.simulate import SWEEP_SOURCE_QUEUE_PACKETS, sim_overrides
+
+    # Far more than the 4-switch fabric carries: the sources' queues grow all run.
+    over = loads_scenario(tiny(load="0.9", time_us=2000.0))
+    (point,) = over.points
+    assert sim_overrides(point.config)["hca"] == {"source_queue_packets": SWEEP_SOURCE_QUEUE_PACKETS}
+    bounded = kinds.get("simulate").run(point.config)
+    unbounded = loads_scenario(tiny(load="0.9", time_us=2000.0) + "\n[hca]\nsource_queue_packets = 0\n")
+    (free_point,) = unbounded.points
+    assert sim_overrides(free_point.config)["hca"] == {"source_queue_packets": 0}
+    free = kinds.get("simulate").run(free_point.config)
+    # One class per host: the same packets, the same numbers, only fewer of them kept.
+    assert free["injection_queue_packets"] > 8 * SWEEP_SOURCE_QUEUE_PACKETS
+    for col in ("generated_packets", "delivered_packets", "in_flight_packets", "injection_queue_packets", "latency_mean_ns", "accepted_load"):
+        assert bounded[col] == free[col], col

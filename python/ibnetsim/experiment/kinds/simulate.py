@@ -159,11 +159,16 @@ SWITCH = register_section(
     )
 )
 
+#: `hca.source_queue_packets` of scenario points unless the scenario sets it (the API's default is 0, unbounded).
+SWEEP_SOURCE_QUEUE_PACKETS = 256
+
+
 HCA = register_section(
     Section(
         "hca",
-        "Channel-adapter parameters of a `simulate` point, over the preset's. Unset keys keep the preset's value. "
-        "The keys are the fields of the core's `HcaConfig`.",
+        "Channel-adapter parameters of a `simulate` point, over the preset's. Unset keys keep the preset's value, "
+        f"except `source_queue_packets`: {SWEEP_SOURCE_QUEUE_PACKETS} in scenario files (0, unbounded, in the Python API), "
+        "so that points past saturation keep flat memory (docs/traffic.md). The keys are the fields of the core's `HcaConfig`.",
         keys=keys_from_core("hca"),
     )
 )
@@ -387,8 +392,11 @@ def sim_overrides(config: dict) -> dict[str, Any]:
     if switch:
         out["switch"] = switch
     hca = {k: v for k, v in config.get("hca", {}).items() if v not in (None, [])}
-    if hca:
-        out["hca"] = hca
+    # Load sweeps run points past saturation, where unbounded source queues grow
+    # with the run: bounded, memory stays flat and (one class per host) the
+    # packets fare exactly as unbounded (docs/traffic.md).
+    hca.setdefault("source_queue_packets", SWEEP_SOURCE_QUEUE_PACKETS)
+    out["hca"] = hca
     return out
 
 
