@@ -331,7 +331,9 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_points(tmp_path):
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-m", "ibnetsim.cli", "sweep", str(scen), "-o", str(tmp_path / "out"), "--workers", "2", "--no-progress"]
-    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    # A shell starts background jobs with SIGINT ignored, and a child inherits
+    # that (CI runs in the background): give the sweep Ctrl-C as a terminal would.
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     started = lambda: sorted(int(f.name.split("-")[0]) for f in markers.iterdir())  # noqa: E731
     # Interrupt once seeds 3 and 4 are running and the sweep has stored seeds
     # 1 and 2: a result still on its way from a worker when Ctrl-C lands is

@@ -25,11 +25,8 @@ import multiprocessing as mp
 import os
 import signal
 import sys
-import threading
 from collections import deque
-from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures import process as _futures_process
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
@@ -65,31 +62,6 @@ def _crash_row(message: str) -> dict[str, Any]:
 
 def _execute(task: Task) -> dict[str, Any]:
     return run_point(task.kind, task.plugins, task.config, progress=(task.progress_interval, f"point {task.index}"))
-
-
-@contextmanager
-def _sigint_after():
-    """Holds Ctrl-C back until the block is done, then raises it.
-
-    ``ProcessPoolExecutor.submit`` may start a worker process; a
-    KeyboardInterrupt between its start and its registration in the pool
-    leaves a worker that ``_kill`` cannot see, which takes a queued point
-    (one that waits, in the test, forever) and keeps the interpreter from
-    exiting. (Blocking the signal would not do: another thread may take it.)
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if caught and previous is not signal.SIG_IGN:
-        if callable(previous):
-            previous(signal.SIGINT, None)
-        raise KeyboardInterrupt
 
 
 def _ignore_sigint() -> None:
@@ -144,11 +116,6 @@ class LocalExecutor(Executor):
     @staticmethod
     def _kill(pool: ProcessPoolExecutor) -> None:
         procs = list((getattr(pool, "_processes", None) or {}).values())
-        # A worker started but not yet registered in the pool when an error
-        # struck is still this process's child, running the pool's worker loop.
-        worker_loop = getattr(_futures_process, "_process_worker", None)
-        if worker_loop is not None:
-            procs += [c for c in mp.active_children() if getattr(c, "_target", None) is worker_loop and c not in procs]
         pool.shutdown(wait=False, cancel_futures=True)
         for p in procs:
             if p.is_alive():
@@ -167,9 +134,8 @@ class LocalExecutor(Executor):
                     # After a crash: each suspect alone in a fresh pool, to find the culprit.
                     self._kill(pool)
                     t = suspects.popleft()
-                    with _sigint_after():
-                        pool = self._pool(1)
-                        fut = pool.submit(_execute, t)
+                    pool = self._pool(1)
+                    fut = pool.submit(_execute, t)
                     try:
                         row = fut.result()
                     except BrokenProcessPool:
@@ -183,8 +149,7 @@ class LocalExecutor(Executor):
                 while queue and len(inflight) < 2 * self.workers:
                     t = queue.popleft()
                     try:
-                        with _sigint_after():
-                            inflight[pool.submit(_execute, t)] = t
+                        inflight[pool.submit(_execute, t)] = t
                     except BrokenProcessPool:
                         queue.appendleft(t)
                         broken = True
