@@ -146,12 +146,17 @@ def _outside(r: dict) -> bool:
     return r.get("verdict") in ("outside", "known deviation")
 
 
+def _diamond(ax: plt.Axes, x: float, y: float, colour: str, outside: bool) -> None:
+    """One paper value: an open diamond, ringed in red when ours is outside its tolerance."""
+    ax.plot(x, y, linestyle="none", marker="D", markersize=7, markerfacecolor="white", markeredgewidth=1.6, markeredgecolor=colour, zorder=4)
+    if outside:
+        ax.plot(x, y, linestyle="none", marker="o", markersize=15, markerfacecolor="none", markeredgewidth=1.4, markeredgecolor="#c00", zorder=4)
+
+
 def _draw_paper(ax: plt.Axes, points: list, colours: dict, position: Any, label: str) -> list:
     """Draws the paper's points; returns their legend entries."""
     for at, key, value, outside, _ in points:
-        ax.plot(position(at), value, linestyle="none", marker="D", markersize=7, markerfacecolor="white", markeredgewidth=1.6, markeredgecolor=colours.get(key, "black"), zorder=4)
-        if outside:
-            ax.plot(position(at), value, linestyle="none", marker="o", markersize=15, markerfacecolor="none", markeredgewidth=1.4, markeredgecolor="#c00", zorder=4)
+        _diamond(ax, position(at), value, colours.get(key, "black"), outside)
     handles = []
     if points:
         handles.append(Line2D([], [], linestyle="none", marker="D", markerfacecolor="white", markeredgecolor="black", markeredgewidth=1.6, label=label))
@@ -432,10 +437,8 @@ def _categories_figure(df: pd.DataFrame, spec: kinds.Categories, series: list[st
             for b_lo, b_hi in r.get("tolerance_bands") or []:
                 ax.vlines(at, b_lo, b_hi, color="black", linewidth=1.0, zorder=3, gid="tolerance")
                 ax.plot([at, at], [b_lo, b_hi], linestyle="none", marker="_", markersize=8, color="black", zorder=3)
-            ax.plot(at, float(r["paper"]), linestyle="none", marker="D", markersize=7, markerfacecolor="white", markeredgewidth=1.6, markeredgecolor=colour, zorder=4)
-            if _outside(r):
-                ax.plot(at, float(r["paper"]), linestyle="none", marker="o", markersize=15, markerfacecolor="none", markeredgewidth=1.4, markeredgecolor="#c00", zorder=4)
-                any_outside = True
+            _diamond(ax, at, float(r["paper"]), colour, _outside(r))
+            any_outside = any_outside or _outside(r)
             any_paper = True
             drawn.add(i)
         crowded = sum(map(len, spec.categories)) > 40

@@ -116,6 +116,26 @@ struct LinkView<'a> {
     wake: Cell<Time>,
 }
 
+impl<'a> LinkView<'a> {
+    /// The links of the switch whose first port is `port_base`, as packet `p` sees them now.
+    #[inline]
+    fn new(ports: &'a Ports, now: Time, layout: Layout, port_base: u32, p: &Packet) -> Self {
+        LinkView {
+            credits: &ports.credits,
+            tx: &ports.tx,
+            ports: &ports.model,
+            now,
+            port_base,
+            layout,
+            blocks: p.blocks as u32,
+            wire: p.wire_bytes as u32,
+            tail_at: p.tail_at,
+            vl15: p.flags & FLAG_VL15 != 0,
+            wake: Cell::new(Time::MAX),
+        }
+    }
+}
+
 impl SelectionView for LinkView<'_> {
     #[inline]
     fn credits(&self, c: &Candidate) -> u32 {
@@ -248,19 +268,7 @@ impl Simulation {
             let view = BufferedView::new(&self.ports, &self.switches.xout_busy, self.layout, self.p.crossbar, sm.port_base, p.blocks, p.flags);
             cands.as_slice().iter().any(|c| view.can_accept(c) && (!self.p.fully_adaptive || view.fits(c)))
         } else {
-            let view = LinkView {
-                credits: &self.ports.credits,
-                tx: &self.ports.tx,
-                ports: &self.ports.model,
-                now: self.now,
-                port_base: sm.port_base,
-                layout: self.layout,
-                blocks: p.blocks as u32,
-                wire: p.wire_bytes as u32,
-                tail_at: p.tail_at,
-                vl15: p.flags & FLAG_VL15 != 0,
-                wake: Cell::new(Time::MAX),
-            };
+            let view = LinkView::new(&self.ports, self.now, self.layout, sm.port_base, p);
             // Without output buffers a VL arbiter may legitimately hold a
             // request back (a VL without table weight); only count VLs it serves.
             cands.as_slice().iter().any(|c| {
@@ -542,19 +550,7 @@ impl Simulation {
                         continue;
                     };
                     let p = self.arena[id];
-                    let view = LinkView {
-                        credits: &self.ports.credits,
-                        tx: &self.ports.tx,
-                        ports: &self.ports.model,
-                        now: self.now,
-                        port_base: sm.port_base,
-                        layout: self.layout,
-                        blocks: p.blocks as u32,
-                        wire: p.wire_bytes as u32,
-                        tail_at: p.tail_at,
-                        vl15: p.flags & FLAG_VL15 != 0,
-                        wake: Cell::new(Time::MAX),
-                    };
+                    let view = LinkView::new(&self.ports, self.now, self.layout, sm.port_base, &p);
                     let sel = if is_multicast(p.dlid) { first_acceptable(&cands, &view) } else { self.mech.selection.select(&cands, &view) };
                     let underrun = view.wake.get();
                     wake = wake.min(underrun);
