@@ -218,18 +218,29 @@ def test_bench_quick_prints_machine_build_configurations_and_every_line():
     assert out[1] == f"build: ibnetsim {ibnetsim.__version__}, commit {ibnetsim.__build_commit__}, {_core.BUILD_PROFILE} profile; Python {sys.version.split()[0]}"
     assert _core.BUILD_PROFILE in ("debug", "release")
     assert out[2] == "irregular64 configuration: preset martinez2003, 50 µs simulated after a 10 µs warm-up, seed 1"
-    assert out[4] == "mesh8x8 configuration: preset martinez2003, 100 µs simulated after a 10 µs warm-up, seed 1, data_vls = 1"
-    assert out[6] == "fattree1728 configuration: IBA defaults (no preset), 20 µs simulated after a 5 µs warm-up, seed 1"
-    lines = [out[3], out[5], out[7]]
+    assert out[5] == "mesh8x8 configuration: preset martinez2003, 100 µs simulated after a 10 µs warm-up, seed 1, data_vls = 1"
+    assert out[8] == "fattree1728 configuration: IBA defaults (no preset), 20 µs simulated after a 5 µs warm-up, seed 1"
+    lines = [out[3], out[6], out[9]]
     assert [line.split(":")[0] for line in lines] == ["irregular64", "mesh8x8", "fattree1728"]
     assert "(432 switches, 1,728 hosts), ftree" in lines[2]
     # 30 % is far below the fat tree's saturation (ftree's bound is 1.0): what is offered gets through.
     accepted, offered = map(float, re.search(r"accepted ([0-9.]+) of offered ([0-9.]+)", lines[2]).groups())
     assert offered == pytest.approx(0.3, abs=0.02) and accepted == pytest.approx(offered, rel=0.06)
+    # The engine's cost per switch hop, and by event kind (they add up to it).
+    for line in (out[4], out[7], out[10]):
+        m = re.fullmatch(r"\S+ events per switch hop: ([0-9.]+) \(([0-9.]+) hops per delivered packet; (.*)\)", line)
+        assert m, line
+        kinds = dict(k.rsplit(" ", 1) for k in m.group(3).split(", "))
+        assert {"Routed", "LinkFree", "Generate", "Deliver"} <= set(kinds), kinds
+        assert sum(map(float, kinds.values())) == pytest.approx(float(m.group(1)), abs=0.01 * len(kinds))
+    # Dimension-order routes on an 8×8 mesh cross |dx| + |dy| + 1 switches: 5.33 + 1 on average
+    # between distinct hosts (E|dx| = (k² − 1)/(3k) = 2.625 over all pairs, × 64/63 without self).
+    mesh_hops = float(re.search(r"\(([0-9.]+) hops per delivered packet", out[7]).group(1))
+    assert mesh_hops == pytest.approx(1 + 2 * 2.625 * 64 / 63, rel=0.03)
     # The command line's start-up, timed in fresh interpreters.
-    m = re.fullmatch(r"cli start-up: `ibnetsim --help` ([0-9.]+) s, `ibnetsim check ring.net` \(4 switches\) ([0-9.]+) s \(median of 5 runs each, wall\)", out[8])
-    assert m and float(m.group(1)) > 0 and float(m.group(2)) > 0, out[8]
-    assert len(out) == 9
+    m = re.fullmatch(r"cli start-up: `ibnetsim --help` ([0-9.]+) s, `ibnetsim check ring.net` \(4 switches\) ([0-9.]+) s \(median of 5 runs each, wall\)", out[11])
+    assert m and float(m.group(1)) > 0 and float(m.group(2)) > 0, out[11]
+    assert len(out) == 12
     for line in lines:
         m = re.search(r"([0-9,]+) events/s, ([0-9,]+) delivered packets/s", line)
         assert m, line

@@ -349,11 +349,14 @@ def bench_cmd(quick: bool, progress: bool) -> None:
         wall = time.perf_counter() - t0
         events = res.raw["events"]
         delivered = res.raw["delivered"]
+        hops = res.raw["switch_hops"]
         click.echo(
             f"{name}: {describe}; {t_us:g} µs simulated in {wall:.2f} s: "
             f"{events / wall:,.0f} events/s, {delivered / wall:,.0f} delivered packets/s "
             f"({events:,} events, {delivered:,} packets; accepted {res.accepted:.4f} of offered {res.offered:.4f})"
         )
+        by_kind = ", ".join(f"{k} {n / hops:.2f}" for k, n in sorted(res.raw["events_by_kind"].items(), key=lambda kv: -kv[1]))
+        click.echo(f"{name} events per switch hop: {events / hops:.2f} ({hops / max(delivered, 1):.2f} hops per delivered packet; {by_kind})")
     click.echo(_bench_startup())
 
 

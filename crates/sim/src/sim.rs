@@ -169,7 +169,7 @@ impl Simulation {
         while let Some((t, ev)) = self.queue.pop_until(until_ps) {
             debug_assert!(t >= self.now);
             self.now = t;
-            self.metrics.events += 1;
+            self.metrics.events_by_kind[ev.kind()] += 1;
             // Periodic work sees the state before the first event at or after
             // its time, whatever the slicing of the run.
             let found = if t >= self.next_housekeeping { self.housekeeping() } else { None };
@@ -424,7 +424,7 @@ impl Simulation {
 
     /// Events handled so far.
     pub fn events(&self) -> u64 {
-        self.metrics.events
+        self.metrics.events()
     }
 
     /// Pending events.

@@ -89,10 +89,60 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// Names of the event kinds, in the order of [`Event::kind`] (results'
+    /// `events_by_kind`).
+    pub const KIND_NAMES: [&'static str; 12] = [
+        "Generate", "TraceNext", "MessageNext", "ConnNext", "Routed", "XbarDone", "LinkFree", "OutputReady", "Credit", "Deliver", "Inject", "SwitchWake",
+    ];
+
+    /// Index of this event's kind in [`Event::KIND_NAMES`].
+    #[inline]
+    pub fn kind(&self) -> usize {
+        match self {
+            Event::Generate { .. } => 0,
+            Event::TraceNext { .. } => 1,
+            Event::MessageNext { .. } => 2,
+            Event::ConnNext { .. } => 3,
+            Event::Routed { .. } => 4,
+            Event::XbarDone { .. } => 5,
+            Event::LinkFree { .. } => 6,
+            Event::OutputReady { .. } => 7,
+            Event::Credit { .. } => 8,
+            Event::Deliver { .. } => 9,
+            Event::Inject { .. } => 10,
+            Event::SwitchWake { .. } => 11,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn events_stay_small() {
         assert!(std::mem::size_of::<super::Event>() <= 12);
+    }
+
+    #[test]
+    fn kind_names_match_the_variants() {
+        use super::Event;
+        let samples = [
+            Event::Generate { source: 0 },
+            Event::TraceNext { trace: 0 },
+            Event::MessageNext { source: 0 },
+            Event::ConnNext { conn: 0 },
+            Event::Routed { port: 0, queue: 0 },
+            Event::XbarDone { input: 0, output: 0, in_slot: 0, out_slot: 0 },
+            Event::LinkFree { port: 0 },
+            Event::OutputReady { port: 0 },
+            Event::Credit { port: 0, queue: 0, blocks: 0 },
+            Event::Deliver { port: 0, queue: 0, packet: 0 },
+            Event::Inject { packet: 0 },
+            Event::SwitchWake { switch: 0 },
+        ];
+        for (i, e) in samples.iter().enumerate() {
+            assert_eq!(e.kind(), i);
+            assert!(format!("{e:?}").starts_with(Event::KIND_NAMES[i]), "{e:?} is not {}", Event::KIND_NAMES[i]);
+        }
     }
 }

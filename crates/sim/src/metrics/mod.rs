@@ -117,13 +117,21 @@ pub struct Metrics {
     /// Multicast packets retired at a switch once all their copies were
     /// made, since time 0.
     pub retired: u64,
-    /// Events handled.
-    pub events: u64,
+    /// Events handled, by kind ([`crate::engine::Event::kind`]).
+    pub events_by_kind: [u64; crate::engine::Event::KIND_NAMES.len()],
+    /// Packets (and multicast copies) granted a switch's crossbar, since
+    /// time 0: the switch hops taken.
+    pub switch_hops: u64,
     /// Per CBR connection.
     pub conns: ConnMetrics,
 }
 
 impl Metrics {
+    /// Events handled, all kinds.
+    pub fn events(&self) -> u64 {
+        self.events_by_kind.iter().sum()
+    }
+
     /// Counters for `classes` classes, the SLs `used_sls` and `port_slots`
     /// transmitter slots; with a `detector`, `warmup_ps` must be `Time::MAX`.
     /// `measured` samples the measurement in windows.
@@ -155,7 +163,8 @@ impl Metrics {
             copies: 0,
             fa_hops: [0; 3],
             retired: 0,
-            events: 0,
+            events_by_kind: [0; crate::engine::Event::KIND_NAMES.len()],
+            switch_hops: 0,
             conns: ConnMetrics::default(),
         }
     }

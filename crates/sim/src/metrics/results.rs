@@ -173,6 +173,13 @@ pub struct SimResults {
     pub window_ps: u64,
     /// Events handled.
     pub events: u64,
+    /// Events handled by kind (event name → count; kinds never handled are
+    /// left out): which parts of the model the run's time went to.
+    pub events_by_kind: std::collections::BTreeMap<&'static str, u64>,
+    /// Crossbar grants since time 0 (each packet counts once per switch it
+    /// crosses, each multicast copy once): `events / switch_hops` is the
+    /// engine's cost per switch hop.
+    pub switch_hops: u64,
     /// Packets generated since time 0.
     pub generated: u64,
     /// Packets delivered since time 0.
@@ -399,7 +406,9 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         measurement_series: m.measured.series.clone(),
         stationary: m.measured.stationary(),
         window_ps: window,
-        events: m.events,
+        events: m.events(),
+        events_by_kind: crate::engine::Event::KIND_NAMES.iter().zip(m.events_by_kind).filter(|&(_, n)| n > 0).map(|(&k, n)| (k, n)).collect(),
+        switch_hops: m.switch_hops,
         generated: m.generated,
         delivered: m.delivered,
         dropped: m.dropped,

@@ -484,6 +484,7 @@ impl Simulation {
         let xend = (now + xser).max(p.tail_at);
         let xi = self.xidx(gp, slot);
         self.switches.xin_free[xi] -= 1;
+        self.metrics.switch_hops += 1;
         let xo = self.xidx(ogp, c.slot);
         self.switches.xout_busy[xo] = true;
         let (moved, last) = self.take_for_output(swi, gp, q, id, c.port, xend);
@@ -676,6 +677,7 @@ impl Simulation {
         let end = now + self.ports.model[ogp as usize].timing.ser_ps(p.wire_bytes as u32);
         let xi = self.xidx(gp, slot);
         self.switches.xin_free[xi] -= 1;
+        self.metrics.switch_hops += 1;
         let oport = self.ports.model[ogp as usize].port;
         let (moved, last) = self.take_for_output(self.ports.model[gp as usize].switch, gp, q, id, oport, end);
         {

@@ -7,6 +7,7 @@ mod connections;
 mod conservation;
 mod crossbar;
 mod deadlock;
+mod event_counts;
 mod fecn;
 mod fully_adaptive;
 mod determinism;
