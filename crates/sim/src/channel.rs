@@ -46,7 +46,12 @@ impl Simulation {
         let i = self.layout.pv(gp, slot);
         self.metrics.on_transmit(now, i, ser);
         self.last_progress = now;
-        self.schedule(now + ser, Event::LinkFree { port: gp });
+        let fold = &mut self.link_fold;
+        if fold.port == gp && fold.at == now + ser {
+            fold.taken = true;
+        } else {
+            self.schedule(now + ser, Event::LinkFree { port: gp });
+        }
         self.arrive(pm.peer, id, q, ser, pm.timing.propagation_ps);
     }
 

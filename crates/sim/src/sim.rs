@@ -99,6 +99,25 @@ pub struct Simulation {
     /// Earliest of the next scan and the end of the warm-up window being
     /// filled: the run loop's only per-event check for periodic work.
     pub(crate) next_housekeeping: Time,
+    /// A crossbar grant's offer to end its transfer and the output link's
+    /// transmission with one event (see [`LinkFold`]).
+    pub(crate) link_fold: LinkFold,
+}
+
+/// While a crossbar grant into an output buffer starts that buffer's link,
+/// the transmission it starts may end exactly when the transfer does (the
+/// packet leaves as it arrives, the common case below saturation). The two
+/// events would then have the same time and consecutive sequence numbers,
+/// so nothing can be handled between them: the grant schedules one
+/// `XbarLinkDone` in their place, under the transfer's sequence number.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LinkFold {
+    /// Transmitter whose `LinkFree` may be folded (`NONE`: no grant under way).
+    pub port: u32,
+    /// The transfer's end.
+    pub at: Time,
+    /// Set by the transmission that was folded.
+    pub taken: bool,
 }
 
 impl Simulation {
@@ -277,6 +296,10 @@ impl Simulation {
             Event::MessageNext { source } => self.on_message_next(source),
             Event::Routed { port, queue } => self.on_routed(port, queue),
             Event::XbarDone { input, output, in_slot, out_slot } => self.on_xbar_done(input, output, in_slot, out_slot),
+            Event::XbarLinkDone { input, output, in_slot, out_slot } => {
+                self.on_xbar_done(input, output, in_slot, out_slot);
+                self.on_link_free(output);
+            }
             Event::LinkFree { port } => self.on_link_free(port),
             Event::OutputReady { port } => self.on_output_ready(port),
             Event::Credit { port, queue, blocks } => self.on_credit(port, queue, blocks),

@@ -126,6 +126,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         deadlock: None,
         watchdog: Watchdog::new(sim_buffers, (watchdog_ps / 2).max(1)),
         next_housekeeping: 0,
+        link_fold: crate::sim::LinkFold { port: NONE, at: 0, taken: false },
         p,
     };
     sim.update_housekeeping();

@@ -48,6 +48,19 @@ pub enum Event {
         /// VL slot at the output.
         out_slot: u8,
     },
+    /// A crossbar transfer and the transmission of the same packet on the
+    /// output link `output` end at once (it left the output buffer as it
+    /// arrived there): `XbarDone`, then `LinkFree` of `output`, as one event.
+    XbarLinkDone {
+        /// Input port (global index).
+        input: u32,
+        /// Output port (global index), whose transmitter is free too.
+        output: u32,
+        /// VL slot at the input.
+        in_slot: u8,
+        /// VL slot at the output.
+        out_slot: u8,
+    },
     /// The transmitter at `port` has sent the last byte of its packet.
     LinkFree {
         /// Output port.
@@ -92,8 +105,8 @@ pub enum Event {
 impl Event {
     /// Names of the event kinds, in the order of [`Event::kind`] (results'
     /// `events_by_kind`).
-    pub const KIND_NAMES: [&'static str; 12] = [
-        "Generate", "TraceNext", "MessageNext", "ConnNext", "Routed", "XbarDone", "LinkFree", "OutputReady", "Credit", "Deliver", "Inject", "SwitchWake",
+    pub const KIND_NAMES: [&'static str; 13] = [
+        "Generate", "TraceNext", "MessageNext", "ConnNext", "Routed", "XbarDone", "LinkFree", "OutputReady", "Credit", "Deliver", "Inject", "SwitchWake", "XbarLinkDone",
     ];
 
     /// Index of this event's kind in [`Event::KIND_NAMES`].
@@ -112,6 +125,7 @@ impl Event {
             Event::Deliver { .. } => 9,
             Event::Inject { .. } => 10,
             Event::SwitchWake { .. } => 11,
+            Event::XbarLinkDone { .. } => 12,
         }
     }
 }
@@ -139,6 +153,7 @@ mod tests {
             Event::Deliver { port: 0, queue: 0, packet: 0 },
             Event::Inject { packet: 0 },
             Event::SwitchWake { switch: 0 },
+            Event::XbarLinkDone { input: 0, output: 0, in_slot: 0, out_slot: 0 },
         ];
         for (i, e) in samples.iter().enumerate() {
             assert_eq!(e.kind(), i);

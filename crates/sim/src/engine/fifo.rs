@@ -126,10 +126,15 @@ impl FifoQueue {
 
 impl EventQueue for FifoQueue {
     #[inline]
-    fn push(&mut self, now: Time, at: Time, ev: Event) {
-        debug_assert!(at >= now, "event scheduled in the past: {at} < {now}");
-        let e = Entry::new(at, self.seq, ev);
+    fn reserve(&mut self) -> u64 {
         self.seq += 1;
+        self.seq - 1
+    }
+
+    #[inline]
+    fn push_reserved(&mut self, now: Time, at: Time, seq: u64, ev: Event) {
+        debug_assert!(at >= now, "event scheduled in the past: {at} < {now}");
+        let e = Entry::new(at, seq, ev);
         self.len += 1;
         // Arrival gaps are random: a FIFO per gap would only churn the cache.
         let fifo = if matches!(ev, Event::Generate { .. } | Event::TraceNext { .. } | Event::ConnNext { .. }) { None } else { self.fifo_for(at - now) };

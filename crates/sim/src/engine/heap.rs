@@ -46,9 +46,13 @@ impl HeapQueue {
 
 impl EventQueue for HeapQueue {
     #[inline]
-    fn push(&mut self, _now: Time, at: Time, ev: Event) {
-        self.heap.push(Rev(Entry::new(at, self.seq, ev)));
+    fn reserve(&mut self) -> u64 {
         self.seq += 1;
+        self.seq - 1
+    }
+    #[inline]
+    fn push_reserved(&mut self, _now: Time, at: Time, seq: u64, ev: Event) {
+        self.heap.push(Rev(Entry::new(at, seq, ev)));
     }
     #[inline]
     fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {

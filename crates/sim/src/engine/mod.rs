@@ -36,7 +36,18 @@ pub const MAX_TIME_PS: Time = u64::MAX / 4;
 pub trait EventQueue {
     /// Schedules `ev` at time `at`; `now` is the time of the event being handled
     /// (`at >= now`).
-    fn push(&mut self, now: Time, at: Time, ev: Event);
+    #[inline]
+    fn push(&mut self, now: Time, at: Time, ev: Event) {
+        let seq = self.reserve();
+        self.push_reserved(now, at, seq, ev);
+    }
+    /// Takes the next sequence number without scheduling anything yet: an
+    /// event pushed later with it orders among equal times as if it had been
+    /// pushed now. (A handler that decides an event's kind only after
+    /// scheduling others keeps the order it would have had.)
+    fn reserve(&mut self) -> u64;
+    /// Schedules `ev` at `at` with a sequence number from [`EventQueue::reserve`].
+    fn push_reserved(&mut self, now: Time, at: Time, seq: u64, ev: Event);
     /// Removes and returns the earliest event (ties: first pushed first) if its
     /// time is at most `limit`.
     fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)>;
@@ -87,6 +98,20 @@ impl EventQueue for Queue {
         match self {
             Queue::Heap(q) => q.push(now, at, ev),
             Queue::Fifo(q) => q.push(now, at, ev),
+        }
+    }
+    #[inline]
+    fn reserve(&mut self) -> u64 {
+        match self {
+            Queue::Heap(q) => q.reserve(),
+            Queue::Fifo(q) => q.reserve(),
+        }
+    }
+    #[inline]
+    fn push_reserved(&mut self, now: Time, at: Time, seq: u64, ev: Event) {
+        match self {
+            Queue::Heap(q) => q.push_reserved(now, at, seq, ev),
+            Queue::Fifo(q) => q.push_reserved(now, at, seq, ev),
         }
     }
     #[inline]

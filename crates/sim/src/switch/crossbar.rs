@@ -28,7 +28,7 @@ use std::cell::Cell;
 
 use crate::config::CrossbarKind;
 use crate::credits::Credits;
-use crate::engine::{Event, Time};
+use crate::engine::{Event, EventQueue, Time};
 use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, PacketKind, FLAG_FECN, FLAG_VL15, NIL};
 use crate::selection::{Candidate, Candidates, SelectionView};
@@ -515,9 +515,18 @@ impl Simulation {
         if last {
             self.return_input_credits(gp, q, &p, xend);
         }
-        self.schedule(xend, Event::XbarDone { input: gp, output: ogp, in_slot: slot, out_slot: c.slot });
+        let seq = self.queue.reserve();
         self.last_progress = now;
+        self.link_fold = crate::sim::LinkFold { port: ogp, at: xend, taken: false };
         self.try_transmit(ogp);
+        let (input, output, in_slot, out_slot) = (gp, ogp, slot, c.slot);
+        let ev = if self.link_fold.taken {
+            Event::XbarLinkDone { input, output, in_slot, out_slot }
+        } else {
+            Event::XbarDone { input, output, in_slot, out_slot }
+        };
+        self.link_fold.port = NONE;
+        self.queue.push_reserved(now, xend, seq, ev);
     }
 
     fn arbitrate_bufferless(&mut self, swi: u32) {

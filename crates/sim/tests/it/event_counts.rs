@@ -35,12 +35,14 @@ fn one_packet_through_k_switches_with_output_buffers() {
     for k in 1..=3u64 {
         let (by_kind, events, hops) = one_packet(k as usize, true);
         assert_eq!(hops, k);
-        // Per switch: the header routed, the crossbar transfer's end, the
-        // output link's end and the credits of its input buffer; the sink's
-        // credits and the source's link end and delivery once.
-        let want = kinds(&[("Inject", 1), ("LinkFree", k + 1), ("Credit", k + 1), ("Routed", k), ("XbarDone", k), ("Deliver", 1)]);
+        // Per switch: the header routed, the crossbar transfer's end (which
+        // is also its output link's: the packet leaves the output buffer as it
+        // arrives there, so one `XbarLinkDone` ends both) and the credits of
+        // its input buffer; the sink's credits and the source's link end and
+        // delivery once.
+        let want = kinds(&[("Inject", 1), ("LinkFree", 1), ("XbarLinkDone", k), ("Credit", k + 1), ("Routed", k), ("Deliver", 1)]);
         assert_eq!(by_kind, want, "k={k}");
-        assert_eq!(events, 4 * k + 4);
+        assert_eq!(events, 3 * k + 4);
     }
 }
 
