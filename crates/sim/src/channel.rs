@@ -9,7 +9,7 @@
 //! packet is delivered then and its credits go back. The switch's own delays
 //! are the routing stage's (`switch/route.rs`, [`Simulation::routed_at`]).
 
-use crate::engine::{Event, Time};
+use crate::engine::{Event, EventQueue, Time};
 use crate::metrics::DropReason;
 use crate::packet::{PacketId, FLAG_VL15};
 use crate::sim::{Simulation, NONE};
@@ -115,6 +115,32 @@ impl Simulation {
         } else {
             self.hca_fill(pm.host);
             self.try_transmit(gp);
+        }
+    }
+
+    /// Returns `blocks` credits of the receiver's input queue `q` to
+    /// transmitter `gp`, arriving at `at`: as a `Credit` event when the
+    /// transmitter is idle with a packet waiting (or its credits always need
+    /// one), otherwise deferred (see [`crate::credits::Credits`]) under the
+    /// sequence number the event would have had.
+    #[inline]
+    pub(crate) fn return_credits(&mut self, gp: u32, q: u8, blocks: u16, at: Time) {
+        let seq = self.queue.reserve();
+        let tx = &self.ports.tx[gp as usize];
+        let waiting = !tx.busy && tx.outq_mask != 0;
+        if waiting || !self.ports.credits.defer(gp, q, blocks, at, seq) {
+            self.queue.push_reserved(self.now, at, seq, Event::Credit { port: gp, queue: q, blocks });
+        }
+    }
+
+    /// Transmitter `gp` is idle with a packet waiting: its deferred credit
+    /// returns become events, so that their arrival lets it start as their
+    /// events would have.
+    #[cold]
+    pub(crate) fn schedule_deferred_credits(&mut self, gp: u32) {
+        let now = self.now;
+        for (at, seq, queue, blocks) in self.ports.credits.take_deferred(gp) {
+            self.queue.push_late(now, at, seq, Event::Credit { port: gp, queue, blocks });
         }
     }
 

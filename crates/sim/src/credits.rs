@@ -23,38 +23,154 @@ pub fn buffer_blocks(bytes: u32) -> u32 {
     bytes / CREDIT_BYTES
 }
 
+/// Credit returns one transmitter may hold as arriving "on their own"
+/// before further ones need events.
+pub const DEFERRED_PER_PORT: usize = 4;
+
+/// A credit return on its way back: due at `(time, seq)`, the key its
+/// `Credit` event would have had.
+#[derive(Debug, Clone, Copy, Default)]
+struct Return {
+    time: u64,
+    seq: u64,
+    blocks: u16,
+    queue: u8,
+}
+
+impl Return {
+    #[inline]
+    fn key(&self) -> u128 {
+        ((self.time as u128) << 64) | self.seq as u128
+    }
+}
+
+/// The returns deferred at one transmitter.
+#[derive(Debug, Clone, Copy, Default)]
+struct Deferred {
+    n: u8,
+    /// Its credits always arrive as events (see [`Credits::new`]).
+    eager: bool,
+    r: [Return; DEFERRED_PER_PORT],
+}
+
 /// Credits each transmitter holds for each input queue (VL slot and buffer
 /// partition, see [`crate::layout`]) of its receiver.
+///
+/// A credit return is an event only when its arrival can make something
+/// happen: when the transmitter is idle with a packet waiting (it may be the
+/// credits it waits for), or always for switch ports whose credits decide
+/// crossbar arbitration ("eager" ports). Otherwise — most returns, on a
+/// fabric below saturation — the return is *deferred*: kept here with the
+/// key (time, sequence number) its event would have had, and counted by
+/// every read made while handling an event with a later key, exactly as if
+/// the event had been handled. A transmitter that becomes idle with a packet
+/// waiting turns its deferred returns into events
+/// ([`crate::Simulation`]'s `try_transmit`), so from then on the old event
+/// order holds for it.
 #[derive(Debug, Clone, Default)]
 pub struct Credits {
     avail: Vec<u32>,
     queues: usize,
+    deferred: Vec<Deferred>,
+    /// Key of the event being handled: returns due before it have arrived.
+    now_key: u128,
 }
 
 impl Credits {
-    /// `capacity[port * queues + queue]` blocks advertised initially.
-    pub fn new(capacity: Vec<u32>, queues: usize) -> Self {
-        Credits { avail: capacity, queues }
+    /// `capacity[port * queues + queue]` blocks advertised initially;
+    /// `eager[port]`: credits returned to `port` are always events.
+    pub fn new(capacity: Vec<u32>, queues: usize, eager: &[bool]) -> Self {
+        let deferred = eager.iter().map(|&eager| Deferred { eager, ..Deferred::default() }).collect();
+        Credits { avail: capacity, queues, deferred, now_key: 0 }
+    }
+
+    /// Sets the key (time, sequence number) of the event being handled;
+    /// `u64::MAX` as the sequence number means "after every event of that time".
+    #[inline]
+    pub fn set_now(&mut self, time: u64, seq: u64) {
+        self.now_key = ((time as u128) << 64) | seq as u128;
     }
 
     /// Blocks available at transmitter `port` for the receiver's `queue`.
     #[inline]
     pub fn available(&self, port: u32, queue: u8) -> u32 {
-        self.avail[port as usize * self.queues + queue as usize]
+        let mut a = self.avail[port as usize * self.queues + queue as usize];
+        let d = &self.deferred[port as usize];
+        for r in &d.r[..d.n as usize] {
+            if r.queue == queue && r.key() < self.now_key {
+                a += r.blocks as u32;
+            }
+        }
+        a
     }
 
     /// Consumes `blocks` for a packet about to be sent.
     #[inline]
     pub fn consume(&mut self, port: u32, queue: u8, blocks: u16) {
+        self.settle(port);
         let a = &mut self.avail[port as usize * self.queues + queue as usize];
         debug_assert!(*a >= blocks as u32, "sent without credits");
         *a -= blocks as u32;
     }
 
-    /// Credits returned by the receiver.
+    /// Credits returned by the receiver (a `Credit` event).
     #[inline]
     pub fn give_back(&mut self, port: u32, queue: u8, blocks: u16) {
         self.avail[port as usize * self.queues + queue as usize] += blocks as u32;
+    }
+
+    /// Keeps a return due at `(time, seq)` instead of its event, if `port`
+    /// takes deferred returns and has room; false if it needs the event.
+    #[inline]
+    pub fn defer(&mut self, port: u32, queue: u8, blocks: u16, time: u64, seq: u64) -> bool {
+        if self.deferred[port as usize].eager {
+            return false;
+        }
+        self.settle(port);
+        let d = &mut self.deferred[port as usize];
+        if d.n as usize == DEFERRED_PER_PORT {
+            return false;
+        }
+        d.r[d.n as usize] = Return { time, seq, blocks, queue };
+        d.n += 1;
+        true
+    }
+
+    /// Whether `port` holds deferred returns.
+    #[inline]
+    pub fn has_deferred(&self, port: u32) -> bool {
+        self.deferred[port as usize].n > 0
+    }
+
+    /// Takes `port`'s deferred returns that are still on their way, as
+    /// `(time, seq, queue, blocks)`, to be scheduled as events; those due
+    /// already are counted as arrived.
+    pub fn take_deferred(&mut self, port: u32) -> impl Iterator<Item = (u64, u64, u8, u16)> {
+        self.settle(port);
+        let d = &mut self.deferred[port as usize];
+        let n = std::mem::take(&mut d.n) as usize;
+        let r = d.r;
+        r.into_iter().take(n).map(|r| (r.time, r.seq, r.queue, r.blocks))
+    }
+
+    /// Counts `port`'s deferred returns that are due as arrived.
+    #[inline]
+    fn settle(&mut self, port: u32) {
+        let d = &mut self.deferred[port as usize];
+        if d.n == 0 {
+            return;
+        }
+        let mut k = 0;
+        while k < d.n as usize {
+            let r = d.r[k];
+            if r.key() < self.now_key {
+                self.avail[port as usize * self.queues + r.queue as usize] += r.blocks as u32;
+                d.n -= 1;
+                d.r[k] = d.r[d.n as usize];
+            } else {
+                k += 1;
+            }
+        }
     }
 }
 
@@ -73,11 +189,49 @@ mod tests {
 
     #[test]
     fn consume_and_return() {
-        let mut c = Credits::new(vec![16, 8], 2);
+        let mut c = Credits::new(vec![16, 8], 2, &[false]);
         c.consume(0, 1, 5);
         assert_eq!(c.available(0, 1), 3);
         c.give_back(0, 1, 5);
         assert_eq!(c.available(0, 1), 8);
         assert_eq!(c.available(0, 0), 16);
+    }
+
+    #[test]
+    fn a_deferred_return_counts_from_the_events_after_its_key() {
+        let mut c = Credits::new(vec![16, 8, 4, 4], 2, &[false, true]);
+        c.set_now(100, 7);
+        c.consume(0, 1, 5);
+        // Due at time 300 with sequence number 9 (its event's key).
+        assert!(c.defer(0, 1, 5, 300, 9));
+        assert_eq!(c.available(0, 1), 3);
+        c.set_now(300, 8);
+        assert_eq!(c.available(0, 1), 3, "an event ordered before it does not see it");
+        c.set_now(300, 10);
+        assert_eq!(c.available(0, 1), 8);
+        assert_eq!(c.available(0, 0), 16, "another queue's credits are not changed");
+        // A consumption settles it for good.
+        c.consume(0, 1, 8);
+        assert!(!c.has_deferred(0));
+        assert_eq!(c.available(0, 1), 0);
+        // An eager port never defers.
+        assert!(!c.defer(1, 0, 1, 400, 11));
+    }
+
+    #[test]
+    fn a_full_port_needs_events_and_taking_keeps_the_ones_not_due() {
+        let mut c = Credits::new(vec![0, 0], 1, &[false, false]);
+        c.set_now(10, 0);
+        for k in 0..DEFERRED_PER_PORT as u64 {
+            assert!(c.defer(0, 0, 1, 20 + k, 1 + k));
+        }
+        assert!(!c.defer(0, 0, 1, 30, 9), "no room: the return needs its event");
+        c.set_now(21, 100);
+        // Due at 20 and 21 (keys below (21, 100)) have arrived; 22 and 23 are on their way.
+        let mut left: Vec<_> = c.take_deferred(0).collect();
+        left.sort();
+        assert_eq!(left, vec![(22, 3, 0, 1), (23, 4, 0, 1)]);
+        assert_eq!(c.available(0, 0), 2);
+        assert!(!c.has_deferred(0));
     }
 }

@@ -185,9 +185,10 @@ impl Simulation {
             return Ok(());
         }
         let watchdog = self.p.watchdog_ps;
-        while let Some((t, ev)) = self.queue.pop_until(until_ps) {
+        while let Some((t, seq, ev)) = self.queue.pop_entry_until(until_ps) {
             debug_assert!(t >= self.now);
             self.now = t;
+            self.ports.credits.set_now(t, seq);
             self.metrics.events_by_kind[ev.kind()] += 1;
             // Periodic work sees the state before the first event at or after
             // its time, whatever the slicing of the run.
@@ -207,6 +208,8 @@ impl Simulation {
             return Err(self.declare_stall());
         }
         self.now = until_ps;
+        // Between runs every event up to `until_ps` has been handled.
+        self.ports.credits.set_now(until_ps, u64::MAX);
         // Windows that ended with no event since are complete: closing them now
         // or at the next event is the same.
         self.close_warmup_windows();

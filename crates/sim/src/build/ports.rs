@@ -142,10 +142,14 @@ pub(super) fn build(
         port_arb[topo.gp(*n, *p) as usize] = (arb_tables.len() - 1) as u16;
     }
 
+    // Credits decide crossbar arbitration at switch ports without output
+    // buffers, or that take them at the crossbar: their returns are always
+    // events (`Simulation::on_credit`).
+    let eager: Vec<bool> = ports.iter().map(|pm| pm.is_switch && (!output_buffers || p.credits_at_grant)).collect();
     Ok(Ports {
         model: topo.ports.clone(),
         tx: vec![TxState { feeding_input: NONE, ..TxState::default() }; ports.len()],
-        credits: Credits::new(credit_init, layout.qpp),
+        credits: Credits::new(credit_init, layout.qpp, &eager),
         inq: vec![PacketQueue::default(); nin],
         in_cap,
         outq: vec![PacketQueue::default(); npv],

@@ -152,7 +152,13 @@ impl EventQueue for FifoQueue {
     }
 
     #[inline]
-    fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
+    fn push_late(&mut self, _now: Time, at: Time, seq: u64, ev: Event) {
+        self.len += 1;
+        self.heap.push(HeapEntry(Entry::new(at, seq, ev)));
+    }
+
+    #[inline]
+    fn pop_entry_until(&mut self, limit: Time) -> Option<(Time, u64, Event)> {
         let (key, from_fifo) = self.min_key()?;
         if (key >> 64) as Time > limit {
             return None;
@@ -172,7 +178,7 @@ impl EventQueue for FifoQueue {
             self.heap.pop().expect("heap top").0
         };
         self.len -= 1;
-        Some((e.time(), e.ev))
+        Some((e.time(), e.seq(), e.ev))
     }
 
     #[inline]

@@ -55,11 +55,11 @@ impl EventQueue for HeapQueue {
         self.heap.push(Rev(Entry::new(at, seq, ev)));
     }
     #[inline]
-    fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
+    fn pop_entry_until(&mut self, limit: Time) -> Option<(Time, u64, Event)> {
         if self.heap.peek()?.0.time() > limit {
             return None;
         }
-        self.heap.pop().map(|Rev(e)| (e.time(), e.ev))
+        self.heap.pop().map(|Rev(e)| (e.time(), e.seq(), e.ev))
     }
     #[inline]
     fn peek_time(&self) -> Option<Time> {

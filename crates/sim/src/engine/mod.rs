@@ -48,9 +48,20 @@ pub trait EventQueue {
     fn reserve(&mut self) -> u64;
     /// Schedules `ev` at `at` with a sequence number from [`EventQueue::reserve`].
     fn push_reserved(&mut self, now: Time, at: Time, seq: u64, ev: Event);
-    /// Removes and returns the earliest event (ties: first pushed first) if its
-    /// time is at most `limit`.
-    fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)>;
+    /// Schedules `ev` at `at` with a sequence number reserved before events
+    /// already pushed (so possibly out of the order a per-delay FIFO keeps).
+    #[inline]
+    fn push_late(&mut self, now: Time, at: Time, seq: u64, ev: Event) {
+        self.push_reserved(now, at, seq, ev);
+    }
+    /// Removes and returns the earliest event (ties: first pushed first) with
+    /// its time and sequence number, if its time is at most `limit`.
+    fn pop_entry_until(&mut self, limit: Time) -> Option<(Time, u64, Event)>;
+    /// As [`EventQueue::pop_entry_until`], without the sequence number.
+    #[inline]
+    fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
+        self.pop_entry_until(limit).map(|(t, _, ev)| (t, ev))
+    }
     /// Removes and returns the earliest event.
     fn pop(&mut self) -> Option<(Time, Event)> {
         self.pop_until(Time::MAX)
@@ -115,10 +126,17 @@ impl EventQueue for Queue {
         }
     }
     #[inline]
-    fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
+    fn push_late(&mut self, now: Time, at: Time, seq: u64, ev: Event) {
         match self {
-            Queue::Heap(q) => q.pop_until(limit),
-            Queue::Fifo(q) => q.pop_until(limit),
+            Queue::Heap(q) => q.push_late(now, at, seq, ev),
+            Queue::Fifo(q) => q.push_late(now, at, seq, ev),
+        }
+    }
+    #[inline]
+    fn pop_entry_until(&mut self, limit: Time) -> Option<(Time, u64, Event)> {
+        match self {
+            Queue::Heap(q) => q.pop_entry_until(limit),
+            Queue::Fifo(q) => q.pop_entry_until(limit),
         }
     }
     #[inline]
@@ -156,6 +174,12 @@ impl Entry {
     #[inline]
     pub fn time(&self) -> Time {
         (self.key >> 64) as Time
+    }
+
+    /// The event's sequence number.
+    #[inline]
+    pub fn seq(&self) -> u64 {
+        self.key as u64
     }
 }
 

@@ -411,7 +411,7 @@ impl Simulation {
         let pm = self.ports.model[gp as usize];
         if p.flags & FLAG_VL15 == 0 {
             let at = now + pm.timing.propagation_ps;
-            self.schedule(at, Event::Credit { port: pm.peer, queue: q, blocks: p.blocks });
+            self.return_credits(pm.peer, q, p.blocks, at);
         }
         self.last_progress = now;
         let for_me = if is_multicast(p.dlid) {

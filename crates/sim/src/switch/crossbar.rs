@@ -424,7 +424,7 @@ impl Simulation {
         }
         let pm = self.ports.model[gp as usize];
         let queue = self.layout.q(self.layout.slot_of_q(q), p.part());
-        self.schedule(left_at + pm.timing.propagation_ps, Event::Credit { port: pm.peer, queue, blocks: p.blocks });
+        self.return_credits(pm.peer, queue, p.blocks, left_at + pm.timing.propagation_ps);
     }
 
     /// The next pending input of switch `swi` in round-robin order from `cur`

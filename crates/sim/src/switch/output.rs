@@ -69,8 +69,15 @@ impl Simulation {
                     tx.ready_wake_at = wake;
                     self.schedule(wake, Event::OutputReady { port: gp });
                 }
+                if self.ports.credits.has_deferred(gp) {
+                    self.schedule_deferred_credits(gp);
+                }
             }
-            None => {}
+            None => {
+                if self.ports.credits.has_deferred(gp) {
+                    self.schedule_deferred_credits(gp);
+                }
+            }
         }
     }
 
