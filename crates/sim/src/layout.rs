@@ -33,8 +33,12 @@ pub struct Layout {
     /// and a mask on the hot path, not a division. (With 3 partitions the
     /// fourth queue of each slot exists and holds nothing.)
     part_bits: u32,
-    /// Input queues per port: slots × 2^`part_bits`.
+    /// Input queues per port: slots × 2^`part_bits`, rounded up to a power
+    /// of two (queues past the last slot exist and hold nothing), so that a
+    /// per-queue index splits into port and queue by a shift and a mask.
     pub qpp: usize,
+    /// log2 of `qpp`.
+    qpp_shift: u32,
 }
 
 impl Layout {
@@ -49,7 +53,8 @@ impl Layout {
         debug_assert!((1..=MAX_PARTITIONS).contains(&parts));
         let nvl = data_vls as usize + 1;
         let part_bits = parts.next_power_of_two().trailing_zeros();
-        Layout { data_vls, nvl, vl15_slot: data_vls, parts, part_bits, qpp: nvl << part_bits }
+        let qpp = (nvl << part_bits).next_power_of_two();
+        Layout { data_vls, nvl, vl15_slot: data_vls, parts, part_bits, qpp, qpp_shift: qpp.trailing_zeros() }
     }
 
     /// The input queue of partition `part` of slot `slot`, within its port.
@@ -73,13 +78,13 @@ impl Layout {
     /// Index of input queue `q` of port `gp` in per-input-queue arrays.
     #[inline]
     pub fn pq(&self, gp: u32, q: u8) -> usize {
-        gp as usize * self.qpp + q as usize
+        ((gp as usize) << self.qpp_shift) | q as usize
     }
 
     /// The port and queue of a per-input-queue index.
     #[inline]
     pub fn split_q(&self, pq: usize) -> (u32, u8) {
-        ((pq / self.qpp) as u32, (pq % self.qpp) as u8)
+        ((pq >> self.qpp_shift) as u32, (pq & (self.qpp - 1)) as u8)
     }
 
     /// Index of `(gp, slot)` in per-port-slot arrays.
@@ -104,7 +109,14 @@ impl Layout {
     /// switch, whose port 1 is global port `first_gp`.
     #[inline]
     pub fn local(&self, first_gp: u32, gp: u32, q: u8) -> usize {
-        (gp - first_gp) as usize * self.qpp + q as usize
+        (((gp - first_gp) as usize) << self.qpp_shift) | q as usize
+    }
+
+    /// The global port (of the node whose first port is `first_gp`) and the
+    /// queue of local bit `idx`: the inverse of [`Layout::local`].
+    #[inline]
+    pub fn split_local(&self, first_gp: u32, idx: usize) -> (u32, u8) {
+        (first_gp + (idx >> self.qpp_shift) as u32, (idx & (self.qpp - 1)) as u8)
     }
 
     /// Per-port-slot entries for `ports` ports.
@@ -147,20 +159,23 @@ mod tests {
         assert_eq!((l.nvl, l.vl15_slot), (5, 4));
         assert_eq!(l.pv(3, 2), 17);
         assert_eq!(l.split(17), (3, 2));
-        assert_eq!(l.local(10, 12, 4), 14);
+        // 5 slots: 8 queue numbers per port, the last 3 unused.
+        assert_eq!(l.qpp, 8);
+        assert_eq!(l.local(10, 12, 4), 20);
+        assert_eq!(l.split_local(10, 20), (12, 4));
         assert_eq!((l.vl_of_slot(4), l.vl_of_slot(3)), (15, 3));
-        assert_eq!((l.q(2, 0), l.pq(3, 2)), (2, 17), "one partition: a queue is its slot");
+        assert_eq!((l.q(2, 0), l.pq(3, 2)), (2, 26), "one partition: a queue is its slot");
     }
 
     #[test]
     fn partitions_number_queues_slot_by_slot() {
         let l = Layout::partitioned(2, 2);
-        assert_eq!((l.nvl, l.qpp), (3, 6));
+        assert_eq!((l.nvl, l.qpp), (3, 8));
         assert_eq!(l.q(1, 1), 3);
         assert_eq!((l.slot_of_q(3), l.part_of_q(3)), (1, 1));
-        assert_eq!(l.pq(2, 3), 15);
-        assert_eq!(l.split_q(15), (2, 3));
-        assert_eq!(l.local(10, 11, 5), 11);
+        assert_eq!(l.pq(2, 3), 19);
+        assert_eq!(l.split_q(19), (2, 3));
+        assert_eq!(l.local(10, 11, 5), 13);
         assert_eq!(l.q(l.vl15_slot, 0), 4);
         let three = Layout::partitioned(1, 3);
         assert_eq!((three.qpp, three.q(1, 2), three.slot_of_q(6), three.part_of_q(6)), (8, 6, 1, 2));

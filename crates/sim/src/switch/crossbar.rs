@@ -224,8 +224,7 @@ impl Simulation {
         let qpp = self.layout.qpp;
         let voq = self.p.input_buffer == InputBuffer::Voq;
         for idx in 0..sm.num_ports as usize * qpp {
-            let gp = sm.port_base + (idx / qpp) as u32;
-            let q = (idx % qpp) as u8;
+            let (gp, q) = self.layout.split_local(sm.port_base, idx);
             let slot = self.layout.slot_of_q(q);
             if self.switches.xin_free[self.xidx(gp, slot)] == 0 {
                 continue;
@@ -553,8 +552,7 @@ impl Simulation {
                 let mut cur = lo;
                 while let Some(idx) = self.next_pending(&sm, cur, hi) {
                     cur = idx + 1;
-                    let q = (idx % qpp) as u8;
-                    let gp = sm.port_base + (idx / qpp) as u32;
+                    let (gp, q) = self.layout.split_local(sm.port_base, idx);
                     let Some(id) = self.eligible_head(swi, gp, q, &mut cands) else {
                         self.clear_pending(&sm, idx);
                         continue;
@@ -636,8 +634,7 @@ impl Simulation {
                 };
                 let r = o * nvl + slot as usize;
                 let idx = self.switches.scratch_req[r] as usize;
-                let in_q = (idx % qpp) as u8;
-                let gp = sm.port_base + (idx / qpp) as u32;
+                let (gp, in_q) = self.layout.split_local(sm.port_base, idx);
                 self.clear_pending(&sm, idx);
                 self.grant_bufferless(gp, in_q, ogp, slot, self.switches.scratch_opt[r]);
                 if self.p.max_transfers > 1 {

@@ -26,11 +26,11 @@ impl Simulation {
             let mut cur = lo;
             while let Some(idx) = self.next_pending(sm, cur, hi) {
                 cur = idx + 1;
-                if vl15_only && self.layout.slot_of_q((idx % qpp) as u8) != self.layout.vl15_slot {
+                if vl15_only && self.layout.slot_of_q(self.layout.split_local(sm.port_base, idx).1) != self.layout.vl15_slot {
                     continue;
                 }
-                let gp = sm.port_base + (idx / qpp) as u32;
-                let head = self.ports.inq[self.layout.pq(gp, (idx % qpp) as u8)].head;
+                let (gp, q) = self.layout.split_local(sm.port_base, idx);
+                let head = self.ports.inq[self.layout.pq(gp, q)].head;
                 let age = if head == NIL { Time::MAX } else { self.arena[head].gen_time };
                 // The position in round-robin order breaks ties.
                 order.push((age, order.len() as u32, idx as u32));

@@ -17,16 +17,18 @@ impl Simulation {
     pub(in crate::switch) fn round_robin_pass(&mut self, swi: u32, sm: &SwitchModel, vl15_only: bool, cands: &mut Candidates) {
         let qpp = self.layout.qpp;
         let nbits = sm.num_ports as usize * qpp;
-        let start = self.switches.state[swi as usize].rr as usize % nbits;
+        // Every writer keeps the pointer below `nbits` (no division here).
+        let start = self.switches.state[swi as usize].rr as usize;
+        debug_assert!(start < nbits);
         for (lo, hi) in [(start, nbits), (0, start)] {
             let mut cur = lo;
             while let Some(idx) = self.next_pending(sm, cur, hi) {
                 cur = idx + 1;
-                if vl15_only && self.layout.slot_of_q((idx % qpp) as u8) != self.layout.vl15_slot {
+                if vl15_only && self.layout.slot_of_q(self.layout.split_local(sm.port_base, idx).1) != self.layout.vl15_slot {
                     continue;
                 }
                 if self.serve_input(swi, sm, idx, cands) {
-                    self.switches.state[swi as usize].rr = ((idx + 1) % nbits) as u32;
+                    self.switches.state[swi as usize].rr = if idx + 1 == nbits { 0 } else { idx as u32 + 1 };
                 }
             }
         }

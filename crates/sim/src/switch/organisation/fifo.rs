@@ -29,8 +29,7 @@ impl Simulation {
     #[inline(always)]
     fn serve_fifo_head(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
         let qpp = self.layout.qpp;
-        let q = (idx % qpp) as u8;
-        let gp = sm.port_base + (idx / qpp) as u32;
+        let (gp, q) = self.layout.split_local(sm.port_base, idx);
         // Not routed yet (a `Routed` event will come), crossbar input
         // busy (an `XbarDone` will come), or empty: nothing to do now.
         let Some(id) = self.eligible_head(swi, gp, q, cands) else { return false };

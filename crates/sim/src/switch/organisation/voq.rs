@@ -31,8 +31,7 @@ impl Simulation {
     /// true if one was granted.
     pub(in crate::switch) fn serve_voq(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
         let qpp = self.layout.qpp;
-        let q = (idx % qpp) as u8;
-        let gp = sm.port_base + (idx / qpp) as u32;
+        let (gp, q) = self.layout.split_local(sm.port_base, idx);
         let i = self.layout.pq(gp, q);
         let head = self.ports.inq[i].head;
         if head != NIL && is_multicast(self.arena[head].dlid) {
