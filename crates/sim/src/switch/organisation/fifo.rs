@@ -28,7 +28,6 @@ impl Simulation {
     /// Offers the head of input queue `idx` to the crossbar; true if granted.
     #[inline(always)]
     fn serve_fifo_head(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
-        let qpp = self.layout.qpp;
         let (gp, q) = self.layout.split_local(sm.port_base, idx);
         // Not routed yet (a `Routed` event will come), crossbar input
         // busy (an `XbarDone` will come), or empty: nothing to do now.

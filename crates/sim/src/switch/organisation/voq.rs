@@ -30,7 +30,6 @@ impl Simulation {
     /// crossbar (output buffers), as many as its crossbar input may send;
     /// true if one was granted.
     pub(in crate::switch) fn serve_voq(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
-        let qpp = self.layout.qpp;
         let (gp, q) = self.layout.split_local(sm.port_base, idx);
         let i = self.layout.pq(gp, q);
         let head = self.ports.inq[i].head;
