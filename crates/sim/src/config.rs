@@ -198,8 +198,14 @@ pub struct SimConfig {
     pub data_vls: u8,
     /// Path MTU in payload bytes: 256, 512, 1024, 2048 or 4096.
     pub mtu_bytes: u32,
-    /// Header bytes beyond LRH+BTH+ICRC+VCRC (26 B) on every packet, e.g. 8 for
-    /// a DETH or 40 for a GRH.
+    /// Bytes of headers and CRCs on every packet: LRH 8 + BTH 12 + ICRC 4 +
+    /// VCRC 2 = 26 in IBA. Flit-level models often carry none (0); a switch
+    /// then starts routing as soon as a packet's first byte is in, and
+    /// otherwise once the LRH and BTH (20 B), or the whole header if shorter,
+    /// have arrived.
+    pub header_bytes: u32,
+    /// Header bytes beyond `header_bytes` on every packet, e.g. 8 for a DETH
+    /// or 40 for a GRH.
     pub extra_header_bytes: u32,
     /// Packets generated before this time are excluded from the statistics, in
     /// nanoseconds. Must be 0 with `auto_warmup`.
@@ -242,6 +248,7 @@ impl Default for SimConfig {
             seed: 1,
             data_vls: 1,
             mtu_bytes: 2048,
+            header_bytes: crate::link::BASE_OVERHEAD_BYTES,
             extra_header_bytes: 0,
             warmup_ns: 0.0,
             auto_warmup: None,

@@ -29,10 +29,11 @@ pub const CUT_THROUGH_HEADER_BYTES: u32 = LRH_BYTES + BTH_BYTES;
 /// Largest payload IBA allows on VL15 (management datagrams are 256 B).
 pub const VL15_MAX_PAYLOAD: u32 = 256;
 
-/// Bytes a packet with `payload` bytes occupies on the wire.
+/// Bytes a packet with `payload` bytes and `header_bytes` of headers and
+/// CRCs (26 in IBA, see [`crate::SimConfig::header_bytes`]) occupies on the wire.
 #[inline]
-pub fn wire_bytes(payload: u32, extra_header_bytes: u32) -> u32 {
-    payload + BASE_OVERHEAD_BYTES + extra_header_bytes
+pub fn wire_bytes(payload: u32, header_bytes: u32) -> u32 {
+    payload + header_bytes
 }
 
 /// Precomputed timing of one link direction.
@@ -84,7 +85,7 @@ mod tests {
     fn sdr_1x_header_and_packet() {
         let t = LinkTiming::new(&LinkSpec::default());
         assert_eq!(t.ser_ps(CUT_THROUGH_HEADER_BYTES), 80_000);
-        assert_eq!(t.ser_ps(wire_bytes(256, 0)), 282 * 4_000);
+        assert_eq!(t.ser_ps(wire_bytes(256, BASE_OVERHEAD_BYTES)), 282 * 4_000);
         assert_eq!(t.propagation_ps, 5_000);
         assert!((t.bytes_per_ps() - 0.25e-3).abs() < 1e-15);
     }

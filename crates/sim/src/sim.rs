@@ -62,8 +62,12 @@ pub(crate) struct Params {
     pub sl_order: [u8; 16],
     /// Path MTU in payload bytes (trace messages are split into packets of it).
     pub mtu_bytes: u32,
-    /// Header bytes beyond the base 26 on every packet.
-    pub extra_header_bytes: u32,
+    /// Header and CRC bytes on every packet (`header_bytes` +
+    /// `extra_header_bytes`).
+    pub header_bytes: u32,
+    /// Bytes a switch needs before it can route: the LRH and BTH, or the
+    /// whole header if shorter.
+    pub cut_through_bytes: u32,
 }
 
 /// A packet-level simulation of one fabric with one configuration.

@@ -160,7 +160,7 @@ fn check_watchdog(c: &SimConfig, topo: &topology::Topology, switch_ps: u64, watc
         .ports
         .iter()
         .filter(|p| p.peer != NONE)
-        .map(|p| p.timing.propagation_ps + p.timing.ser_ps(wire_bytes(c.mtu_bytes, c.extra_header_bytes)))
+        .map(|p| p.timing.propagation_ps + p.timing.ser_ps(wire_bytes(c.mtu_bytes, c.header_bytes + c.extra_header_bytes)))
         .max()
         .unwrap_or(0)
         + switch_ps;

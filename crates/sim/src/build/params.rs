@@ -42,6 +42,9 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
     if c.extra_header_bytes > 1024 {
         return Err(SimError::config("extra_header_bytes", format!("{} is beyond any IBA header stack", c.extra_header_bytes)));
     }
+    if c.header_bytes > 1024 {
+        return Err(SimError::config("header_bytes", format!("{} is beyond any IBA header stack (IBA's is 26)", c.header_bytes)));
+    }
     let sc = &c.switch;
     if !sc.speedup.is_finite() || sc.speedup <= 0.0 {
         return Err(SimError::config("switch.speedup", format!("must be a finite number > 0, got {}", sc.speedup)));
@@ -120,7 +123,8 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
         watchdog_ps,
         sl_order: sl_order(&c.hca.sl_priority)?,
         mtu_bytes: c.mtu_bytes,
-        extra_header_bytes: c.extra_header_bytes,
+        header_bytes: c.header_bytes + c.extra_header_bytes,
+        cut_through_bytes: c.header_bytes.min(crate::link::CUT_THROUGH_HEADER_BYTES),
     };
     let parts = c.switch.input_partition_bytes.len().clamp(1, crate::layout::MAX_PARTITIONS);
     Ok(Resolved { layout: Layout::partitioned(c.data_vls, parts), params, routing_ps, arbitration_ps, warmup_ps, detector, measured, queue, selection, arbiter })

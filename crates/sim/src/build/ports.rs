@@ -35,7 +35,7 @@ pub(super) fn build(
     let output_buffers = p.output_buffers;
     let Buffers { sw_in, sw_out, vl15, ca_in, ca_out, part_blocks } = buffers(c, output_buffers)?;
     // The per-port overrides below are checked as the defaults are.
-    let max_blocks = blocks_for(wire_bytes(c.mtu_bytes, c.extra_header_bytes)) as u32;
+    let max_blocks = blocks_for(wire_bytes(c.mtu_bytes, c.header_bytes + c.extra_header_bytes)) as u32;
     let check_buf = buffer_check(c);
     let npv = layout.len(ports.len());
     let mut in_cap = vec![0u32; npv];
@@ -168,8 +168,8 @@ type CheckBuffer = dyn Fn(&str, u32, u32, &str) -> Result<u32, SimError>;
 
 /// The buffer check of `c`'s packet sizes (see [`CheckBuffer`]).
 fn buffer_check(c: &SimConfig) -> impl Fn(&str, u32, u32, &str) -> Result<u32, SimError> {
-    let max_wire = wire_bytes(c.mtu_bytes, c.extra_header_bytes);
-    let vl15_wire = wire_bytes(VL15_MAX_PAYLOAD, c.extra_header_bytes);
+    let max_wire = wire_bytes(c.mtu_bytes, c.header_bytes + c.extra_header_bytes);
+    let vl15_wire = wire_bytes(VL15_MAX_PAYLOAD, c.header_bytes + c.extra_header_bytes);
     move |key: &str, bytes: u32, need_blocks: u32, what: &str| -> Result<u32, SimError> {
         let b = buffer_blocks(bytes);
         if b < need_blocks {
@@ -202,8 +202,8 @@ pub(super) struct Buffers {
 /// whether switches have output buffers at all.
 pub(super) fn buffers(c: &SimConfig, output_buffers: bool) -> Result<Buffers, SimError> {
     let sc = &c.switch;
-    let max_blocks = blocks_for(wire_bytes(c.mtu_bytes, c.extra_header_bytes)) as u32;
-    let vl15_blocks = blocks_for(wire_bytes(VL15_MAX_PAYLOAD, c.extra_header_bytes)) as u32;
+    let max_blocks = blocks_for(wire_bytes(c.mtu_bytes, c.header_bytes + c.extra_header_bytes)) as u32;
+    let vl15_blocks = blocks_for(wire_bytes(VL15_MAX_PAYLOAD, c.header_bytes + c.extra_header_bytes)) as u32;
     let check_buf = buffer_check(c);
     let sw_in = check_buf("switch.input_buffer_bytes", sc.input_buffer_bytes, max_blocks, "MTU packet")?;
     let sw_out =

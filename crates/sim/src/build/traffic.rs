@@ -97,7 +97,7 @@ pub(super) fn build(
             PatternConfig::Multicast { mlid } => multicast_pattern(mlid, num_hosts, mcast, &format!("{key}.pattern.mlid"))?,
             _ => Pattern::build(&k.pattern, num_hosts, &resolve_host, c.seed, &format!("{key}.pattern"))?,
         };
-        let mean_wire = size.mean_wire_bytes(c.extra_header_bytes);
+        let mean_wire = size.mean_wire_bytes(c.header_bytes + c.extra_header_bytes);
         if k.load > 0.0 {
             for (h, hm) in hosts.iter().enumerate() {
                 if !pattern.sends(h as u32) {
@@ -108,7 +108,7 @@ pub(super) fn build(
                 // had; a distribution is timed by its exact mean wire size, so
                 // the offered wire bytes are `load` × the link rate.
                 let packet_ps = match size.fixed() {
-                    Some(p) => timing.ser_ps(wire_bytes(p, c.extra_header_bytes)) as f64,
+                    Some(p) => timing.ser_ps(wire_bytes(p, c.header_bytes + c.extra_header_bytes)) as f64,
                     None => mean_wire / timing.bytes_per_ps(),
                 };
                 let process = Process::new(k.process, k.load, packet_ps)
@@ -231,7 +231,7 @@ pub(super) fn build(
         if k.bandwidth_bps == 0 {
             return Err(SimError::config(format!("{key}.bandwidth_bps"), "must be > 0 bit/s"));
         }
-        let headers = wire_bytes(0, c.extra_header_bytes);
+        let headers = wire_bytes(0, c.header_bytes + c.extra_header_bytes);
         if k.packet_bytes <= headers || k.packet_bytes - headers > c.mtu_bytes {
             return Err(SimError::config(
                 format!("{key}.packet_bytes"),

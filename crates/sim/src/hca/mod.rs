@@ -130,7 +130,7 @@ impl Simulation {
         self.schedule(next, Event::Generate { source: s });
         if defer {
             let (sl, _) = self.packet_sl(a.class, a.sl, host, a.dlid);
-            let wire = wire_bytes(a.payload, self.p.extra_header_bytes);
+            let wire = wire_bytes(a.payload, self.p.header_bytes);
             self.count_generated(host, a.class, sl, wire);
         } else {
             self.make_arrival(s, host, a, true);
@@ -276,7 +276,7 @@ impl Simulation {
         let (sl, vl15) = self.packet_sl(class, sl, host, dlid);
         let slot = if vl15 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(hm.node, 0, self.ports.model[hm.gp as usize].port, sl) };
         let flags = if vl15 { FLAG_VL15 } else { 0 };
-        let wire = wire_bytes(payload, self.p.extra_header_bytes);
+        let wire = wire_bytes(payload, self.p.header_bytes);
         self.arena.alloc(Packet {
             gen_time: at,
             inject_time: Time::MAX,

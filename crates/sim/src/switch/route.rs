@@ -19,7 +19,7 @@ use ibnetsim_sm::{RouteLabel, NO_PATH};
 
 use crate::engine::Time;
 use crate::hca::HostModel;
-use crate::link::{LinkTiming, CUT_THROUGH_HEADER_BYTES};
+use crate::link::LinkTiming;
 use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, FLAG_VL15};
 use crate::selection::{Candidate, Candidates};
@@ -32,7 +32,7 @@ impl Simulation {
     /// must be in (cut-through), then the routing and arbitration delays.
     #[inline]
     pub(crate) fn routed_at(&self, first_byte: Time, timing: &LinkTiming) -> Time {
-        first_byte + timing.ser_ps(CUT_THROUGH_HEADER_BYTES) + self.p.switch_delay_ps
+        first_byte + timing.ser_ps(self.p.cut_through_bytes) + self.p.switch_delay_ps
     }
 
     /// Fills `out` with the options of `p`, the head `head` of input queue

@@ -140,8 +140,8 @@ impl PayloadSize {
 
     /// Mean wire bytes: the mean payload plus the headers every packet carries
     /// (exact, since the headers do not depend on the payload).
-    pub fn mean_wire_bytes(&self, extra_header_bytes: u32) -> f64 {
-        self.mean_payload() + wire_bytes(0, extra_header_bytes) as f64
+    pub fn mean_wire_bytes(&self, header_bytes: u32) -> f64 {
+        self.mean_payload() + wire_bytes(0, header_bytes) as f64
     }
 
     /// The fixed payload, if every packet has the same one.
@@ -184,7 +184,7 @@ mod tests {
         let p = PayloadSize::build(&cfg, 256, "the MTU", "k").unwrap();
         // Mean payload: (3·32 + 256 + 4·64) / 8 = 76.
         assert_eq!(p.mean_payload(), 76.0);
-        assert_eq!(p.mean_wire_bytes(8), 76.0 + 34.0);
+        assert_eq!(p.mean_wire_bytes(34), 76.0 + 34.0);
         let n = 100_000;
         let c = counts(&p, &[32, 256, 100, 64], n);
         assert_eq!(c[2], 0, "zero weight is never drawn");

@@ -68,6 +68,23 @@ fn extra_headers_lengthen_the_packet() {
     assert_eq!((min, max), (1_350_000, 1_350_000));
 }
 
+#[test]
+fn header_bytes_set_the_wire_size_and_when_routing_starts() {
+    // No headers (as flit-level models): wire = payload 256 B → ser 1 024 000;
+    // the switch routes once the first byte is in: 5 000 + 0 + 100 000, then
+    // 5 000 + 1 024 000 to the sink: 1 134 000.
+    // A 12 B header (shorter than LRH+BTH): routing after 12 B (48 000 ps):
+    // 5 000 + 48 000 + 100 000 + 5 000 + 268 · 4 000 = 1 230 000.
+    // 26 B (the IBA default) gives the 1 318 000 of the test above.
+    let net = routed(chain(1, sdr(1.0), sdr(1.0)));
+    for (header, want) in [(0, 1_134_000), (12, 1_230_000), (26, 1_318_000)] {
+        let mut c = base(true, CrossbarKind::Multiplexed);
+        c.header_bytes = header;
+        let (min, max, _) = run(&net, &c);
+        assert_eq!((min, max), (want, want), "header_bytes = {header}");
+    }
+}
+
 /// The recurrence of `switch/mod.rs`, link by link, for a chain whose host
 /// links have serialization `sh` per byte and switch links `ss`.
 fn recurrence(k: usize, ps_per_byte: &[u64], prop: u64, delay: u64, w: u64, speedup: f64, output_buffers: bool) -> u64 {

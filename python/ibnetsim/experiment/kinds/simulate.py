@@ -114,6 +114,15 @@ SIMULATION = register_section(
             ),
             Key("mtu_bytes", "int", "Path MTU in payload bytes; unset = the preset's.", default=None, choices=_MTUS),
             Key(
+                "header_bytes",
+                "int",
+                "Bytes of headers and CRCs on every packet: 26 in IBA (LRH 8 + BTH 12 + ICRC 4 + VCRC 2); 0 as in "
+                "flit-level models, whose switches then route a packet as soon as its first byte is in. Unset = the preset's.",
+                default=None,
+                min=0,
+                max=1024,
+            ),
+            Key(
                 "selection",
                 "str",
                 "How a switch picks among the routing options of a lookup: `deterministic` and `adaptive-by-credits` "
@@ -274,7 +283,7 @@ TRAFFIC = register_section(
                 "load",
                 "float",
                 "Offered load per source, as a fraction of its link's data rate counted in wire bytes "
-                "(payload + 26 B of headers); above 1 overloads.",
+                "(payload + `header_bytes`, 26 B of headers by default); above 1 overloads.",
                 min=0.0,
                 max=_REGISTRIES["max_load"],
             ),
@@ -379,7 +388,7 @@ def sim_overrides(config: dict) -> dict[str, Any]:
     ``[simulation]``, ``[switch]`` and ``[hca]`` (unset keys keep the preset's)."""
     spec = config["simulation"]
     out: dict[str, Any] = {}
-    for key in ("data_vls", "mtu_bytes", "selection"):
+    for key in ("data_vls", "mtu_bytes", "header_bytes", "selection"):
         if spec.get(key) is not None:
             out[key] = spec[key]
     if spec.get("watchdog_us") is not None:
