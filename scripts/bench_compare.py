@@ -1,59 +1,106 @@
 #!/usr/bin/env python3
-"""Compares ``ibnetsim bench`` of two installs, run after run, alternating.
+"""Compares the data plane of two installs, run after run, alternating.
 
-    python3 scripts/bench_compare.py OLD_IBNETSIM NEW_IBNETSIM [--runs 5]
+    python3 scripts/bench_compare.py OLD_PYTHON NEW_PYTHON [--runs 5] [--only NAME ...]
 
-Each argument is the path of an ``ibnetsim`` command (e.g. the one in a
-virtualenv holding the old build). The two are run alternately, ``--runs``
-times each, so that a change in machine load hits both alike; the report is
-each workload's events/s and delivered packets/s per run and the median
-new/old ratio. Both must simulate the same events and packets (the bench
-workloads are seeded), or the comparison is void.
+Each argument is the Python interpreter of an environment holding one build
+of ``ibnetsim`` (e.g. ``old-venv/bin/python``). The ``ibnetsim bench``
+scenarios are run in each, alternately, ``--runs`` times each, every run in a
+fresh process, so that a change in machine load hits both alike. Reported per
+scenario: the median delivered packets per CPU-second (the process's CPU
+time spent in ``simulate``), the new/old ratio of those medians, the same
+ratio for wall time, and the events each build handled. Both builds must
+deliver exactly the same packets (the scenarios are seeded and a speed-up
+must not change a result), or the comparison is void and the script fails.
+
+The scenarios use only the API both builds have had since commit 392a6d0
+(before issue 14): the 12-ary 3-tree is routed from a forwarding-table dump
+that NEW writes with ``ftree``, so both simulate the same tables.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
+import json
+import os
 import statistics
 import subprocess
+import sys
+import tempfile
 
-LINE = re.compile(r"^(\w+): .* ([\d,]+) events/s, ([\d,]+) delivered packets/s \(([\d,]+) events, ([\d,]+) packets")
+#: name → (simulated µs, warm-up µs); the bench's configurations, shorter runs.
+SCENARIOS = {"irregular64": (200_000, 1_000), "mesh8x8": (50_000, 1_000), "fattree1728": (600, 50)}
+
+DRIVER = r"""
+import json, sys, time
+import ibnetsim
+from ibnetsim import topology
+name, t_us, w_us, lfts = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+if name == "irregular64":
+    fab = topology.irregular(switches=64, switch_ports=8, links_per_switch=4, hosts_per_switch=4, seed=1, cable_length_m=20.0)
+    sm = ibnetsim.SubnetManager(fab, routing="updn", seed=1)
+    traffic, extra = ibnetsim.traffic.uniform(0.032, 256), {"preset": "martinez2003"}
+elif name == "mesh8x8":
+    fab = topology.mesh([8, 8], hosts_per_switch=1)
+    sm = ibnetsim.SubnetManager(fab, routing="dor")
+    traffic, extra = ibnetsim.traffic.uniform(0.3, 256), {"preset": "martinez2003", "data_vls": 1}
+else:
+    fab = topology.fat_tree(12, 3)
+    sm = ibnetsim.SubnetManager(fab, routing="file", lfts_file=lfts)
+    traffic, extra = ibnetsim.traffic.uniform(0.3, 256), {"preset": None}
+t0, c0 = time.perf_counter(), time.process_time()
+res = ibnetsim.simulate(fab, sm, traffic=traffic, time_us=t_us, seed=1, warmup_us=w_us, **extra)
+wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+print(json.dumps({"wall": wall, "cpu": cpu, "events": res.raw["events"], "delivered": res.raw["delivered"]}))
+"""
+
+WRITE_FATTREE_LFTS = r"""
+import sys, ibnetsim
+from ibnetsim import topology
+ibnetsim.SubnetManager(topology.fat_tree(12, 3), routing="ftree").write_lfts(sys.argv[1])
+"""
 
 
-def bench(cmd: str) -> dict[str, tuple[float, float, int, int]]:
-    out = subprocess.run([cmd, "bench"], capture_output=True, text=True, check=True).stdout
-    res = {}
-    for line in out.splitlines():
-        m = LINE.match(line)
-        if m:
-            num = lambda s: int(s.replace(",", ""))  # noqa: E731
-            res[m[1]] = (num(m[2]), num(m[3]), num(m[4]), num(m[5]))
-    return res
+def run(python: str, name: str, lfts: str) -> dict:
+    t_us, w_us = SCENARIOS[name]
+    out = subprocess.run([python, "-c", DRIVER, name, str(t_us), str(w_us), lfts], capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("old")
     ap.add_argument("new")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--only", nargs="*", choices=sorted(SCENARIOS), help="scenarios to run (default: all)")
     a = ap.parse_args()
-    runs: dict[str, list] = {"old": [], "new": []}
-    for i in range(a.runs):
-        for who, cmd in (("old", a.old), ("new", a.new)):
-            r = bench(cmd)
-            runs[who].append(r)
-            print(f"run {i + 1} {who}: " + "; ".join(f"{w} {v[0] / 1e6:.2f} M events/s, {v[1] / 1e6:.3f} M packets/s" for w, v in r.items()), flush=True)
-    for w in runs["old"][0]:
-        counts = {(r[w][2], r[w][3]) for who in runs for r in runs[who]}
-        if len(counts) != 1:
-            raise SystemExit(f"{w}: the two builds simulate different work: {sorted(counts)}")
-        ratios = [n[w][0] / o[w][0] for o, n in zip(runs["old"], runs["new"])]
-        med_old = statistics.median(r[w][0] for r in runs["old"]) / 1e6
-        med_new = statistics.median(r[w][0] for r in runs["new"]) / 1e6
-        print(f"{w}: median {med_old:.2f} → {med_new:.2f} M events/s; new/old per run {', '.join(f'{x:.3f}' for x in ratios)}; "
-              f"median ratio {statistics.median(ratios):.3f}")
+    failed = False
+    with tempfile.TemporaryDirectory() as d:
+        lfts = os.path.join(d, "fattree1728.lfts.dump")
+        subprocess.run([a.new, "-c", WRITE_FATTREE_LFTS, lfts], check=True)
+        for name in a.only or list(SCENARIOS):
+            runs: dict[str, list[dict]] = {"old": [], "new": []}
+            for k in range(a.runs):
+                order = (("old", a.old), ("new", a.new)) if k % 2 == 0 else (("new", a.new), ("old", a.old))
+                for tag, python in order:
+                    runs[tag].append(run(python, name, lfts))
+
+            def median(tag: str, clock: str) -> float:
+                return statistics.median(r["delivered"] / r[clock] for r in runs[tag])
+
+            delivered = {tag: {r["delivered"] for r in rs} for tag, rs in runs.items()}
+            same = len(delivered["old"]) == 1 and delivered["old"] == delivered["new"]
+            failed |= not same
+            print(
+                f"{name}: delivered packets per CPU-second, median of {a.runs}: old {median('old', 'cpu'):,.0f}, "
+                f"new {median('new', 'cpu'):,.0f}, new/old {median('new', 'cpu') / median('old', 'cpu'):.3f} "
+                f"(wall: {median('new', 'wall') / median('old', 'wall'):.3f}); events old {runs['old'][0]['events']:,}, "
+                f"new {runs['new'][0]['events']:,}; "
+                + ("same packets delivered" if same else f"DIFFERENT packets delivered: old {delivered['old']}, new {delivered['new']}"),
+                flush=True,
+            )
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

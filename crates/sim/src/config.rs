@@ -70,6 +70,12 @@ pub struct SwitchConfig {
     /// input queues) or `oldest-first` (the input whose first packet was
     /// generated earliest; ties in round-robin order).
     pub crossbar_arbiter: String,
+    /// Interval at which a switch port sends upstream the credits freed in
+    /// its input buffers since its last update, in nanoseconds (ib_flit_sim
+    /// sends them every 256 ns). 0 = a packet's credits leave as soon as its
+    /// last byte has left the buffer. Updates go out at the multiples of the
+    /// interval; flow-control packets are not charged link time.
+    pub credit_update_ns: f64,
 }
 
 impl Default for SwitchConfig {
@@ -86,6 +92,7 @@ impl Default for SwitchConfig {
             input_buffer: "fifo".into(),
             max_transfers_per_input: 1,
             crossbar_arbiter: "round-robin".into(),
+            credit_update_ns: 0.0,
         }
     }
 }
@@ -108,11 +115,15 @@ pub struct HcaConfig {
     /// back-dated to their arrival, so latencies still include the wait. A
     /// source alone on its SL queue runs exactly as unbounded.
     pub source_queue_packets: u32,
+    /// Interval at which a CA port sends the credits its sink has freed since
+    /// its last update, in nanoseconds; 0 = as soon as each packet is
+    /// consumed. As `switch.credit_update_ns`.
+    pub credit_update_ns: f64,
 }
 
 impl Default for HcaConfig {
     fn default() -> Self {
-        HcaConfig { send_buffer_bytes: 8192, receive_buffer_bytes: 8192, sl_priority: Vec::new(), source_queue_packets: 0 }
+        HcaConfig { send_buffer_bytes: 8192, receive_buffer_bytes: 8192, sl_priority: Vec::new(), source_queue_packets: 0, credit_update_ns: 0.0 }
     }
 }
 

@@ -23,6 +23,18 @@ pub fn buffer_blocks(bytes: u32) -> u32 {
     bytes / CREDIT_BYTES
 }
 
+/// When credits freed at `freed` leave the receiver: then, or with the next
+/// periodic update when the receiver sends them every `period` (its updates
+/// go out at the multiples of the period).
+#[inline]
+pub fn next_update(freed: u64, period: u64) -> u64 {
+    if period == 0 {
+        freed
+    } else {
+        freed.div_ceil(period) * period
+    }
+}
+
 /// Credit returns one transmitter may hold as arriving "on their own"
 /// before further ones need events.
 pub const DEFERRED_PER_PORT: usize = 4;

@@ -37,6 +37,10 @@ pub(crate) const NONE: u32 = u32::MAX;
 pub(crate) struct Params {
     /// Routing + arbitration delay at a switch.
     pub switch_delay_ps: Time,
+    /// Interval of a switch port's credit updates (0: at once).
+    pub switch_credit_period_ps: Time,
+    /// Interval of a CA port's credit updates (0: at once).
+    pub hca_credit_period_ps: Time,
     /// Crossbar speedup.
     pub speedup: f64,
     /// Switches have output buffers.

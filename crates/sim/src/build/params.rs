@@ -63,6 +63,8 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
     let crossbar_arbiter = CrossbarArbiter::from_name(&sc.crossbar_arbiter, "switch.crossbar_arbiter")?;
     let routing_ps = ns_to_ps("switch.routing_delay_ns", sc.routing_delay_ns)?;
     let arbitration_ps = ns_to_ps("switch.arbitration_delay_ns", sc.arbitration_delay_ns)?;
+    let switch_credit_period_ps = ns_to_ps("switch.credit_update_ns", sc.credit_update_ns)?;
+    let hca_credit_period_ps = ns_to_ps("hca.credit_update_ns", c.hca.credit_update_ns)?;
     let mut warmup_ps = ns_to_ps("warmup_ns", c.warmup_ns)?;
     let detector = match &c.auto_warmup {
         None => None,
@@ -112,6 +114,8 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
     };
     let params = Params {
         switch_delay_ps: routing_ps + arbitration_ps,
+        switch_credit_period_ps,
+        hca_credit_period_ps,
         speedup: sc.speedup,
         output_buffers: sc.output_buffer_bytes > 0,
         credits_at_grant: sc.output_buffer_bytes > 0 && selection.escape_paths(),

@@ -410,7 +410,7 @@ impl Simulation {
         let p = self.arena[id];
         let pm = self.ports.model[gp as usize];
         if p.flags & FLAG_VL15 == 0 {
-            let at = now + pm.timing.propagation_ps;
+            let at = crate::credits::next_update(now, self.p.hca_credit_period_ps) + pm.timing.propagation_ps;
             self.return_credits(pm.peer, q, p.blocks, at);
         }
         self.last_progress = now;

@@ -423,7 +423,8 @@ impl Simulation {
         }
         let pm = self.ports.model[gp as usize];
         let queue = self.layout.q(self.layout.slot_of_q(q), p.part());
-        self.return_credits(pm.peer, queue, p.blocks, left_at + pm.timing.propagation_ps);
+        let sent = crate::credits::next_update(left_at, self.p.switch_credit_period_ps);
+        self.return_credits(pm.peer, queue, p.blocks, sent + pm.timing.propagation_ps);
     }
 
     /// The next pending input of switch `swi` in round-robin order from `cur`

@@ -206,3 +206,42 @@ fn an_output_head_ready_sooner_than_a_pending_wake_leaves_on_time() {
     let r = sim.results();
     assert_eq!((r.classes[0].latency.max_ps, r.classes[1].latency.max_ps), (Some(1_138_000), Some(292_000)));
 }
+
+/// Latencies of two packets sent back to back by `src` at 1 µs through one
+/// switch whose input buffers hold one packet, with the switch's credit
+/// updates every `period_ns` (0: at once).
+fn two_packets_through_a_one_packet_buffer(period_ns: f64) -> (u64, u64) {
+    let net = routed(chain(1, sdr(1.0), sdr(1.0)));
+    let mut c = base(true, CrossbarKind::Multiplexed);
+    c.traffic.classes[0].load = 0.0;
+    c.switch.input_buffer_bytes = 320;
+    c.switch.credit_update_ns = period_ns;
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    sim.inject(1_000, 0, 0, 1).unwrap();
+    sim.inject(1_000, 0, 0, 1).unwrap();
+    sim.run(100_000_000).unwrap();
+    let l = &sim.results().classes[0].latency;
+    assert_eq!(l.count, 2);
+    (l.min_ps.unwrap(), l.max_ps.unwrap())
+}
+
+#[test]
+fn periodic_credit_updates_delay_a_waiting_packet_by_at_most_one_period() {
+    // The first packet: zero-load latency 1 318 000. It leaves the switch's
+    // input buffer when its last byte has crossed, at 1 000 + 5 000 + 80 000 +
+    // 100 000 + 1 128 000 = 1 314 000; its credits reach the source 5 000
+    // later, when the second packet (waiting for them) starts: it arrives
+    // 1 319 000 + 1 318 000 = 2 637 000, latency 2 636 000.
+    assert_eq!(two_packets_through_a_one_packet_buffer(0.0), (1_318_000, 2_636_000));
+    // Updates every 256 ns go out at multiples of 256 000 ps: the credits
+    // freed at 1 314 000 leave at 1 536 000 and arrive at 1 541 000, so the
+    // second packet starts 222 000 ps later (less than one period).
+    assert_eq!(two_packets_through_a_one_packet_buffer(256.0), (1_318_000, 2_858_000));
+    // Freed exactly at an update (period 1 314 ns): sent at once.
+    assert_eq!(two_packets_through_a_one_packet_buffer(1_314.0), (1_318_000, 2_636_000));
+    // Never more than one period later, whatever the period.
+    for period in [1.0, 50.0, 100.0, 333.0, 1000.0, 5000.0] {
+        let (_, second) = two_packets_through_a_one_packet_buffer(period);
+        assert!(second >= 2_636_000 && second - 2_636_000 < (period * 1000.0) as u64, "period {period} ns: {second}");
+    }
+}
