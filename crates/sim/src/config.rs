@@ -67,8 +67,10 @@ pub struct SwitchConfig {
     pub max_transfers_per_input: u32,
     /// Which input wins when several want the crossbar (docs/switch.md):
     /// `round-robin` (a pointer rotating over the
-    /// input queues) or `oldest-first` (the input whose first packet was
-    /// generated earliest; ties in round-robin order).
+    /// input queues), `oldest-first` (the input whose first packet was
+    /// generated earliest; ties in round-robin order) or `islip` (rounds of
+    /// request–grant–accept with a pointer per crossbar output and input,
+    /// until the match is maximal; needs output buffers and `fifo` inputs).
     pub crossbar_arbiter: String,
     /// Interval at which a switch port sends upstream the credits freed in
     /// its input buffers since its last update, in nanoseconds (ib_flit_sim

@@ -81,6 +81,12 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
     // The watchdog looks at every input queue and output buffer.
     let sim_buffers = ports.inq.len() + npv;
     let max_ports = topo.switches.iter().map(|s| s.num_ports).max().unwrap_or(0) as usize;
+    let islip = if p.crossbar_arbiter == crate::switch::arbiter::CrossbarArbiter::Islip {
+        let per_switch = |sm: &crate::switch::SwitchModel| sm.num_ports as usize * if p.crossbar == crate::config::CrossbarKind::Multiplexed { 1 } else { nvl };
+        crate::switch::arbiter::islip::IslipState::new(topo.switches.iter().map(per_switch))
+    } else {
+        Default::default()
+    };
     let switches = Switches {
         state: vec![SwitchState::default(); topo.switches.len()],
         model: topo.switches,
@@ -98,6 +104,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         scratch_req: vec![NONE; max_ports * nvl],
         scratch_opt: vec![Candidate::default(); max_ports * nvl],
         scratch_order: Vec::with_capacity(max_ports * layout.qpp),
+        islip,
     };
     let source_queues = SourceQueues::new(c.hca.source_queue_packets, &traffic.sources, traffic.classes.len(), topo.hosts.len() as u32);
     let hcas = Hcas {

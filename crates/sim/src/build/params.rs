@@ -61,6 +61,12 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
         _ => return Err(SimError::config("switch.max_transfers_per_input", format!("must be 1..=255, got {}", sc.max_transfers_per_input))),
     };
     let crossbar_arbiter = CrossbarArbiter::from_name(&sc.crossbar_arbiter, "switch.crossbar_arbiter")?;
+    if crossbar_arbiter == CrossbarArbiter::Islip && (sc.output_buffer_bytes == 0 || input_buffer != InputBuffer::Fifo) {
+        return Err(SimError::config(
+            "switch.crossbar_arbiter",
+            "'islip' matches FIFO input heads to output buffers: it needs switch.output_buffer_bytes > 0 and switch.input_buffer = 'fifo'",
+        ));
+    }
     let routing_ps = ns_to_ps("switch.routing_delay_ns", sc.routing_delay_ns)?;
     let arbitration_ps = ns_to_ps("switch.arbitration_delay_ns", sc.arbitration_delay_ns)?;
     let switch_credit_period_ps = ns_to_ps("switch.credit_update_ns", sc.credit_update_ns)?;

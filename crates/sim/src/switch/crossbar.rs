@@ -456,6 +456,7 @@ impl Simulation {
             match self.p.crossbar_arbiter {
                 CrossbarArbiter::RoundRobin => self.round_robin_pass(swi, &sm, vl15_only, &mut cands),
                 CrossbarArbiter::OldestFirst => self.oldest_first_pass(swi, &sm, vl15_only, &mut cands),
+                CrossbarArbiter::Islip => self.islip_pass(swi, &sm, vl15_only, &mut cands),
             }
         }
     }

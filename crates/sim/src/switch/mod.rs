@@ -132,4 +132,6 @@ pub(crate) struct Switches {
     /// Scratch for oldest-first arbitration: (age, round-robin rank, input
     /// queue) of the pending inputs, one entry per input queue at most.
     pub scratch_order: Vec<(Time, u32, u32)>,
+    /// iSLIP's pointers and scratch (empty under the other arbiters).
+    pub islip: arbiter::islip::IslipState,
 }

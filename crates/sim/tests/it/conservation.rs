@@ -134,7 +134,13 @@ proptest! {
         c.switch.crossbar = if per_vl { CrossbarKind::PerVl } else { CrossbarKind::Multiplexed };
         c.switch.output_buffer_bytes = if output_buffers { 1024 } else { 0 };
         c.switch.input_buffer = if voq && output_buffers { "voq" } else { "fifo" }.into();
-        c.switch.crossbar_arbiter = if oldest_first { "oldest-first" } else { "round-robin" }.into();
+        // iSLIP where it applies (output buffers, FIFO inputs), else oldest-first.
+        c.switch.crossbar_arbiter = match (oldest_first, output_buffers && !voq) {
+            (false, _) => "round-robin",
+            (true, true) if seed % 2 == 0 => "islip",
+            (true, _) => "oldest-first",
+        }
+        .into();
         c.switch.max_transfers_per_input = transfers;
         let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
         sim.run(stop).unwrap();

@@ -60,7 +60,7 @@ fn heap_and_fifo_queues_give_identical_runs() {
 fn every_input_buffer_and_arbiter_is_deterministic() {
     // The new switch organisations keep a run a function of its seed: whole
     // or sliced, heap or FIFO event queue.
-    for (buffer, arbiter) in [("voq", "round-robin"), ("fifo", "oldest-first"), ("voq", "oldest-first")] {
+    for (buffer, arbiter) in [("voq", "round-robin"), ("fifo", "oldest-first"), ("voq", "oldest-first"), ("fifo", "islip")] {
         let mut h = busy_config(5);
         h.switch.output_buffer_bytes = 2048;
         h.switch.input_buffer = buffer.into();

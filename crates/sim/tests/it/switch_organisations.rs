@@ -132,3 +132,40 @@ fn oldest_first_serves_the_oldest_head() {
         }
     }
 }
+
+#[test]
+fn islip_keeps_a_grant_pointer_per_output() {
+    // Star of 5 (h_i on port i + 1), 1x SDR, 1 m: routed 185 ns after a
+    // packet starts, 1128 ns per packet.
+    // p (h4 → h2) at 0: crosses to port 3 185..1313, delivered 1318. Round
+    //   robin's pointer moves past port 5; iSLIP's pointer of output 3 too.
+    // a (h1, port 2 → h2) at 10: routed 195, waits for output 3.
+    // z (h2, port 3 → h0) at 20: routed 205, crosses to port 1 at once,
+    //   delivered 205 + 1128 + 5 = 1338. Round robin's one pointer moves past
+    //   port 3; iSLIP moves only output 1's.
+    // b (h3, port 4 → h2) at 30: routed 215, waits for output 3.
+    // At 1313 output 3 frees: round robin looks from port 4 on and takes b;
+    // output 3's iSLIP pointer (past port 5: port 1) finds a first. The
+    // winner crosses 1313..2441 (delivered 2446), the other 2441..3569
+    // (delivered 3574).
+    let net = routed(star(5));
+    let inj = [(0, 0, 4, 2), (10, 1, 1, 2), (20, 2, 2, 0), (30, 3, 3, 2)];
+    for (arbiter, want) in [("round-robin", [1318, 3574, 1338, 2446]), ("islip", [1318, 2446, 1338, 3574])] {
+        let mut c = per_packet(&[("p", "h4", "h2"), ("a", "h1", "h2"), ("z", "h2", "h0"), ("b", "h3", "h2")]);
+        c.switch.crossbar_arbiter = arbiter.into();
+        assert_eq!(delivery_ns(&net, &c, &inj), want, "{arbiter}");
+    }
+}
+
+#[test]
+fn islip_needs_output_buffers_and_fifo_inputs() {
+    let net = routed(star(3));
+    for (output_bytes, buffer) in [(0, "fifo"), (2048, "voq")] {
+        let mut c = per_packet(&[("p", "h0", "h1")]);
+        c.switch.crossbar_arbiter = "islip".into();
+        c.switch.output_buffer_bytes = output_bytes;
+        c.switch.input_buffer = buffer.into();
+        let e = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).expect_err("refused").to_string();
+        assert!(e.contains("switch.crossbar_arbiter") && e.contains("islip"), "{e}");
+    }
+}

@@ -167,7 +167,7 @@ fn each_bad_value_names_its_key() {
         ),
         (Box::new(|c| c.switch.max_transfers_per_input = 0), "'switch.max_transfers_per_input'", "1..=255"),
         (Box::new(|c| c.switch.max_transfers_per_input = 256), "'switch.max_transfers_per_input'", "1..=255"),
-        (Box::new(|c| c.switch.crossbar_arbiter = "islip".into()), "'switch.crossbar_arbiter'", "known: round-robin, oldest-first"),
+        (Box::new(|c| c.switch.crossbar_arbiter = "pim".into()), "'switch.crossbar_arbiter'", "known: round-robin, oldest-first, islip"),
     ];
     for (i, (edit, key, what)) in cases.iter().enumerate() {
         let mut c = ok();
