@@ -361,7 +361,7 @@ impl Dfsssp {
                         engine: NAME.into(),
                         reason: format!(
                             "its paths need more than {max} virtual layers (one VL each) to be free of credit loops: \
-                             allow more with the max_vls option (at most 15), or fall back with a chain such as 'dfsssp,updn'"
+                             allow more with the max_vls option (--max-vls, at most 15), or fall back with a chain such as 'dfsssp,updn'"
                         ),
                     });
                 }
@@ -554,8 +554,8 @@ mod tests {
         assert_eq!(
             e,
             "routing engine 'dfsssp' cannot route this fabric: its paths need more than 1 virtual layers (one VL each) \
-             to be free of credit loops: allow more with the max_vls option (at most 15), or fall back with a chain \
-             such as 'dfsssp,updn'"
+             to be free of credit loops: allow more with the max_vls option (--max-vls, at most 15), or fall back \
+             with a chain such as 'dfsssp,updn'"
         );
     }
 
