@@ -293,7 +293,7 @@ def test_route_and_check_with_dfsssp_and_chains(tmp_path):
     assert "sssp " in out and "dfsssp " in out
     proc = run("check", topo, "--engine", "dfsssp", "--vls", 15)
     assert "credit loops: none" in proc.stdout and "SL chosen per route" in proc.stdout
-    assert "note: dfsssp: 3 virtual layer(s) needed of 15 allowed" in proc.stderr
+    assert "note: dfsssp: 4 virtual layer(s) needed of 15 allowed" in proc.stderr
     # One data VL merges the layers: the check finds the torus's loop.
     assert run("check", topo, "--engine", "dfsssp", check=False).returncode == 1
     # Two layers are too few; the chain falls back to updn and says why.

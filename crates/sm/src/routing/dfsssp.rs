@@ -44,13 +44,21 @@
 //! the same layer (only the random split could differ). Pairs of LIDs of the
 //! same port get layer 0, as in OpenSM.
 //!
-//! Differences from OpenSM: the cycle search visits channels in the order
-//! paths first reached them (OpenSM walks its binary tree of channel IDs), so
-//! when several cycles exist the one broken first, and thus which paths move,
-//! can differ; the number of layers needed is usually but not always the
-//! same. OpenSM skips switches whose port 0 does not report SL2VL support;
-//! every modelled switch does. Its multicast part is not modelled here (the
-//! crate's multicast manager builds the trees).
+//! The cycle search is OpenSM's, so the same cycles are broken in the same
+//! order: a layer's channels are filed in a binary search tree by OpenSM's
+//! channel ID (switch LID, port, peer switch LID, peer port) as paths reach
+//! them (destination ports in routing order, then source ports, then LIDs);
+//! the depth-first search starts at the tree's root, takes each channel's
+//! first dependency (in the order they were added) to an unsearched channel,
+//! restarts at the first unsearched channel of the tree's pre-order, and
+//! after each broken cycle goes on from the channel where the cycle closed,
+//! with its marks left as they were. OpenSM's walk round a cycle takes each
+//! channel's first dependency back to a marked channel and assumes it comes
+//! round; should it not (OpenSM would loop there for ever), the rest of that
+//! layer is searched by a plain depth-first search and a note says so (never
+//! seen on the test fabrics). OpenSM skips switches whose port 0 does not
+//! report SL2VL support; every modelled switch does. Its multicast part is
+//! not modelled here (the crate's multicast manager builds the trees).
 //!
 //! Options used: `max_vls`, the layers (VLs) allowed, 1..=15, default 15:
 //! OpenSM takes the smallest operational VL count of all switch ports, which
@@ -149,21 +157,48 @@ struct Edge {
 struct Cdg {
     /// Per channel, its outgoing edges in the order they were added.
     out: FxHashMap<u32, Vec<u32>>,
-    /// Channels in the order a path first reached them: where searches start.
+    /// Channels in the order a path first reached them.
     seen: Vec<u32>,
     edges: Vec<Edge>,
     edge_of: FxHashMap<(u32, u32), u32>,
+    /// OpenSM keeps a layer's channels in an unbalanced binary search tree
+    /// keyed by channel ID, filled as paths reach them; its pre-order is where
+    /// the cycle search looks for the next unvisited channel.
+    tree: FxHashMap<u32, (u32, u32)>,
+    root: Option<u32>,
+}
+
+/// No channel (an empty child in the tree).
+const NO_CHANNEL: u32 = u32::MAX;
+
+/// Search marks (OpenSM's UNKNOWN, GRAY, BLACK).
+const GRAY: u8 = 1;
+const BLACK: u8 = 2;
+
+/// The cycle search's state in one layer, kept between searches as OpenSM
+/// keeps it in the graph's nodes.
+#[derive(Default)]
+struct Search {
+    status: FxHashMap<u32, u8>,
+    pre: FxHashMap<u32, u32>,
+}
+
+impl Search {
+    fn status(&self, c: u32) -> u8 {
+        self.status.get(&c).copied().unwrap_or(0)
+    }
 }
 
 impl Cdg {
-    fn add(&mut self, gid: u32, g: &Group) {
-        for w in g.channels.windows(2) {
-            for &c in w {
-                if let std::collections::hash_map::Entry::Vacant(v) = self.out.entry(c) {
-                    v.insert(Vec::new());
-                    self.seen.push(c);
-                }
+    fn add(&mut self, gid: u32, g: &Group, keys: &[u64]) {
+        for &c in &g.channels {
+            if let std::collections::hash_map::Entry::Vacant(v) = self.out.entry(c) {
+                v.insert(Vec::new());
+                self.seen.push(c);
+                self.tree_insert(c, keys);
             }
+        }
+        for w in g.channels.windows(2) {
             let e = *self.edge_of.entry((w[0], w[1])).or_insert_with(|| {
                 self.edges.push(Edge { to: w[1], groups: Vec::new(), live: 0, removed: false });
                 let e = (self.edges.len() - 1) as u32;
@@ -174,6 +209,111 @@ impl Cdg {
             edge.groups.push(gid);
             edge.live += g.pairs;
         }
+    }
+
+    fn tree_insert(&mut self, c: u32, keys: &[u64]) {
+        self.tree.insert(c, (NO_CHANNEL, NO_CHANNEL));
+        let Some(mut at) = self.root else {
+            self.root = Some(c);
+            return;
+        };
+        loop {
+            let (left, right) = self.tree[&at];
+            let slot = if keys[c as usize] < keys[at as usize] { left } else { right };
+            if slot == NO_CHANNEL {
+                let node = self.tree.get_mut(&at).expect("tree node");
+                if keys[c as usize] < keys[at as usize] {
+                    node.0 = c;
+                } else {
+                    node.1 = c;
+                }
+                return;
+            }
+            at = slot;
+        }
+    }
+
+    /// The first channel in the tree's pre-order not yet searched
+    /// (OpenSM's `get_next_cdg_node`).
+    fn next_unvisited(&self, st: &Search) -> Option<u32> {
+        let mut stack: Vec<u32> = self.root.into_iter().collect();
+        while let Some(c) = stack.pop() {
+            if st.status(c) == 0 {
+                return Some(c);
+            }
+            let (left, right) = self.tree[&c];
+            if right != NO_CHANNEL {
+                stack.push(right);
+            }
+            if left != NO_CHANNEL {
+                stack.push(left);
+            }
+        }
+        None
+    }
+
+    fn live_out(&self, c: u32) -> impl Iterator<Item = u32> + '_ {
+        self.out[&c].iter().copied().filter(move |&e| !self.edges[e as usize].removed)
+    }
+
+    /// OpenSM's `search_cycle_in_channel_dep_graph`: a depth-first search
+    /// from `start` that follows, at each channel, its first dependency to an
+    /// unsearched channel, and stops at the first one back to a channel on
+    /// the search path (returned). A channel with neither is finished; the
+    /// search then backs up, or restarts at [`Cdg::next_unvisited`].
+    fn search(&self, st: &mut Search, start: u32) -> Option<u32> {
+        let mut cur = start;
+        loop {
+            st.status.insert(cur, GRAY);
+            let mut next = None;
+            for e in self.live_out(cur) {
+                let to = self.edges[e as usize].to;
+                match st.status(to) {
+                    0 => {
+                        next = Some(to);
+                        break;
+                    }
+                    GRAY => return Some(to),
+                    _ => {}
+                }
+            }
+            match next {
+                Some(n) => {
+                    st.pre.insert(n, cur);
+                    cur = n;
+                }
+                None => {
+                    st.status.insert(cur, BLACK);
+                    cur = match st.pre.remove(&cur) {
+                        Some(p) => p,
+                        None => self.next_unvisited(st)?,
+                    };
+                }
+            }
+        }
+    }
+
+    /// OpenSM's `get_weakest_link_in_cycle`: from `cycle`, follow each
+    /// channel's first dependency to a searched-path channel round to
+    /// `cycle` again, unmarking them, and return the dependency carrying the
+    /// fewest of the layer's pairs (the first of equals). `None` if the walk
+    /// does not close (OpenSM would not return).
+    fn weakest_in_cycle(&self, st: &mut Search, cycle: u32) -> Option<u32> {
+        let first_gray = |st: &Search, c: u32| self.live_out(c).find(|&e| st.status(self.edges[e as usize].to) == GRAY);
+        let mut weakest = first_gray(st, cycle)?;
+        let mut cur = self.edges[weakest as usize].to;
+        for _ in 0..=self.out.len() {
+            st.status.insert(cur, 0);
+            if cur == cycle {
+                return Some(weakest);
+            }
+            let e = first_gray(st, cur)?;
+            if self.edges[e as usize].live < self.edges[weakest as usize].live {
+                weakest = e;
+            }
+            cur = self.edges[e as usize].to;
+        }
+        None
     }
 
     fn remove(&mut self, g: &Group) {
@@ -263,14 +403,24 @@ impl Dfsssp {
         let mut groups: Vec<Group> = Vec::new();
         let mut group_of: FxHashMap<(NodeId, Lid), u32> = FxHashMap::default();
         let mut hops = Vec::new();
+        // OpenSM's channel ID: switch LID, port, peer switch LID, peer port.
+        let mut keys: Vec<u64> = Vec::new();
+        let key_of = |(sw, port): (NodeId, PortNum)| {
+            let peer = fabric.peer(sw, port).expect("a switch-to-switch channel");
+            let lid = |n: NodeId| u64::from(lids.switch_lid(n).unwrap_or(0));
+            (lid(sw) << 48) | (u64::from(port) << 32) | (lid(peer.node) << 16) | u64::from(peer.port)
+        };
+        // OpenSM's order: destination ports, then source ports, then LIDs.
         for &d in &paths.order {
-            for dlid in ports[d].lids() {
-                for &s in &sources {
+            for &s in &sources {
+                for dlid in ports[d].lids() {
                     switch_channels(fabric, &tables, s, dlid, &mut hops).ok_or_else(|| SmError::Unsupported {
                         engine: NAME.into(),
                         reason: format!("the sssp tables do not deliver LID {dlid:#06x} from '{}'", fabric.node(s).name),
                     })?;
-                    if hops.len() < 2 {
+                    // A path with one switch-to-switch channel has no
+                    // dependency, but OpenSM still files the channel.
+                    if hops.is_empty() {
                         continue;
                     }
                     let mut pairs = ca_lids_at[&s];
@@ -280,14 +430,18 @@ impl Dfsssp {
                     let mut channels = Vec::with_capacity(hops.len());
                     for &h in &hops {
                         let next = channel_id.len() as u32;
-                        channels.push(*channel_id.entry(h).or_insert(next));
+                        let id = *channel_id.entry(h).or_insert(next);
+                        if id == next {
+                            keys.push(key_of(h));
+                        }
+                        channels.push(id);
                     }
                     group_of.insert((s, dlid), groups.len() as u32);
                     groups.push(Group { channels, pairs });
                 }
             }
         }
-        let (layer_of_group, needed, moved) = self.assign(&groups)?;
+        let (layer_of_group, needed, moved, unclosed) = self.assign(&groups, &keys)?;
         // Every pair between two different ports, before balancing.
         let total_lids: u64 = ports.iter().map(|p| p.count() as u64).sum();
         let all_pairs: u64 = ports.iter().map(|p| p.count() as u64 * (total_lids - p.count() as u64)).sum();
@@ -331,6 +485,12 @@ impl Dfsssp {
                 .collect();
             notes.push(format!("dfsssp: spare VLs balance the layers: {}", spans.join(", ")));
         }
+        for l in unclosed {
+            notes.push(format!(
+                "dfsssp: in layer {l} OpenSM's walk round a cycle did not close (OpenSM would not return); \
+                 the rest of that layer was searched plainly"
+            ));
+        }
         notes.push(format!(
             "dfsssp: path SLs are VLs: map SL i to VL i on {} or more data VLs (`ibnetsim check --vls {}`), or layers merge",
             acc, acc
@@ -341,21 +501,52 @@ impl Dfsssp {
 
     /// Steps 1-3 of the module docs: each group's layer, the layers needed, and
     /// the pairs moved into each layer.
-    fn assign(&self, groups: &[Group]) -> Result<(Vec<u8>, u8, Vec<u64>), SmError> {
+    /// Also the layers where OpenSM's cycle walk did not close.
+    #[allow(clippy::type_complexity)]
+    fn assign(&self, groups: &[Group], keys: &[u64]) -> Result<(Vec<u8>, u8, Vec<u64>, Vec<usize>), SmError> {
         let max = self.max_vls as usize;
         let mut layer_of = vec![0u8; groups.len()];
         let mut moved = vec![0u64; max];
         let mut cdgs: Vec<Cdg> = (0..max).map(|_| Cdg::default()).collect();
         for (gid, g) in groups.iter().enumerate() {
-            cdgs[0].add(gid as u32, g);
+            cdgs[0].add(gid as u32, g, keys);
         }
         let mut needed = 1u8;
+        let mut unclosed = Vec::new();
         for l in 0..max {
             if cdgs[l].edges.is_empty() {
                 break;
             }
+            // OpenSM's search first; should its cycle walk not close (a case
+            // OpenSM would not return from), a plain search for the rest of the layer.
+            let mut st = Search::default();
+            let mut start = cdgs[l].root;
             let mut black = FxHashMap::default();
-            while let Some(cycle) = cdgs[l].find_cycle(&mut black) {
+            let mut plain = false;
+            loop {
+                let weakest = if plain {
+                    let Some(cycle) = cdgs[l].find_cycle(&mut black) else { break };
+                    let cdg = &cdgs[l];
+                    let mut weakest = cycle[0];
+                    for &e in &cycle[1..] {
+                        if cdg.edges[e as usize].live < cdg.edges[weakest as usize].live {
+                            weakest = e;
+                        }
+                    }
+                    weakest
+                } else {
+                    let Some(from) = start else { break };
+                    let Some(cycle) = cdgs[l].search(&mut st, from) else { break };
+                    start = Some(cycle);
+                    match cdgs[l].weakest_in_cycle(&mut st, cycle) {
+                        Some(e) => e,
+                        None => {
+                            plain = true;
+                            unclosed.push(l);
+                            continue;
+                        }
+                    }
+                };
                 if l + 1 == max {
                     return Err(SmError::Unsupported {
                         engine: NAME.into(),
@@ -367,12 +558,6 @@ impl Dfsssp {
                 }
                 needed = needed.max(l as u8 + 2);
                 let cdg = &mut cdgs[l];
-                let mut weakest = cycle[0];
-                for &e in &cycle[1..] {
-                    if cdg.edges[e as usize].live < cdg.edges[weakest as usize].live {
-                        weakest = e;
-                    }
-                }
                 cdg.edges[weakest as usize].removed = true;
                 let riders = std::mem::take(&mut cdg.edges[weakest as usize].groups);
                 for gid in riders {
@@ -382,13 +567,13 @@ impl Dfsssp {
                     layer_of[gid as usize] = l as u8 + 1;
                     let g = &groups[gid as usize];
                     cdgs[l].remove(g);
-                    cdgs[l + 1].add(gid, g);
+                    cdgs[l + 1].add(gid, g, keys);
                     moved[l + 1] += g.pairs;
                 }
             }
         }
         moved.truncate(needed as usize);
-        Ok((layer_of, needed, moved))
+        Ok((layer_of, needed, moved, unclosed))
     }
 }
 
@@ -469,9 +654,9 @@ mod tests {
     fn torus_needs_layers_and_gets_them() {
         // Layers needed, and the (source, destination) LID pairs in each.
         for (name, f, pairs) in [
-            ("torus 4x4", MeshParams::new(&[4, 4], true, 2).build().unwrap(), vec![1852, 334, 70]),
+            ("torus 4x4", MeshParams::new(&[4, 4], true, 2).build().unwrap(), vec![1862, 322, 70, 2]),
             ("ring 6", RingParams { switches: 6, hosts_per_switch: 1, link: LinkSpec::default() }.build().unwrap(), vec![126, 6]),
-            ("torus 3x3x3", MeshParams::new(&[3, 3, 3], true, 1).build().unwrap(), vec![2648, 199, 15]),
+            ("torus 3x3x3", MeshParams::new(&[3, 3, 3], true, 1).build().unwrap(), vec![2605, 230, 27]),
         ] {
             let lids = LidMap::assign(&f, 0).unwrap();
             let (r, plan) = engine(15).route_layers(&f, &lids).unwrap();
@@ -544,6 +729,23 @@ mod tests {
     fn r_tables_row(f: &Fabric, lids: &LidMap, s: &str) -> Vec<u8> {
         let t = Sssp.route(f, lids).unwrap().tables;
         t.lft(f.node_by_name(s).unwrap()).unwrap().entries()[1..].to_vec()
+    }
+
+    #[test]
+    fn weakest_dependency_of_the_cycle_moves_up() {
+        // Channels 0..3. Path group 0 (2 pairs) crosses 3, 0, 1; group 1 (1
+        // pair) crosses 1, 2, 0. Dependencies 3→0 and 0→1 carry 2 pairs, 1→2
+        // and 2→0 carry 1: the cycle 0→1→2→0. The search starts at channel 3
+        // (the tree's root, filed first), goes 3, 0, 1, 2 and closes the
+        // cycle at 0; going round from 0, 0→1 (2) is beaten by 1→2 (1), which
+        // 2→0 only ties. 1→2 goes and group 1 moves to layer 1, where its
+        // dependencies form no cycle.
+        let groups = vec![Group { channels: vec![3, 0, 1], pairs: 2 }, Group { channels: vec![1, 2, 0], pairs: 1 }];
+        let keys = [40, 20, 30, 10];
+        let (layer_of, needed, moved, unclosed) = engine(15).assign(&groups, &keys).unwrap();
+        assert_eq!((layer_of, needed, moved, unclosed), (vec![0, 1], 2, vec![0, 1], vec![]));
+        let e = engine(1).assign(&groups, &keys).err().unwrap().to_string();
+        assert!(e.contains("more than 1 virtual layers"), "{e}");
     }
 
     #[test]
