@@ -284,3 +284,21 @@ def test_commands_that_build_no_table_do_not_import_the_heavy_libraries(tmp_path
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]", proc.stdout
+
+
+def test_route_and_check_with_dfsssp_and_chains(tmp_path):
+    topo = tmp_path / "torus.net"
+    run("topo", "gen", "mesh", "--dims", "4x4", "--torus", "--hosts", 2, "-o", topo)
+    out = run("route", "--list").stdout
+    assert "sssp " in out and "dfsssp " in out
+    proc = run("check", topo, "--engine", "dfsssp", "--vls", 15)
+    assert "credit loops: none" in proc.stdout and "SL chosen per route" in proc.stdout
+    assert "note: dfsssp: 4 virtual layer(s) needed of 15 allowed" in proc.stderr
+    # One data VL merges the layers: the check finds the torus's loop.
+    assert run("check", topo, "--engine", "dfsssp", check=False).returncode == 1
+    # Two layers are too few; the chain falls back to updn and says why.
+    proc = run("route", topo, "--engine", "dfsssp,updn", "--max-vls", 2, "-o", tmp_path / "lfts.dump")
+    assert "engine updn" in proc.stdout
+    assert "note: routing chain 'dfsssp,updn': routed with 'updn' after 'dfsssp' failed" in proc.stderr
+    proc = run("route", topo, "--engine", "dfsssp,spf", check=False)
+    assert proc.returncode != 0 and "unknown routing engine 'spf' in the chain 'dfsssp,spf'" in proc.stderr

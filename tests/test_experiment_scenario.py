@@ -361,3 +361,11 @@ def test_reference_page_documents_every_key():
         for keys in sec.variants.values():
             for k in keys:
                 assert f"| `{sec.name}.{k.name}` |" in page
+
+
+def test_routing_engine_chains_are_checked_member_by_member(tmp_path):
+    sc = scn.load(write(tmp_path, IRREGULAR.replace('engine = ["updn", "minhop"]', 'engine = ["dfsssp,updn", "sssp"]')))
+    assert sorted({p.config["routing"]["engine"] for p in sc.points}) == ["dfsssp,updn", "sssp"]
+    e = err(tmp_path, IRREGULAR.replace('"minhop"]', '"dfsssp, nosuch"]'))
+    assert (e.line, e.key) == (12, "routing.engine")
+    assert 'unknown value "nosuch" in the chain "dfsssp, nosuch"' in str(e) and "minhop" in str(e)

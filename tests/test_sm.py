@@ -143,3 +143,33 @@ def test_fa_switches_without_adaptive_support_hold_the_escape_port_everywhere():
     assert np.array_equal(plain.lft[row, bases], full.lft[row, bases])
     with pytest.raises(ib.ConfigError, match="non_adaptive_switches"):
         ib.SubnetManager(f, routing="fa", lmc=1, non_adaptive_switches=["nope"])
+
+
+def test_dfsssp_gives_per_path_sls_that_check_uses():
+    torus = ib.topology.torus([4, 4], hosts_per_switch=2)
+    sm = ib.SubnetManager(torus, routing="dfsssp")
+    assert sm.routing == "dfsssp"
+    assert sm.notes[0].startswith("dfsssp: 4 virtual layer(s) needed of 15 allowed")
+    # SL i on VL i: the layers keep every VL's dependency graph acyclic.
+    r = sm.check(data_vls=15)
+    assert r.ok and r["credit_loops"]["cyclic_sccs"] == 0
+    assert r["credit_loops"]["vls_used"] == list(range(15))
+    # Folded onto one VL the same routes close a credit loop.
+    assert sm.check(data_vls=1)["credit_loops"]["cyclic_sccs"] > 0
+    # Four VLs allowed: no spare one, one SL per layer.
+    sm4 = ib.SubnetManager(torus, routing="dfsssp", max_vls=4)
+    assert sm4.check(data_vls=4)["credit_loops"]["vls_used"] == [0, 1, 2, 3]
+    assert np.array_equal(sm4.lft, ib.SubnetManager(torus, routing="sssp").lft)
+    with pytest.raises(ib.ConfigError, match="max_vls"):
+        ib.SubnetManager(torus, routing="updn", max_vls=4)
+
+
+def test_engine_chains_fall_back():
+    torus = ib.topology.torus([4, 4], hosts_per_switch=2)
+    sm = ib.SubnetManager(torus, routing="dfsssp,updn", max_vls=2)
+    assert sm.routing == "updn"
+    assert sm.notes[0].startswith("routing chain 'dfsssp,updn': routed with 'updn' after 'dfsssp' failed: ")
+    assert "more than 2 virtual layers" in sm.notes[0]
+    assert sm.check().ok
+    with pytest.raises(ib.ConfigError, match="unknown routing engine 'nosuch' in the chain 'updn,nosuch'"):
+        ib.SubnetManager(torus, routing="updn,nosuch")

@@ -52,9 +52,14 @@ class SubnetManager:
     """Configures a fabric as OpenSM would: LIDs (with LMC) and forwarding tables.
 
     ``routing`` is an engine name (see :func:`routing_engines`): ``minhop``,
-    ``updn``, ``dor`` or ``file`` (with ``lfts_file=`` an OpenSM ``opensm-lfts.dump``,
-    a ``dump_ucast_routes`` file, or an ib_flit_sim ``.fdbs`` plus ``fdbs_key=`` its
-    ``.fdbs.ini``). ``root`` names the up*/down* root switch(es) by name or GUID,
+    ``updn``, ``dor``, ``sssp``, ``dfsssp``, … or ``file`` (with ``lfts_file=`` an
+    OpenSM ``opensm-lfts.dump``, a ``dump_ucast_routes`` file, or an ib_flit_sim
+    ``.fdbs`` plus ``fdbs_key=`` its ``.fdbs.ini``), or a comma-separated chain
+    of them such as ``"dfsssp,updn"`` (OpenSM's ``routing_engine a,b``): the
+    first engine that routes the fabric is used; :attr:`routing` names it and
+    :attr:`notes` say why the earlier ones failed. ``max_vls`` is the number
+    of virtual layers (VLs, 1..15, default 15) ``dfsssp`` may spread its paths
+    over; its per-path SLs are then used by :meth:`check` and the simulator. ``root`` names the up*/down* root switch(es) by name or GUID,
     or is the path of a root GUID file (OpenSM's ``root_guid_file``, or the
     ``opensm-updn-roots.dump`` it writes: one switch GUID a line).
     ``multicast_groups`` maps a multicast LID (``0xC000``..``0xFFFE``) to the
@@ -81,6 +86,7 @@ class SubnetManager:
         multicast_groups: Optional[Mapping[int, Sequence[str]]] = None,
         non_adaptive_switches: Sequence[str] = (),
         guid2lid: Optional[str | os.PathLike] = None,
+        max_vls: Optional[int] = None,
     ):
         roots = [os.fspath(r) for r in ([root] if isinstance(root, (str, os.PathLike)) else list(root or []))]
         self.fabric = fabric
@@ -100,6 +106,7 @@ class SubnetManager:
             groups,
             [str(s) for s in non_adaptive_switches],
             None if guid2lid is None else os.fspath(guid2lid),
+            None if max_vls is None else _args.integer("max_vls", max_vls, 0, _args.U8_MAX),
         )
 
     @property
@@ -164,7 +171,9 @@ class SubnetManager:
         (OpenSM's ``opensm-lid-matrix.dump``) adds a ``lid_matrix`` section:
         its rows against the fabric's hop counts, and the routes longer than
         its least hops (see docs/check.md). ``spread_lmc`` spreads uniform traffic over all LIDs of a port.
-        ``sl`` is the service level of every route in the credit-loop check.
+        ``sl`` is the service level of every route in the credit-loop check,
+        except where the engine gave the route its own (``dfsssp``'s layers):
+        that SL is used, so check those with ``data_vls=15`` (SL i on VL i).
         ``include_switch_lids`` adds the routes from and to switch port 0
         (management traffic on data VLs) to the channel dependency graph, which
         otherwise holds CA-to-CA routes only (see docs/check.md).

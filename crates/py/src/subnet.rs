@@ -58,7 +58,7 @@ impl PySubnet {
     /// Runs the subnet manager on a fabric.
     #[staticmethod]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (fabric, engine, lmc, roots, file, file_key, seed, multicast_groups=Vec::new(), non_adaptive=Vec::new(), guid2lid=None))]
+    #[pyo3(signature = (fabric, engine, lmc, roots, file, file_key, seed, multicast_groups=Vec::new(), non_adaptive=Vec::new(), guid2lid=None, max_vls=None))]
     fn configure(
         py: Python<'_>,
         fabric: Py<PyFabric>,
@@ -71,12 +71,13 @@ impl PySubnet {
         multicast_groups: Vec<(u16, Vec<String>)>,
         non_adaptive: Vec<String>,
         guid2lid: Option<std::path::PathBuf>,
+        max_vls: Option<u8>,
     ) -> PyResult<Self> {
         let fab = fabric.get();
         let config = SmConfig {
             routing_engine: engine,
             lmc,
-            options: RoutingOptions { roots, file, file_key, seed, topology_lids: fab.file_lids.clone(), non_adaptive },
+            options: RoutingOptions { roots, file, file_key, seed, topology_lids: fab.file_lids.clone(), non_adaptive, max_vls },
             multicast_groups: multicast_groups.into_iter().map(|(mlid, members)| MulticastGroupConfig { mlid, members }).collect(),
         };
         let inner = py
@@ -190,11 +191,17 @@ impl PySubnet {
                 (None, Some(path)) => Some(read_sl2vl_dump(path, f)?),
                 (None, None) => None,
             };
+            // The engine's per-path SLs (dfsssp's layers), `sl` where it gives none.
+            let lids = &self.inner.lids;
+            let per_path = |src: LinkEnd, dlid: u16| {
+                lids.of_port(src.node, src.port).and_then(|p| self.inner.path_sl.get(p.base, dlid)).unwrap_or(sl)
+            };
+            let route_sl = if self.inner.path_sl.is_none() { PathSl::Fixed(sl) } else { PathSl::PerPair(&per_path) };
             let view = match &tables {
                 Some(t) => SlView::with_tables(t),
                 None => SlView::modulo(data_vls)?,
             }
-            .with_path_sl(PathSl::Fixed(sl));
+            .with_path_sl(route_sl);
             let report = analyze(f, &self.inner.lids, &self.inner.tables, &view, &options)?;
             let mut json = serde_json::to_value(&report).expect("report serializes");
             let mut text = report.to_string();

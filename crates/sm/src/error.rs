@@ -11,12 +11,14 @@ pub enum SmError {
     #[error(transparent)]
     Fabric(#[from] FabricError),
     /// A routing engine name that is not registered.
-    #[error("unknown routing engine '{name}' (known engines: {known})")]
+    #[error("unknown routing engine '{name}'{} (known engines: {known})", chain_hint(chain.as_deref()))]
     UnknownEngine {
         /// What the user asked for.
         name: String,
         /// Comma-separated list of valid names.
         known: String,
+        /// The chain `name` is a member of, if the user gave several engines.
+        chain: Option<String>,
     },
     /// More LIDs are needed than the unicast LID space holds.
     #[error("LMC {lmc} needs {needed} unicast LIDs but only {max} exist (0x0001-0xbfff); {}", lmc_hint(*.fits))]
@@ -84,6 +86,10 @@ pub enum SmError {
         #[source]
         source: std::io::Error,
     },
+}
+
+fn chain_hint(chain: Option<&str>) -> String {
+    chain.map(|c| format!(" in the chain '{c}'")).unwrap_or_default()
 }
 
 fn member_hint(member: Option<&str>) -> String {

@@ -360,10 +360,21 @@ def _engine_names() -> list[str]:
     return [name for name, _ in ibnetsim.routing_engines()]
 
 
+def _chain(engine: str) -> list[str]:
+    """The engines of ``engine``: one name, or a comma-separated chain (``dfsssp,updn``)."""
+    return [m.strip() for m in engine.split(",")]
+
+
 def _check_routing(s: dict, _cfg: dict) -> Optional[tuple[str, str]]:
-    if s["engine"] == "file" and s.get("lfts_file") is None:
+    members = _chain(s["engine"])
+    known = _engine_names()
+    for m in members:
+        if m not in known:
+            what = f' in the chain "{s["engine"]}"' if len(members) > 1 else ""
+            return ("engine", f'unknown value "{m}"{what}; expected one of: {", ".join(known)}, or a comma-separated chain of them')
+    if "file" in members and s.get("lfts_file") is None:
         return ("lfts_file", "engine 'file' needs lfts_file (the tables to load)")
-    if s["engine"] != "file" and s.get("lfts_file") is not None:
+    if "file" not in members and s.get("lfts_file") is not None:
         return ("lfts_file", f"lfts_file is only read by engine 'file', not '{s['engine']}'")
     if s.get("fdbs_key") is not None and s.get("lfts_file") is None:
         return ("fdbs_key", "fdbs_key is the key of an .fdbs lfts_file; give lfts_file too")
@@ -375,7 +386,14 @@ ROUTING = register_section(
         "routing",
         "The subnet manager: LID assignment and the routing engine that fills the forwarding tables.",
         keys=(
-            Key("engine", "str", "Routing engine (`ibnetsim route --list`).", default="minhop", choices=_engine_names),
+            Key(
+                "engine",
+                "str",
+                "Routing engine (`ibnetsim route --list`), or a comma-separated chain such as `\"dfsssp,updn\"`: "
+                "the first engine that routes the fabric is used (OpenSM's `routing_engine a,b`).",
+                default="minhop",
+                allowed_doc=", ".join(f"`{n}`" for n, _ in _core.routing_engines()) + ", or a chain of them",
+            ),
             Key("lmc", "int", "LID mask control: 2^lmc LIDs per CA port.", default=0, min=0, max=7),
             Key("root", "list[str]", "up*/down* root switch(es), by name or GUID; empty lets the engine choose.", default=[]),
             Key("lfts_file", "path", "Forwarding tables for engine `file` (OpenSM dump or .fdbs).", default=None),

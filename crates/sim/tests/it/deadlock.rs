@@ -248,3 +248,34 @@ fn a_vl_no_arbitration_table_serves_is_reported_as_starvation() {
         assert!(msg.contains(&format!("VL1 at {node}/{port} (1 packet waits) is never sent")), "{msg}");
     }
 }
+
+#[test]
+fn dfsssp_layers_keep_running_a_torus_that_minhop_deadlocks() {
+    // A 4x4 torus, two hosts a switch, saturating uniform traffic with
+    // one-packet buffers. minhop's minimal routes on one VL deadlock; the
+    // same kind of routes (sssp's) spread by dfsssp over layers, each on its
+    // own VLs through the engine's per-path SLs, do not.
+    use ibnetsim_sm::{RoutingOptions, SmConfig, SubnetManager};
+    let f = ibnetsim_fabric::gen::MeshParams::new(&[4, 4], true, 2).build().unwrap();
+    let configure = |engine: &str, max_vls: Option<u8>| {
+        let options = RoutingOptions { max_vls, ..RoutingOptions::default() };
+        SubnetManager::new(SmConfig { routing_engine: engine.into(), options, ..SmConfig::default() }).configure(&f).unwrap()
+    };
+    let heavy_on = |data_vls: u8| {
+        let mut c = heavy(true);
+        c.data_vls = data_vls;
+        c
+    };
+    let minhop = configure("minhop", None);
+    let mut sim = Simulation::from_subnet(&f, &minhop, &heavy_on(1), None).unwrap();
+    let err = sim.run(10_000_000_000).unwrap_err();
+    assert!(matches!(err, SimError::Deadlock(_)), "{err}");
+    let dfsssp = configure("dfsssp", Some(4));
+    assert!(dfsssp.notes[0].starts_with("dfsssp: 4 virtual layer(s) needed of 4 allowed"), "{:?}", dfsssp.notes);
+    let mut sim = Simulation::from_subnet(&f, &dfsssp, &heavy_on(4), None).unwrap();
+    sim.run(10_000_000_000).unwrap();
+    sim.check_conservation().unwrap();
+    let r = sim.results();
+    let sls: Vec<u8> = r.sls.iter().filter(|s| s.delivered_packets > 0).map(|s| s.sl).collect();
+    assert_eq!(sls, vec![0, 1, 2, 3]);
+}

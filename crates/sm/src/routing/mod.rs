@@ -19,10 +19,12 @@ use crate::lft::ForwardingTables;
 use crate::lid::{Lid, LidMap};
 use crate::path_sl::PathSl;
 
+pub mod dfsssp;
 pub mod dor;
 pub mod fa;
 pub mod ftree;
 pub mod minhop;
+pub mod sssp;
 #[cfg(test)]
 pub(crate) mod testfab;
 pub(crate) mod ucast;
@@ -48,6 +50,9 @@ pub struct RoutingOptions {
     /// allows in a mixed fabric: their table holds the escape port at every
     /// LID of a destination.
     pub non_adaptive: Vec<String>,
+    /// `dfsssp`: virtual layers (VLs) its paths may use, 1..=15; `None` for
+    /// OpenSM's default, 15 (see [`dfsssp`]).
+    pub max_vls: Option<u8>,
 }
 
 /// What an engine produces.
@@ -134,30 +139,123 @@ pub static ENGINES: &[EngineInfo] = &[
         summary: "fat-tree routing after OpenSM's ftree: ranks the tree from its leaves, one balanced spine path per destination",
         build: ftree::build,
     },
+    EngineInfo {
+        name: sssp::NAME,
+        summary: "OpenSM's sssp: per-destination Dijkstra over switches, channel weights grown by the routes already on them (global balancing)",
+        build: sssp::build,
+    },
+    EngineInfo {
+        name: dfsssp::NAME,
+        summary: "OpenSM's dfsssp: sssp's paths on virtual layers (one VL each) whose channel dependencies are acyclic; SL per path",
+        build: dfsssp::build,
+    },
     EngineInfo { name: file::NAME, summary: "load forwarding tables from an OpenSM or ib_flit_sim dump", build: file::build },
 ];
 
-/// Builds the engine called `name`.
+/// Builds the engine called `name`, or a chain of engines: `name` may list
+/// several, separated by commas (OpenSM's `-R a,b,c` and `routing_engine
+/// a,b,c`); see [`Chain`].
 pub fn build_engine(name: &str, options: &RoutingOptions) -> Result<Box<dyn RoutingEngine>, SmError> {
+    let members = chain_members(name)?;
+    let has = |engine: &str| members.contains(&engine);
     // Options another engine reads would otherwise be dropped without a word.
-    if options.file.is_some() && name != file::NAME {
+    if options.file.is_some() && !has(file::NAME) {
         return Err(SmError::option(
             "lfts_file",
             format!("tables to load are read by the '{}' engine only, not by '{name}': drop the file, or route with '{}'", file::NAME, file::NAME),
         ));
     }
-    if !options.non_adaptive.is_empty() && name != fa::NAME {
+    if !options.non_adaptive.is_empty() && !has(fa::NAME) {
         return Err(SmError::option("non_adaptive_switches", format!("lists switches for the '{}' engine only, not for '{name}'", fa::NAME)));
+    }
+    if options.max_vls.is_some() && !has(dfsssp::NAME) {
+        return Err(SmError::option("max_vls", format!("sets the virtual layers of the '{}' engine only, not of '{name}'", dfsssp::NAME)));
     }
     if options.file_key.is_some() && options.file.is_none() {
         return Err(SmError::option("fdbs_key", "keys an ib_flit_sim .fdbs table: give the table too (lfts_file)"));
     }
-    match ENGINES.iter().find(|e| e.name == name) {
-        Some(info) => (info.build)(options),
-        None => Err(SmError::UnknownEngine {
-            name: name.to_string(),
-            known: ENGINES.iter().map(|e| e.name).collect::<Vec<_>>().join(", "),
-        }),
+    let mut engines = Vec::with_capacity(members.len());
+    for member in &members {
+        match ENGINES.iter().find(|e| e.name == *member) {
+            Some(info) => engines.push((info.build)(options)?),
+            None => {
+                return Err(SmError::UnknownEngine {
+                    name: member.to_string(),
+                    known: ENGINES.iter().map(|e| e.name).collect::<Vec<_>>().join(", "),
+                    chain: (members.len() > 1).then(|| members.join(",")),
+                })
+            }
+        }
+    }
+    if engines.len() == 1 {
+        return Ok(engines.pop().expect("one engine"));
+    }
+    Ok(Box::new(Chain { spec: members.join(","), members: engines, used: std::sync::Mutex::new(None) }))
+}
+
+/// The engine names of `spec` (one name, or several separated by commas, blanks
+/// around each ignored), checked for empty entries.
+pub fn chain_members(spec: &str) -> Result<Vec<&str>, SmError> {
+    let members: Vec<&str> = spec.split(',').map(str::trim).collect();
+    if members.iter().any(|m| m.is_empty()) {
+        return Err(SmError::option(
+            "routing_engine",
+            format!("'{spec}' has an empty engine name; give one engine, or several separated by commas (e.g. 'dfsssp,updn')"),
+        ));
+    }
+    Ok(members)
+}
+
+/// A chain of engines, as OpenSM runs its `routing_engine a,b,c` list: each
+/// member routes the fabric in turn until one succeeds, and that one's
+/// tables are used. The notes name the member used and why the earlier ones
+/// failed; if all fail, the error lists every member's reason. Unlike OpenSM,
+/// no `minhop` is tried after the last member (OpenSM's fallback unless the
+/// list holds `no_fallback`): end the chain with `minhop` for that.
+///
+/// LIDs: the first member that imposes its own (`file`) sets them for all.
+pub struct Chain {
+    /// The chain as written, blanks removed.
+    spec: String,
+    members: Vec<Box<dyn RoutingEngine>>,
+    /// The member whose tables the last [`RoutingEngine::route`] returned.
+    used: std::sync::Mutex<Option<&'static str>>,
+}
+
+impl RoutingEngine for Chain {
+    /// The member that routed the fabric (the first one before any routing).
+    fn name(&self) -> &'static str {
+        self.used.lock().expect("chain state").unwrap_or_else(|| self.members[0].name())
+    }
+
+    fn assign_lids(&self, fabric: &Fabric, lmc: u8) -> Result<Option<LidMap>, SmError> {
+        for m in &self.members {
+            // A member that fails here fails again, with its reason, when it routes.
+            if let Ok(Some(lids)) = m.assign_lids(fabric, lmc) {
+                return Ok(Some(lids));
+            }
+        }
+        Ok(None)
+    }
+
+    fn route(&self, fabric: &Fabric, lids: &LidMap) -> Result<Routing, SmError> {
+        let mut failed = Vec::new();
+        for m in &self.members {
+            match m.route(fabric, lids) {
+                Ok(mut routing) => {
+                    *self.used.lock().expect("chain state") = Some(m.name());
+                    let why = if failed.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" after {}", failed.join("; "))
+                    };
+                    routing.notes.insert(0, format!("routing chain '{}': routed with '{}'{why}", self.spec, m.name()));
+                    return Ok(routing);
+                }
+                Err(e) => failed.push(format!("'{}' failed: {e}", m.name())),
+            }
+        }
+        Err(SmError::Unsupported { engine: self.spec.clone(), reason: format!("every engine of the chain failed: {}", failed.join("; ")) })
     }
 }
 
@@ -204,6 +302,68 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn chains_fall_back_and_say_why() {
+        // ftree refuses a ring; minhop routes it.
+        let f = testfab::ring4();
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let chain = build_engine("ftree, minhop", &RoutingOptions::default()).unwrap();
+        assert_eq!(chain.name(), "ftree");
+        let r = chain.route(&f, &lids).unwrap();
+        assert_eq!(chain.name(), "minhop");
+        let ftree_err = build_engine("ftree", &RoutingOptions::default()).unwrap().route(&f, &lids).err().unwrap();
+        assert!(matches!(ftree_err, SmError::Unsupported { .. }), "{ftree_err}");
+        assert_eq!(r.notes[0], format!("routing chain 'ftree,minhop': routed with 'minhop' after 'ftree' failed: {ftree_err}"));
+        assert_eq!(r.tables, minhop::MinHop.route(&f, &lids).unwrap().tables);
+        // The first member that succeeds is used, and said so.
+        let r = build_engine("minhop,ftree", &RoutingOptions::default()).unwrap().route(&f, &lids).unwrap();
+        assert_eq!(r.notes, vec!["routing chain 'minhop,ftree': routed with 'minhop'".to_string()]);
+        // dfsssp limited to one layer fails on the ring of six; updn takes over.
+        let f6 = ibnetsim_fabric::gen::RingParams { switches: 6, hosts_per_switch: 1, link: Default::default() }.build().unwrap();
+        let lids6 = LidMap::assign(&f6, 0).unwrap();
+        let o = RoutingOptions { max_vls: Some(1), ..RoutingOptions::default() };
+        let chain = build_engine("dfsssp,updn", &o).unwrap();
+        let r = chain.route(&f6, &lids6).unwrap();
+        assert_eq!(chain.name(), "updn");
+        assert!(r.path_sl.is_none());
+        assert!(r.notes[0].starts_with("routing chain 'dfsssp,updn': routed with 'updn' after 'dfsssp' failed: routing engine 'dfsssp' cannot route this fabric: its paths need more than 1 virtual layers"), "{}", r.notes[0]);
+        // With its default 15 layers dfsssp routes it, with per-path SLs.
+        let chain = build_engine("dfsssp,updn", &RoutingOptions::default()).unwrap();
+        assert!(!chain.route(&f6, &lids6).unwrap().path_sl.is_none());
+        assert_eq!(chain.name(), "dfsssp");
+    }
+
+    #[test]
+    fn chains_fail_with_every_reason() {
+        let f = testfab::ring4();
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let e = build_engine("ftree,ftree", &RoutingOptions::default()).unwrap().route(&f, &lids).err().unwrap().to_string();
+        assert!(e.starts_with("routing engine 'ftree,ftree' cannot route this fabric: every engine of the chain failed: 'ftree' failed: "), "{e}");
+        assert_eq!(e.matches("'ftree' failed").count(), 2, "{e}");
+    }
+
+    #[test]
+    fn chain_members_are_checked() {
+        let err = build_engine("dfsssp,nosuch,updn", &RoutingOptions::default()).err().unwrap().to_string();
+        assert!(err.starts_with("unknown routing engine 'nosuch' in the chain 'dfsssp,nosuch,updn' (known engines: minhop, "), "{err}");
+        let err = build_engine("minhop,", &RoutingOptions::default()).err().unwrap().to_string();
+        assert_eq!(err, "invalid option 'routing_engine': 'minhop,' has an empty engine name; give one engine, or several separated by commas (e.g. 'dfsssp,updn')");
+        // An option is fine when some member reads it.
+        let o = RoutingOptions { max_vls: Some(4), ..RoutingOptions::default() };
+        assert!(build_engine("dfsssp,updn", &o).is_ok());
+        let err = build_engine("updn,minhop", &o).err().unwrap().to_string();
+        assert_eq!(err, "invalid option 'max_vls': sets the virtual layers of the 'dfsssp' engine only, not of 'updn,minhop'");
+    }
+
+    #[test]
+    fn chains_through_the_subnet_manager() {
+        use crate::subnet::{SmConfig, SubnetManager};
+        let f = testfab::ring4();
+        let s = SubnetManager::new(SmConfig { routing_engine: "ftree,updn".into(), ..SmConfig::default() }).configure(&f).unwrap();
+        assert_eq!(s.engine, "updn");
+        assert!(s.notes[0].starts_with("routing chain 'ftree,updn': routed with 'updn' after 'ftree' failed"), "{:?}", s.notes);
     }
 
     #[test]

@@ -31,6 +31,21 @@ pub fn two_switch_parallel(links: u32, hosts: u32) -> Fabric {
     f
 }
 
+/// Ring s0-s1-s2-s3-s0 (port 1 clockwise, to s_i+1; port 2 counter-clockwise),
+/// one host h_i per switch on port 3. LIDs at LMC 0: h0..h3 = 1..4, s0..s3 = 5..8.
+pub fn ring4() -> Fabric {
+    let mut f = Fabric::new();
+    let s: Vec<NodeId> = (0..4).map(|i| f.add_switch(format!("s{i}"), 4).unwrap()).collect();
+    for i in 0..4 {
+        f.connect(s[i], 1, s[(i + 1) % 4], 2, LinkSpec::default()).unwrap();
+    }
+    for (i, &sw) in s.iter().enumerate() {
+        let h = f.add_hca(format!("h{i}"), 1).unwrap();
+        f.connect(sw, 3, h, 1, LinkSpec::default()).unwrap();
+    }
+    f
+}
+
 /// The host called `{prefix}{i}`.
 pub fn host(f: &Fabric, prefix: &str, i: usize) -> NodeId {
     f.node_by_name(&format!("{prefix}{i}")).unwrap()

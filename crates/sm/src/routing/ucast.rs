@@ -293,7 +293,7 @@ pub(crate) fn build_lfts_offsets(
     Ok(tables)
 }
 
-fn unroutable(fabric: &Fabric, sw: NodeId, lid: Lid, end: LinkEnd) -> SmError {
+pub(crate) fn unroutable(fabric: &Fabric, sw: NodeId, lid: Lid, end: LinkEnd) -> SmError {
     SmError::Unroutable {
         switch: fabric.node(sw).name.clone(),
         lid,
