@@ -46,7 +46,7 @@ def test_a_core_key_carries_its_type_range_choices_and_doc_comment():
 def test_choices_are_the_core_registries():
     reg = _core.sim_registries()
     sim = {k.name: k for k in section("simulation").keys}
-    assert sim["preset"].allowed() == ["kim2007", "alfaro2001", "martinez2003", "martinez2005"] == reg["presets"]
+    assert sim["preset"].allowed() == ["kim2007", "alfaro2001", "martinez2003", "martinez2005", "ib_flit_sim"] == reg["presets"]
     assert sim["selection"].allowed() == ["deterministic", "adaptive-by-credits", "lfu", "fully-adaptive"] == reg["selections"]
     assert sim["mtu_bytes"].allowed() == [256, 512, 1024, 2048, 4096]
     traffic = {k.name: k for k in section("traffic").keys}

@@ -60,6 +60,18 @@ pub static PRESETS: &[PresetInfo] = &[
                 set length_m = 20 in the fabric's links.",
         build: martinez2005,
     },
+    PresetInfo {
+        name: "ib_flit_sim",
+        paper: "ib_flit_sim: Mellanox's OMNeT++ flit-level IB model, as its example is1_3l_32n sets it",
+        notes: "Switches with a queue per output port inside each input VL buffer (voq), up to 3 packets \
+                sent at once per input (maxBeingSent), 50 ns input delay + 50 ns VL arbitration, VL0 \
+                input buffers of 200 credits (12 800 B) and output buffers of 78 (4 992 B), credit \
+                updates every 256 ns, no header bytes (flits carry none), MTU 2048, 1 data VL. Not \
+                given, our assumption: a multiplexed crossbar at speedup 1, 8 KiB HCA buffers. In the \
+                fabric and the traffic, not here: no propagation delay (cables of 0 m) and closed-loop \
+                sources (ibnetsim.traffic.closed_loop; the generator waits for its previous message).",
+        build: ib_flit_sim,
+    },
 ];
 
 /// The preset called `name`; the error lists the valid names.
@@ -148,6 +160,28 @@ fn martinez2005() -> SimConfig {
     }
 }
 
+fn ib_flit_sim() -> SimConfig {
+    SimConfig {
+        data_vls: 1,
+        mtu_bytes: 2048,
+        header_bytes: 0,
+        switch: SwitchConfig {
+            routing_delay_ns: 50.0,
+            arbitration_delay_ns: 50.0,
+            crossbar: CrossbarKind::Multiplexed,
+            speedup: 1.0,
+            input_buffer_bytes: 200 * crate::credits::CREDIT_BYTES,
+            output_buffer_bytes: 78 * crate::credits::CREDIT_BYTES,
+            input_buffer: "voq".into(),
+            max_transfers_per_input: 3,
+            credit_update_ns: 256.0,
+            ..SwitchConfig::default()
+        },
+        hca: HcaConfig { credit_update_ns: 256.0, ..HcaConfig::default() },
+        ..SimConfig::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,6 +203,9 @@ mod tests {
         assert_eq!((m.switch.crossbar, m.switch.routing_delay_ns, m.switch.output_buffer_bytes), (CrossbarKind::PerVl, 100.0, 1024));
         let m5 = preset("martinez2005").unwrap();
         assert_eq!(m5.switch.input_buffer_bytes, 8192);
+        let f = preset("ib_flit_sim").unwrap();
+        assert_eq!((f.switch.input_buffer.as_str(), f.switch.max_transfers_per_input, f.header_bytes), ("voq", 3, 0));
+        assert_eq!((f.switch.input_buffer_bytes, f.switch.output_buffer_bytes, f.switch.credit_update_ns), (12_800, 4_992, 256.0));
         let e = preset("kim").unwrap_err().to_string();
         assert!(e.contains("kim2007, alfaro2001"), "{e}");
     }
