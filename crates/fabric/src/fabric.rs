@@ -223,6 +223,15 @@ impl Fabric {
         if a == b && pa == pb {
             return Err(FabricError::SelfLoop { node: self.nodes[a.index()].name.clone(), port: pa });
         }
+        if !spec.length_m.is_finite() || spec.length_m < 0.0 {
+            return Err(FabricError::param(
+                "length_m",
+                format!(
+                    "the cable {}/{} – {}/{} is {} m long; a length is a finite number of metres, 0 or more",
+                    self.nodes[a.index()].name, pa, self.nodes[b.index()].name, pb, spec.length_m
+                ),
+            ));
+        }
         let id = LinkId(self.links.len() as u32);
         self.links.push(Link { ends: [LinkEnd { node: a, port: pa }, LinkEnd { node: b, port: pb }], spec });
         self.nodes[a.index()].ports[pa as usize] = Some(id);
@@ -414,6 +423,19 @@ mod tests {
         let b = f.add_switch("b", 4).unwrap();
         f.connect(a, 1, b, 2, LinkSpec::default()).unwrap();
         (f, a, b)
+    }
+
+    #[test]
+    fn a_cable_of_negative_or_unknown_length_is_refused_naming_it() {
+        let mut f = Fabric::new();
+        let a = f.add_switch("a", 4).unwrap();
+        let b = f.add_switch("b", 4).unwrap();
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            let e = f.connect(a, 1, b, 2, LinkSpec { length_m: bad, ..LinkSpec::default() }).unwrap_err().to_string();
+            assert!(e.contains("length_m") && e.contains("a/1 – b/2"), "{e}");
+        }
+        // Nothing was cabled by the refusals; 0 m is a cable without delay.
+        f.connect(a, 1, b, 2, LinkSpec { length_m: 0.0, ..LinkSpec::default() }).unwrap();
     }
 
     #[test]
