@@ -57,7 +57,7 @@ impl RoutingEngine for MinHop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routing::testfab::{self, check_routes, host, trace, two_switch_parallel};
+    use crate::routing::testfab::{self, check_routes, host, ring4, trace, two_switch_parallel};
     use crate::routing::{build_engine, RoutingOptions};
     use ibnetsim_fabric::{LinkSpec, NodeId};
     use proptest::prelude::*;
@@ -66,21 +66,6 @@ mod tests {
         let lids = LidMap::assign(f, lmc).unwrap();
         let r = MinHop.route(f, &lids).unwrap();
         (lids, r)
-    }
-
-    /// Ring s0-s1-s2-s3-s0 (port 1 clockwise, port 2 counter-clockwise), one
-    /// host per switch on port 3. LIDs: h0..h3 = 1..4, s0..s3 = 5..8.
-    fn ring4() -> Fabric {
-        let mut f = Fabric::new();
-        let s: Vec<NodeId> = (0..4).map(|i| f.add_switch(format!("s{i}"), 4).unwrap()).collect();
-        for i in 0..4 {
-            f.connect(s[i], 1, s[(i + 1) % 4], 2, LinkSpec::default()).unwrap();
-        }
-        for (i, &sw) in s.iter().enumerate() {
-            let h = f.add_hca(format!("h{i}"), 1).unwrap();
-            f.connect(sw, 3, h, 1, LinkSpec::default()).unwrap();
-        }
-        f
     }
 
     #[test]
