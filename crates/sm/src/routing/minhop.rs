@@ -59,7 +59,7 @@ mod tests {
     use super::*;
     use crate::routing::testfab::{self, check_routes, host, ring4, trace, two_switch_parallel};
     use crate::routing::{build_engine, RoutingOptions};
-    use ibnetsim_fabric::{LinkSpec, NodeId};
+    use ibnetsim_fabric::LinkSpec;
     use proptest::prelude::*;
 
     fn route(f: &Fabric, lmc: u8) -> (LidMap, Routing) {
