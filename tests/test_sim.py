@@ -77,6 +77,11 @@ def test_bad_config_names_the_key(small):
         ib.simulate(fab, sm, traffic=ib.traffic.uniform(-1), time_us=10)
     with pytest.raises(ib.ConfigError, match="unknown preset"):
         ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.1), time_us=10, preset="nope")
+    # A misspelt key is named with the one it resembles, at its own depth.
+    with pytest.raises(ib.ConfigError, match=r"unknown simulation key 'header_byte' \(did you mean 'header_bytes'\?"):
+        ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.1), time_us=10, header_byte=0)
+    with pytest.raises(ib.ConfigError, match=r"unknown simulation key 'switch.credit_update' \(did you mean 'switch.credit_update_ns'\?"):
+        ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.1), time_us=10, switch={"credit_update": 256})
 
 
 def test_per_port_and_histogram_tables(small):
