@@ -134,6 +134,25 @@ def test_file_paths_are_keyed_by_content(tmp_path):
     assert scn.load(tmp_path / "b" / "s.toml").points[0].key != ka.key
 
 
+def test_a_file_fabric_takes_link_defaults_and_a_cable_length_file(tmp_path):
+    import ibnetsim as ib
+    from ibnetsim.experiment.kinds.routing_stats import build_fabric
+
+    ib.topology.ring(3).write(tmp_path / "fab.net")
+    (tmp_path / "len.txt").write_text("sw1 2 12.5\n")
+    text = (
+        'kind = "routing_stats"\n[fabric]\nkind = "file"\npath = "fab.net"\n'
+        'cable_length_m = 4.0\ncable_lengths = "len.txt"\n'
+    )
+    point = scn.load(write(tmp_path, text)).points[0]
+    assert point.config["fabric"]["cable_lengths"] == str((tmp_path / "len.txt").resolve())
+    lengths = sorted(build_fabric(point.config["fabric"]).links["length_m"])
+    assert lengths[-1] == 12.5 and set(lengths[:-1]) == {4.0}
+    # The length file is part of the point's key, by content.
+    (tmp_path / "len.txt").write_text("sw1 2 13\n")
+    assert scn.load(tmp_path / "s.toml").points[0].key != point.key
+
+
 def test_an_ibnl_directory_is_keyed_by_its_netlists_only(tmp_path):
     (tmp_path / "fab.net").write_text("content\n")
     lib = tmp_path / "lib"

@@ -48,6 +48,28 @@ def test_netfile_round_trip(tmp_path):
     assert back.source_format == "ibnetdiscover"
 
 
+def test_a_file_takes_link_defaults_and_per_cable_lengths(tmp_path):
+    # A ring's net file gives widths and speeds of its own; strip them so the defaults apply.
+    net = tmp_path / "ring.net"
+    ib.topology.ring(3).write(net)
+    net.write_text("\n".join(line.split("\t#")[0].replace("\tw=1", "") for line in net.read_text().splitlines()) + "\n")
+    plain = ib.topology.read(net).links
+    assert set(plain["width"]) == {"1x"} and set(plain["length_m"]) == {1.0}
+    lengths = tmp_path / "lengths.txt"
+    lengths.write_text("# node port metres\nsw0 1 30\n")
+    fab = ib.topology.read(net, link_width="4x", link_speed="QDR", cable_length_m=5, cable_lengths=lengths)
+    links = fab.links
+    assert set(links["width"]) == {"4x"} and set(links["speed"]) == {"QDR"}
+    assert sorted(links["length_m"]) == [5.0] * (len(links) - 1) + [30.0]
+    with pytest.raises(ib.TopologyError, match="link_speed: unknown link speed 'XDR'"):
+        ib.topology.read(net, link_speed="XDR")
+    with pytest.raises(ib.TopologyError, match="cable_length_m"):
+        ib.topology.read(net, cable_length_m=-1)
+    lengths.write_text("sw0 9 30\n")
+    with pytest.raises(ib.TopologyError, match=r"lengths.txt:1: sw0 port 9 has no cable"):
+        ib.topology.read(net, cable_lengths=lengths)
+
+
 def test_bad_generator_parameter_names_the_key():
     with pytest.raises(ib.TopologyError, match="links_per_switch|switch_ports"):
         ib.topology.irregular(switches=4, switch_ports=4, links_per_switch=4, hosts_per_switch=2, seed=1)

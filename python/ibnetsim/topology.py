@@ -39,9 +39,35 @@ class Fabric:
 
     # -- construction -----------------------------------------------------
     @classmethod
-    def read(cls, path: str | os.PathLike, ibnl_dirs: Sequence[str | os.PathLike] = ()) -> "Fabric":
-        """Reads a topology file; the format is detected from its content."""
-        return cls(_core.Fabric.read(os.fspath(path), [os.fspath(d) for d in ibnl_dirs]))
+    def read(
+        cls,
+        path: str | os.PathLike,
+        ibnl_dirs: Sequence[str | os.PathLike] = (),
+        *,
+        link_width: Optional[str] = None,
+        link_speed: Optional[str] = None,
+        cable_length_m: Optional[float] = None,
+        cable_lengths: Optional[str | os.PathLike] = None,
+    ) -> "Fabric":
+        """Reads a topology file; the format is detected from its content.
+
+        ``link_width`` (``"4x"``) and ``link_speed`` (``"QDR"``) apply to cables
+        whose file gives none (otherwise 1x SDR in a net file, 4x SDR in an
+        IBDM file); ``cable_length_m`` to every cable (no format carries
+        lengths; otherwise 1 m). ``cable_lengths`` is a file of ``NODE PORT
+        LENGTH_M`` lines giving some cables their own length (docs/formats.md).
+        """
+        length = None if cable_length_m is None else _args.number("cable_length_m", cable_length_m, lo=0.0, error=TopologyError)
+        return cls(
+            _core.Fabric.read(
+                os.fspath(path),
+                [os.fspath(d) for d in ibnl_dirs],
+                link_width,
+                link_speed,
+                length,
+                None if cable_lengths is None else os.fspath(cable_lengths),
+            )
+        )
 
     # -- summary ----------------------------------------------------------
     @property
@@ -97,9 +123,11 @@ class Fabric:
         return f"<Fabric: {self.num_switches} switches, {self.num_cas} CAs, {self.num_links} links>"
 
 
-def read(path: str | os.PathLike, ibnl_dirs: Sequence[str | os.PathLike] = ()) -> Fabric:
-    """Reads a topology file (ibnetdiscover/ibsim net, IBDM .topo, OpenSM subnet.lst)."""
-    return Fabric.read(path, ibnl_dirs)
+def read(path: str | os.PathLike, ibnl_dirs: Sequence[str | os.PathLike] = (), **links: Any) -> Fabric:
+    """Reads a topology file (ibnetdiscover/ibsim net, IBDM .topo, OpenSM subnet.lst);
+    ``links`` are :meth:`Fabric.read`'s ``link_width``, ``link_speed``, ``cable_length_m``
+    and ``cable_lengths``."""
+    return Fabric.read(path, ibnl_dirs, **links)
 
 
 def generator_kinds() -> list[tuple[str, str]]:

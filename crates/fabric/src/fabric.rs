@@ -289,6 +289,21 @@ impl Fabric {
         &self.links[id.index()]
     }
 
+    /// Number of links.
+    pub fn num_links(&self) -> usize {
+        self.links.len()
+    }
+
+    /// Sets the cable length of link `id`; a length is a finite number of
+    /// metres, 0 or more (the message says why not).
+    pub fn set_cable_length(&mut self, id: LinkId, length_m: f64) -> Result<(), String> {
+        if !length_m.is_finite() || length_m < 0.0 {
+            return Err(format!("{length_m} m: a cable length is a finite number of metres, 0 or more"));
+        }
+        self.links[id.index()].spec.length_m = length_m;
+        Ok(())
+    }
+
     /// Number of nodes.
     pub fn num_nodes(&self) -> usize {
         self.nodes.len()

@@ -226,12 +226,12 @@ fn ibnl_lookup_order_and_builtin_fallback() {
     let extra = dir.join("extra");
     std::fs::create_dir_all(&extra).unwrap();
     std::fs::write(extra.join("c.ibnl"), "TOPSYSTEM Cougar\nNODE CA 4 X U1\n 1 -> P1\n").unwrap();
-    let t = read_topology_with(&topo, &ReadOptions { ibnl_dirs: vec![extra.clone()] }).unwrap();
+    let t = read_topology_with(&topo, &ReadOptions { ibnl_dirs: vec![extra.clone()], ..Default::default() }).unwrap();
     assert!(t.fabric.cas().all(|h| t.fabric.node(h).num_ports == 4));
 
     // An unknown type names the file, the line, the type and the places searched.
     std::fs::write(&topo, "MTS800 S\n   P1 -> Gizmo G P1\n").unwrap();
-    let e = read_topology_with(&topo, &ReadOptions { ibnl_dirs: vec![extra.clone()] }).unwrap_err().to_string();
+    let e = read_topology_with(&topo, &ReadOptions { ibnl_dirs: vec![extra.clone()], ..Default::default() }).unwrap_err().to_string();
     let want = format!(
         "{}:2: unknown system type 'Gizmo': no TOPSYSTEM of that name; looked in {}/*.ibnl, {}/ibnl/*.ibnl, {}/*.ibnl, the built-in library (",
         topo.display(),

@@ -59,12 +59,30 @@ fn switch_diameter(f: &Fabric) -> usize {
 
 #[pymethods]
 impl PyFabric {
-    /// Reads a topology file; `ibnl_dirs` are extra folders of IBDM system files.
+    /// Reads a topology file; `ibnl_dirs` are extra folders of IBDM system
+    /// files; the link width and speed apply where the file gives none, the
+    /// cable length to every cable, and `cable_lengths` names a file of
+    /// per-cable lengths.
     #[staticmethod]
-    fn read(py: Python<'_>, path: PathBuf, ibnl_dirs: Vec<PathBuf>) -> PyResult<Self> {
-        let topo = py
-            .detach(|| io::read_topology_with(&path, &ReadOptions { ibnl_dirs }))
-            .map_err(fabric_err)?;
+    #[pyo3(signature = (path, ibnl_dirs, link_width=None, link_speed=None, cable_length_m=None, cable_lengths=None))]
+    fn read(
+        py: Python<'_>,
+        path: PathBuf,
+        ibnl_dirs: Vec<PathBuf>,
+        link_width: Option<&str>,
+        link_speed: Option<&str>,
+        cable_length_m: Option<f64>,
+        cable_lengths: Option<PathBuf>,
+    ) -> PyResult<Self> {
+        let bad = |key: &str, e: String| TopologyError::new_err(format!("{key}: {e}"));
+        let opts = ReadOptions {
+            ibnl_dirs,
+            link_width: link_width.map(|w| w.parse::<LinkWidth>()).transpose().map_err(|e| bad("link_width", e))?,
+            link_speed: link_speed.map(|s| s.parse::<LinkSpeed>()).transpose().map_err(|e| bad("link_speed", e))?,
+            cable_length_m,
+            cable_lengths,
+        };
+        let topo = py.detach(|| io::read_topology_with(&path, &opts)).map_err(fabric_err)?;
         Ok(PyFabric::new(topo.fabric, topo.lids, Some(format_name(topo.format))))
     }
 

@@ -336,6 +336,22 @@ FABRIC = register_section(
             "file": (
                 Key("path", "path", "Topology file (ibnetdiscover/ibsim net, IBDM .topo or OpenSM subnet.lst), relative to the scenario."),
                 Key("ibnl_dirs", "list[path]", "Extra folders of .ibnl system files for .topo files.", default=[]),
+                Key(
+                    "link_width",
+                    "str",
+                    "Width of the cables whose file gives none; unset = the format's (1x in a net file, 4x in an IBDM file).",
+                    default=None,
+                    choices=_LINK_WIDTHS,
+                ),
+                Key("link_speed", "str", "Speed of the cables whose file gives none; unset = SDR.", default=None, choices=_LINK_SPEEDS),
+                Key("cable_length_m", "float", "Length of every cable in metres (no format carries one); unset = 1 m.", default=None, min=0.0),
+                Key(
+                    "cable_lengths",
+                    "path",
+                    "A file of `NODE PORT LENGTH_M` lines giving some cables their own length (docs/formats.md); "
+                    "relative to the scenario.",
+                    default=None,
+                ),
             ),
         },
         variant_docs={

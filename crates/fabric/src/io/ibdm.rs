@@ -71,6 +71,7 @@ pub fn parse_topo(text: &str, file: Option<&Path>, opts: &ReadOptions) -> Result
         cache: FxHashMap::default(),
         fabric: Fabric::new(),
         cable_line: FxHashMap::default(),
+        defaults: Tags { width: opts.link_width, speed: opts.link_speed },
     };
     let mut cur: Option<String> = None;
     for (i, raw) in text.lines().enumerate() {
@@ -168,6 +169,8 @@ struct TopoBuilder<'a> {
     fabric: Fabric,
     /// The line that cabled each link, for messages about a port cabled twice.
     cable_line: FxHashMap<LinkId, (usize, Tags)>,
+    /// Width and speed for cables that neither the file nor the systems tag.
+    defaults: Tags,
 }
 
 impl TopoBuilder<'_> {
@@ -273,7 +276,7 @@ impl TopoBuilder<'_> {
         self.make(far_name, far_ty, no)?;
         let (a, a_tags) = self.port(sys, local, no)?;
         let (b, b_tags) = self.port(far_name, far_port, no)?;
-        let spec = tags.or(Tags::slower(a_tags, b_tags)).spec();
+        let spec = tags.or(Tags::slower(a_tags, b_tags)).or(self.defaults).spec();
         let f = &self.fabric;
         let name = |e: LinkEnd| format!("{} port {}", f.node(e.node).name, e.port);
         for (end, other) in [(a, b), (b, a)] {

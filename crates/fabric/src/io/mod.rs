@@ -27,6 +27,7 @@
 //! * `subnet.lst`: width from `PHY=`, speed from the optional `SPD=`, else SDR
 //!   as IBDM does.
 
+pub mod cable_lengths;
 pub mod ibdm;
 pub mod ibnl;
 pub mod netfile;
@@ -38,6 +39,7 @@ use rustc_hash::FxHashSet;
 
 use crate::error::{FabricError, Location};
 use crate::fabric::{Fabric, NodeId, PortNum};
+use crate::rate::{LinkSpeed, LinkWidth};
 
 pub use ibdm::parse_topo;
 pub use netfile::{parse_netfile, write_netfile};
@@ -74,6 +76,18 @@ pub struct ReadOptions {
     /// after the `.topo` file's own directory and its `ibnl/` subdirectory, and
     /// before the built-in library.
     pub ibnl_dirs: Vec<PathBuf>,
+    /// Width of links whose file gives none (otherwise a net file's 1x, an
+    /// IBDM file's 4x).
+    pub link_width: Option<LinkWidth>,
+    /// Speed of links whose file gives none (otherwise SDR).
+    pub link_speed: Option<LinkSpeed>,
+    /// Length of every cable, in metres (no topology format carries one;
+    /// otherwise 1 m).
+    pub cable_length_m: Option<f64>,
+    /// A file of per-cable lengths that override the others: lines of
+    /// `NODE PORT LENGTH_M` (the node by name or GUID, either end of the
+    /// cable), `#` comments.
+    pub cable_lengths: Option<PathBuf>,
 }
 
 /// Reads a topology file, telling its format from the name and content.
@@ -89,11 +103,20 @@ pub fn read_topology(path: &Path) -> Result<Topology, FabricError> {
 pub fn read_topology_with(path: &Path, opts: &ReadOptions) -> Result<Topology, FabricError> {
     let text = read_text(path)?;
     let format = detect_format(path, &text)?;
-    let topology = match format {
-        TopologyFormat::NetFile => parse_netfile(&text, Some(path)),
+    let mut topology = match format {
+        TopologyFormat::NetFile => netfile::parse_netfile_with(&text, Some(path), opts),
         TopologyFormat::Ibdm => parse_topo(&text, Some(path), opts),
         TopologyFormat::SubnetLst => parse_subnet_lst(&text, Some(path)),
     }?;
+    if let Some(m) = opts.cable_length_m {
+        let all: Vec<_> = (0..topology.fabric.num_links()).map(|i| crate::fabric::LinkId(i as u32)).collect();
+        for id in all {
+            topology.fabric.set_cable_length(id, m).map_err(|e| FabricError::param("cable_length_m", e))?;
+        }
+    }
+    if let Some(file) = &opts.cable_lengths {
+        cable_lengths::apply(&mut topology.fabric, file)?;
+    }
     if topology.fabric.num_nodes() == 0 {
         return Err(FabricError::parse(
             Location { file: Some(path.to_path_buf()), line: None },

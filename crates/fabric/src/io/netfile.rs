@@ -81,6 +81,12 @@ const IBSIM_CA_GUID: u64 = 0x10_0000;
 /// error messages and anchors relative `include`s (the current directory is
 /// used when it is `None`).
 pub fn parse_netfile(text: &str, file: Option<&Path>) -> Result<Topology, FabricError> {
+    parse_netfile_with(text, file, &super::ReadOptions::default())
+}
+
+/// As [`parse_netfile`], with the link width and speed of `opts` for cables
+/// whose lines give none.
+pub fn parse_netfile_with(text: &str, file: Option<&Path>, opts: &super::ReadOptions) -> Result<Topology, FabricError> {
     let mut p = Parser {
         next_switch_guid: Some(IBSIM_SWITCH_GUID),
         next_ca_guid: Some(IBSIM_CA_GUID),
@@ -92,7 +98,7 @@ pub fn parse_netfile(text: &str, file: Option<&Path>) -> Result<Topology, Fabric
         p.include_stack.push(f.to_path_buf());
     }
     p.feed(text, &Src::new(file))?;
-    p.finish()
+    p.finish(opts)
 }
 
 /// One node section.
@@ -389,7 +395,7 @@ impl Parser {
         Ok(())
     }
 
-    fn finish(self) -> Result<Topology, FabricError> {
+    fn finish(self, opts: &super::ReadOptions) -> Result<Topology, FabricError> {
         let guids = fill_guids(&self.nodes.iter().map(|n| n.guid).collect::<Vec<_>>());
         let mut fabric = Fabric::new();
         for (n, &guid) in self.nodes.iter().zip(&guids) {
@@ -524,8 +530,13 @@ impl Parser {
                 }
             }
         }
+        let base = LinkSpec {
+            width: opts.link_width.unwrap_or(LinkSpec::default().width),
+            speed: opts.link_speed.unwrap_or(LinkSpec::default().speed),
+            ..LinkSpec::default()
+        };
         for l in &links {
-            let mut spec = LinkSpec::default();
+            let mut spec = base;
             if let Some((w, _)) = l.width {
                 spec.width = w;
             }

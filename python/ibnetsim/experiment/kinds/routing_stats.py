@@ -38,7 +38,8 @@ def build_fabric(spec: dict):
 
     kind = spec["kind"]
     if kind == "file":
-        return topology.read(spec["path"], spec.get("ibnl_dirs") or [])
+        links = {k: spec.get(k) for k in ("link_width", "link_speed", "cable_length_m", "cable_lengths") if spec.get(k) is not None}
+        return topology.read(spec["path"], spec.get("ibnl_dirs") or [], **links)
     params = {k: v for k, v in spec.items() if k != "kind" and v is not None}
     link = {k: params.pop(k) for k in ("link_width", "link_speed", "cable_length_m") if k in params}
     if kind == "irregular":
