@@ -61,7 +61,10 @@ fn one_detour_in_a_triangle() {
     subnet.tables.set(s[0], hc, 1);
     let r = analyze(&f, &subnet.lids, &subnet.tables, &SlView::default(), &AnalysisOptions::default()).unwrap();
     let p = &r.paths;
-    assert_eq!((p.reach.pairs, p.reach.reachable_pairs), (6, 6));
+    assert_eq!((p.reach.destination_lids, p.reach.pairs, p.reach.reachable_pairs), (3, 6, 6));
+    // The switch LIDs, from each of the other two switches: 3 LIDs, 6 pairs.
+    let sw = &r.switch_paths;
+    assert_eq!((sw.destination_lids, sw.pairs, sw.reachable_pairs, sw.lids_with_loops), (3, 6, 6, 0));
     assert_eq!(p.hop_histogram, vec![0, 0, 5, 1]);
     assert_eq!((p.min_hops, p.max_hops, p.non_minimal_pairs), (2, 3, 1));
     assert!((p.mean_hops - 13.0 / 6.0).abs() < 1e-12, "{}", p.mean_hops);
@@ -82,8 +85,30 @@ fn empty_tables_deliver_nothing_and_have_no_lengths() {
     let r = analyze(&f, &lids, &tables, &SlView::default(), &AnalysisOptions::default()).unwrap();
     let p = &r.paths;
     assert_eq!((p.reach.pairs, p.reach.reachable_pairs, p.reach.no_path_pairs, p.reach.unreachable_pairs), (6, 0, 6, 6));
+    assert_eq!(p.reach.destination_lids, 3);
+    // Nor does any switch reach another switch's LID: 3 LIDs, 6 pairs.
+    let sw = &r.switch_paths;
+    assert_eq!((sw.destination_lids, sw.pairs, sw.reachable_pairs, sw.no_path_pairs), (3, 6, 0, 6));
     assert!(p.hop_histogram.is_empty(), "{:?}", p.hop_histogram);
     assert_eq!((p.min_hops, p.max_hops, p.non_minimal_pairs), (0, 0, 0));
     assert_eq!((p.mean_hops, p.mean_stretch, p.max_stretch, p.non_minimal_fraction), (0.0, 0.0, 0.0, 0.0));
     assert_eq!(p.worst_stretch, None);
+}
+
+#[test]
+fn a_loop_in_a_switch_lids_tables_is_counted() {
+    // Min-hop tables, but a and b send c's switch LID to each other (a port 1,
+    // b port 1): of the 6 switch-to-switch-LID pairs, a -> c and b -> c loop,
+    // the other 4 arrive; one LID's tables hold a loop. CA routes do not use
+    // those entries and stay clean.
+    let (f, s) = triangle();
+    let mut subnet = SubnetManager::new(SmConfig { routing_engine: "minhop".into(), ..SmConfig::default() }).configure(&f).unwrap();
+    let c = subnet.lids.switch_lid(s[2]).unwrap();
+    subnet.tables.set(s[0], c, 1);
+    subnet.tables.set(s[1], c, 1);
+    let r = analyze(&f, &subnet.lids, &subnet.tables, &SlView::default(), &AnalysisOptions::default()).unwrap();
+    let sw = &r.switch_paths;
+    assert_eq!((sw.destination_lids, sw.pairs, sw.reachable_pairs, sw.loop_pairs, sw.lids_with_loops), (3, 6, 4, 2, 1));
+    assert_eq!(sw.unreachable_pairs, 0, "a loop is not counted as unreachable");
+    assert!(r.paths.reach.is_clean());
 }
