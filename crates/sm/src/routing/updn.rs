@@ -890,6 +890,17 @@ mod tests {
     }
 
     #[test]
+    fn root_lists_are_cut_after_eight_names() {
+        // Eight names are shown in full; from nine on, the first eight and the count.
+        let f = ring(10);
+        let hops = SwitchHops::compute(&f);
+        let eight = (0..8).map(|i| format!("s{i}")).collect::<Vec<_>>().join(", ");
+        assert_eq!(names(&hops, &f, &(0..8).collect::<Vec<_>>()), eight);
+        assert_eq!(names(&hops, &f, &(0..9).collect::<Vec<_>>()), format!("{eight}, … (9 in all)"));
+        assert_eq!(names(&hops, &f, &[3]), "s3");
+    }
+
+    #[test]
     fn no_switches_no_tables() {
         let mut f = Fabric::new();
         let a = f.add_hca("a", 1).unwrap();
