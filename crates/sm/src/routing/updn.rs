@@ -837,6 +837,28 @@ mod tests {
     }
 
     #[test]
+    fn the_histogram_leaves_out_cas_no_path_leads_to() {
+        // Switch a with 19 hosts, switch b with one, no cable between them:
+        // 20 CA ports, thresholds 18 (90 %) and 1 (5 %). From a, 19 CA ports
+        // are at distance 0 and b's is unreachable, left out as OpenSM leaves
+        // out distances past IB_SUBNET_PATH_HOPS_MAX: a is a root. From b,
+        // one CA port at distance 0 is not more than 18: b is none.
+        let mut f = Fabric::new();
+        let a = f.add_switch("a", 20).unwrap();
+        let b = f.add_switch("b", 4).unwrap();
+        for (sw, count) in [(a, 19u32), (b, 1)] {
+            for i in 0..count {
+                let h = f.add_hca(format!("{}{i}", f.node(sw).name), 1).unwrap();
+                f.connect(sw, 1 + i, h, 1, LinkSpec::default()).unwrap();
+            }
+        }
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let hops = SwitchHops::compute(&f);
+        assert_eq!(hops.by_index(0, 1), UNREACHABLE);
+        assert_eq!(histogram_roots(&f, &lids, &hops), vec![0]);
+    }
+
+    #[test]
     fn ring_has_no_histogram_root_and_uses_the_centre() {
         // Each switch sees 20 % of the hosts at 0 hops: no bar over 90 %.
         let f = ring(5);
