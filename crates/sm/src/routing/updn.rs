@@ -859,6 +859,27 @@ mod tests {
     }
 
     #[test]
+    fn the_histogram_stops_below_64_hops() {
+        // A line of 65 switches s0..s64, one host at each end: 2 CA ports,
+        // 90 % of them is 1.8. Only s32 has both at one distance (32 hops): it
+        // is the one root. From s0 and s64 the far host is 64 hops away, past
+        // OpenSM's histogram (IB_SUBNET_PATH_HOPS_MAX = 64 bars, 0..63).
+        let mut f = Fabric::new();
+        let s: Vec<NodeId> = (0..65).map(|i| f.add_switch(format!("s{i}"), 3).unwrap()).collect();
+        for w in s.windows(2) {
+            f.connect(w[0], 1, w[1], 2, LinkSpec::default()).unwrap();
+        }
+        for (i, &sw) in [s[0], s[64]].iter().enumerate() {
+            let h = f.add_hca(format!("h{i}"), 1).unwrap();
+            f.connect(sw, 3, h, 1, LinkSpec::default()).unwrap();
+        }
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let hops = SwitchHops::compute(&f);
+        assert_eq!(hops.by_index(0, 64), 64);
+        assert_eq!(histogram_roots(&f, &lids, &hops), vec![32]);
+    }
+
+    #[test]
     fn ring_has_no_histogram_root_and_uses_the_centre() {
         // Each switch sees 20 % of the hosts at 0 hops: no bar over 90 %.
         let f = ring(5);
