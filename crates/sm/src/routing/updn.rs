@@ -859,6 +859,29 @@ mod tests {
     }
 
     #[test]
+    fn a_root_needs_no_other_distance_over_5_percent() {
+        // Switches a and b cabled, `on_a` hosts on a and one on b. With 12 on
+        // a (13 CA ports: thresholds 11.7 and 0.65), a sees 12 at distance 0
+        // and 1 at distance 1, b the mirror image: one bar over 90 % but a
+        // second over 5 %, so neither is a root. With 20 on a (21: 18.9 and
+        // 1.05) the single far host is within 5 %: both are roots.
+        for (on_a, want) in [(12u32, vec![]), (20, vec![0, 1])] {
+            let mut f = Fabric::new();
+            let a = f.add_switch("a", 24).unwrap();
+            let b = f.add_switch("b", 4).unwrap();
+            f.connect(a, 24, b, 4, LinkSpec::default()).unwrap();
+            for (sw, count) in [(a, on_a), (b, 1)] {
+                for i in 0..count {
+                    let h = f.add_hca(format!("{}{i}", f.node(sw).name), 1).unwrap();
+                    f.connect(sw, 1 + i, h, 1, LinkSpec::default()).unwrap();
+                }
+            }
+            let lids = LidMap::assign(&f, 0).unwrap();
+            assert_eq!(histogram_roots(&f, &lids, &SwitchHops::compute(&f)), want, "{on_a} hosts on a");
+        }
+    }
+
+    #[test]
     fn the_histogram_stops_below_64_hops() {
         // A line of 65 switches s0..s64, one host at each end: 2 CA ports,
         // 90 % of them is 1.8. Only s32 has both at one distance (32 hops): it
