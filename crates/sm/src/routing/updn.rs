@@ -914,6 +914,27 @@ mod tests {
     }
 
     #[test]
+    fn a_line_without_histogram_roots_is_rooted_in_its_middle() {
+        // s0 - s1 - s2 - s3 - s4, a host on each: no switch sees 90 % of the
+        // 5 hosts at one distance. Eccentricities 4, 3, 2, 3, 4: s2 is the root,
+        // and the ends are 2 hops below it.
+        let mut f = Fabric::new();
+        let s: Vec<NodeId> = (0..5).map(|i| f.add_switch(format!("s{i}"), 3).unwrap()).collect();
+        for w in s.windows(2) {
+            f.connect(w[0], 1, w[1], 2, LinkSpec::default()).unwrap();
+        }
+        for (i, &sw) in s.iter().enumerate() {
+            let h = f.add_hca(format!("h{i}"), 1).unwrap();
+            f.connect(sw, 3, h, 1, LinkSpec::default()).unwrap();
+        }
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let (r, roots) = UpDn::default().route_and_roots(&f, &lids).unwrap();
+        assert_eq!(roots, vec![2]);
+        assert_eq!(r.notes[0], "updn roots (centre switch; OpenSM's hop-histogram test found no root): s2; max rank 2");
+        check_routes(&f, &lids, &r.tables).unwrap();
+    }
+
+    #[test]
     fn fat_tree_roots_are_the_cores() {
         let f = testfab::fat_tree(2, 2, 2, 1);
         let lids = LidMap::assign(&f, 0).unwrap();
