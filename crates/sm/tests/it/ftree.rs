@@ -118,3 +118,65 @@ fn non_fat_trees_are_unsupported() {
         assert!(matches!(e, SmError::Unsupported { .. }), "seed {seed}: {e}");
     }
 }
+
+/// Spines S0, S1 above leaves L0, L1, every leaf cabled to every spine by
+/// two cables: L0 ports 3, 4 to S0 ports 1, 2 and ports 5, 6 to S1 ports 1,
+/// 2; L1 ports 3, 4 to S0 ports 3, 4 and ports 5, 6 to S1 ports 3, 4. One
+/// host on L0 (h0, port 1), two on L1 (h10, h11, ports 1, 2). Switches are
+/// created in that order, so the switch table (by GUID) is S0, S1, L0, L1.
+fn two_spines_two_leaves() -> Fabric {
+    use ibnetsim_fabric::LinkSpec;
+    let mut f = Fabric::new();
+    let [s0, s1, l0, l1] = ["S0", "S1", "L0", "L1"].map(|n| f.add_switch(n, 6).unwrap());
+    for (leaf, base) in [(l0, 1), (l1, 3)] {
+        for k in 0..2 {
+            f.connect(leaf, 3 + k, s0, base + k, LinkSpec::default()).unwrap();
+            f.connect(leaf, 5 + k, s1, base + k, LinkSpec::default()).unwrap();
+        }
+    }
+    for (leaf, name, port) in [(l0, "h0", 1), (l1, "h10", 1), (l1, "h11", 2)] {
+        let h = f.add_hca(name, 1).unwrap();
+        f.connect(leaf, port, h, 1, LinkSpec::default()).unwrap();
+    }
+    f
+}
+
+#[test]
+fn two_spines_two_leaves_by_hand() {
+    // Worked by hand from OpenSM's ftree rules (module docs of the engine):
+    // destinations leaf by leaf, a leaf short of the fullest one's 2 CAs
+    // routes a dummy; the main path climbs the up group with the fewest
+    // counted down routes (ties: the parent carrying fewer, then the lower
+    // index) and takes its least-used cable (ties: the first); other parents
+    // get a down route over their least-used cable; the parent then routes
+    // up to every other descendant without a route, over the least-used
+    // cable of that child's group.
+    //
+    // h0: L0's groups tie at 0: S0 is main (cable 0: S0 port 1), S1 port 1
+    //   (its cable 0). S0 routes L1 up over cable 0 of S0-L1 (L1 port 3).
+    // dummy of L0: S0's group now counts 1, S1's 0: S1 is main; S1 routes L1
+    //   up over S1-L1 cable 0 (counted, L1 has CAs).
+    // h10: L1's groups tie at 0, and S0 and S1 each carry 1 main route: S0
+    //   is main (S0 port 3); S0 routes L0 up over S0-L0 cable 0 (L0 port 3);
+    //   S1 takes its cable 0 to L1 (port 3).
+    // h11: S0's group counts 1, S1's 0: S1 is main over cable 0 (S1 port 3);
+    //   S1 routes L0 up over S1-L0 cable 0 (L0 port 5); S0 gets down route
+    //   over its least-used cable to L1, cable 1 (S0 port 4).
+    let f = two_spines_two_leaves();
+    let s = configure(&f, "ftree").unwrap();
+    let id = |n: &str| f.node_by_name(n).unwrap();
+    for (host, want) in [("h0", [1, 3, 1, 1]), ("h10", [3, 1, 3, 3]), ("h11", [5, 2, 4, 3])] {
+        let lid = s.lids.of_port(id(host), 1).unwrap().base;
+        let got = ["L0", "L1", "S0", "S1"].map(|sw| s.tables.get(id(sw), lid).unwrap());
+        assert_eq!(got, want, "{host}: ports of L0, L1, S0, S1");
+    }
+    // Each spine's LID is reached from the other spine only down and up
+    // again: those two entries take minimum-hop ports.
+    assert_eq!(
+        s.notes,
+        [
+            "fat tree of 2 ranks: 2 root switches, 2 leaf switches, at most 2 CA ports per leaf",
+            "2 switch-to-switch routes have no up*/down* path and take minimum-hop ports (OpenSM's connect_roots); routes to CA LIDs do not use them",
+        ]
+    );
+}
