@@ -180,3 +180,24 @@ fn two_spines_two_leaves_by_hand() {
         ]
     );
 }
+
+#[test]
+fn a_single_spine_reaches_every_switch_lid_up_and_down() {
+    // One spine S over leaves L0, L1, one host each: every switch LID is
+    // reached up*/down* (a leaf climbs to S, S goes down to a leaf), so no
+    // minimum-hop entry is needed and the notes say nothing of them.
+    use ibnetsim_fabric::LinkSpec;
+    let mut f = Fabric::new();
+    let [s, l0, l1] = ["S", "L0", "L1"].map(|n| f.add_switch(n, 4).unwrap());
+    for (i, leaf) in [l0, l1].into_iter().enumerate() {
+        f.connect(leaf, 2, s, 1 + i as u32, LinkSpec::default()).unwrap();
+        let h = f.add_hca(format!("h{i}"), 1).unwrap();
+        f.connect(leaf, 1, h, 1, LinkSpec::default()).unwrap();
+    }
+    let subnet = configure(&f, "ftree").unwrap();
+    assert_eq!(subnet.notes, ["fat tree of 2 ranks: 1 root switches, 2 leaf switches, at most 1 CA ports per leaf"]);
+    for (from, to, port) in [(l0, l1, 2), (l1, l0, 2), (s, l0, 1), (s, l1, 2), (l0, s, 2), (l1, s, 2)] {
+        let lid = subnet.lids.switch_lid(to).unwrap();
+        assert_eq!(subnet.tables.get(from, lid), Some(port), "{} -> {}", f.node(from).name, f.node(to).name);
+    }
+}
