@@ -201,3 +201,35 @@ fn a_single_spine_reaches_every_switch_lid_up_and_down() {
         assert_eq!(subnet.tables.get(from, lid), Some(port), "{} -> {}", f.node(from).name, f.node(to).name);
     }
 }
+
+#[test]
+fn a_switch_lid_climbs_first_the_group_its_leaf_used_least() {
+    // Spines S0, S1; leaf L0 with hosts h0, h1, h2 (ports 1-3), leaf L1 with
+    // one (port 1); each leaf's port 4 goes to S0, port 5 to S1. L0's CAs
+    // take main paths S0, S1, S0 (fewest counted routes in L0's groups, ties
+    // to the parent carrying fewer, then S0). L1's real CA and its two
+    // dummies: S1 (S0 carries 2, S1 1), S0, S1, so each spine carries 3.
+    // L0's switch LID is then routed from L0 up its group with the fewest
+    // counted routes, S1 (1 against 2; the spines' loads tie): S1 reaches L1
+    // first, so L1's entry for L0's LID goes up to S1.
+    use ibnetsim_fabric::LinkSpec;
+    let mut f = Fabric::new();
+    let [s0, s1, l0, l1] = ["S0", "S1", "L0", "L1"].map(|n| f.add_switch(n, 5).unwrap());
+    for (i, leaf) in [l0, l1].into_iter().enumerate() {
+        f.connect(leaf, 4, s0, 1 + i as u32, LinkSpec::default()).unwrap();
+        f.connect(leaf, 5, s1, 1 + i as u32, LinkSpec::default()).unwrap();
+    }
+    for (leaf, name, port) in [(l0, "h0", 1), (l0, "h1", 2), (l0, "h2", 3), (l1, "h3", 1)] {
+        let h = f.add_hca(name, 1).unwrap();
+        f.connect(leaf, port, h, 1, LinkSpec::default()).unwrap();
+    }
+    let s = configure(&f, "ftree").unwrap();
+    let lid = |n: &str| s.lids.of_port(f.node_by_name(n).unwrap(), 1).unwrap().base;
+    // L1 reaches h0, h1, h2 through the spine each came down from; L0 reaches h3 through S1.
+    let up = ["h0", "h1", "h2"].map(|h| s.tables.get(l1, lid(h)).unwrap());
+    assert_eq!(up, [4, 5, 4]);
+    assert_eq!(s.tables.get(l0, lid("h3")), Some(5));
+    let l0_lid = s.lids.switch_lid(l0).unwrap();
+    assert_eq!(s.tables.get(l1, l0_lid), Some(5), "L1 -> L0's LID");
+    assert_eq!((s.tables.get(s0, l0_lid), s.tables.get(s1, l0_lid)), (Some(1), Some(1)));
+}
