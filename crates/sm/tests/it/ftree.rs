@@ -233,3 +233,40 @@ fn a_switch_lid_climbs_first_the_group_its_leaf_used_least() {
     assert_eq!(s.tables.get(l1, l0_lid), Some(5), "L1 -> L0's LID");
     assert_eq!((s.tables.get(s0, l0_lid), s.tables.get(s1, l0_lid)), (Some(1), Some(1)));
 }
+
+#[test]
+fn a_root_routes_up_through_the_child_that_carries_fewer_up_routes() {
+    // One root C over four middle switches P1, P2, Q1, Q2 (C ports 1-4, their
+    // port 3); P1 and P2 over leaves A and B, Q1 and Q2 over X and Y (middle
+    // port 1 to the first leaf, 2 to the second; leaf port 2 to the first
+    // middle switch, 3 to the second); one host per leaf on port 1.
+    // hA: A climbs P1 to C, which routes its other children up in order of
+    // the up routes they carry, all 0, so by index: P2 (nothing below it
+    // lacks a route), Q1 (X and Y point up to Q1, counted), Q2 (nothing
+    // left). hB: B climbs P2 to C; now Q2 carries fewer up routes than Q1,
+    // so X and Y point up to Q2.
+    use ibnetsim_fabric::LinkSpec;
+    let mut f = Fabric::new();
+    let [c, p1, p2, q1, q2, a, b, x, y] = ["C", "P1", "P2", "Q1", "Q2", "A", "B", "X", "Y"].map(|n| f.add_switch(n, 4).unwrap());
+    for (i, mid) in [p1, p2, q1, q2].into_iter().enumerate() {
+        f.connect(c, 1 + i as u32, mid, 3, LinkSpec::default()).unwrap();
+    }
+    for (mids, leaves) in [([p1, p2], [a, b]), ([q1, q2], [x, y])] {
+        for (m, &mid) in mids.iter().enumerate() {
+            for (l, &leaf) in leaves.iter().enumerate() {
+                f.connect(mid, 1 + l as u32, leaf, 2 + m as u32, LinkSpec::default()).unwrap();
+            }
+        }
+    }
+    for (leaf, name) in [(a, "hA"), (b, "hB"), (x, "hX"), (y, "hY")] {
+        let h = f.add_hca(name, 1).unwrap();
+        f.connect(leaf, 1, h, 1, LinkSpec::default()).unwrap();
+    }
+    let s = configure(&f, "ftree").unwrap();
+    let lid = |n: &str| s.lids.of_port(f.node_by_name(n).unwrap(), 1).unwrap().base;
+    for (dest, port) in [("hA", 2), ("hB", 3)] {
+        let got = [x, y].map(|leaf| s.tables.get(leaf, lid(dest)).unwrap());
+        assert_eq!(got, [port; 2], "X and Y toward {dest}");
+    }
+    assert_eq!((s.tables.get(c, lid("hA")), s.tables.get(c, lid("hB"))), (Some(1), Some(2)));
+}
