@@ -763,6 +763,13 @@ mod tests {
         // is up); r has no hosts, so it gets a min-hop entry and a note.
         assert_eq!(rt.tables.get(r, lids.switch_lid(u).unwrap()), Some(1));
         assert!(rt.notes[1].contains("forwarding entries have no legal up*/down* route"), "{:?}", rt.notes);
+        // Nor has u one to r's LID (u -> s is down, s -> r up). If r and u have
+        // no LIDs (a loaded LID map may leave switches out), no entry lacks a
+        // legal route, and there is nothing to note.
+        assert!(rt.notes[1].starts_with("updn: 2 forwarding entries"), "{:?}", rt.notes);
+        let no_ru = lids.ports().iter().filter(|p| p.end.node != u && p.end.node != r).cloned().collect();
+        let rt = updn(&["r", "u", "s"]).route(&f, &LidMap::from_entries(&f, 0, no_ru).unwrap()).unwrap();
+        assert_eq!(rt.notes.len(), 1, "{:?}", rt.notes);
         // With a host on r, CA traffic would need that route: an error naming the roots.
         let hr = f.add_hca("hr", 1).unwrap();
         f.connect(r, 4, hr, 1, LinkSpec::default()).unwrap();
