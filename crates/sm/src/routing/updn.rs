@@ -995,6 +995,60 @@ mod tests {
     }
 
     #[test]
+    fn lmc_offsets_split_where_routes_start_though_a_neighbour_routes_elsewhere() {
+        // Root R over m1 and m2, both over t (host ht) and q; s (host hs) hangs
+        // off R and q. Ranks: R 0; m1, m2, s 1; t, q 2. Toward t, q climbs to
+        // m1 or m2 (two candidates); s climbs to R (s -> q is down, and q has
+        // no way down to t), so no route toward t passes through q. At q the
+        // offsets are not split yet (g = 1): ht's two LIDs (LMC 1) leave q by
+        // different ports.
+        let mut f = Fabric::new();
+        let [r, t, m1, m2, q, s] = ["R", "t", "m1", "m2", "q", "s"].map(|n| f.add_switch(n, 3).unwrap());
+        for (x, px, y, py) in [(r, 1, m1, 1), (r, 2, m2, 1), (r, 3, s, 1), (m1, 2, t, 1), (m2, 2, t, 2), (m1, 3, q, 1), (m2, 3, q, 2), (s, 2, q, 3)] {
+            f.connect(x, px, y, py, LinkSpec::default()).unwrap();
+        }
+        for (sw, name) in [(t, "ht"), (s, "hs")] {
+            let h = f.add_hca(name, 1).unwrap();
+            f.connect(sw, 3, h, 1, LinkSpec::default()).unwrap();
+        }
+        let lids = LidMap::assign(&f, 1).unwrap();
+        let rt = updn(&["R"]).route(&f, &lids).unwrap();
+        let ht = lids.of_port(f.node_by_name("ht").unwrap(), 1).unwrap();
+        let mut at_q: Vec<u8> = ht.lids().map(|l| rt.tables.get(q, l).unwrap()).collect();
+        at_q.sort_unstable();
+        assert_eq!(at_q, [1, 2], "q spreads ht's LIDs over m1 and m2");
+        check_routes(&f, &lids, &rt.tables).unwrap();
+    }
+
+    #[test]
+    fn a_switch_without_a_legal_route_does_not_split_its_neighbours_offsets() {
+        // Roots R and z. R over m1 and m2, both over t (host ht, LMC 1) and
+        // over q and q2; z is cabled to q and q2 only.
+        // Ranks: R, z 0; m1, m2, q, q2 1; t 2. Toward t, q climbs to m1 or
+        // m2 (q -> m1 is up: same rank, smaller GUID); z has only down hops,
+        // to q and q2, which have no way down to t: z has no legal route and
+        // takes a minimum-hop entry (it has no hosts). Its own packets are no
+        // route that others' offsets split along, so at q ht's two LIDs still
+        // leave by different ports. z has no LID here (t has no legal route
+        // to z either; a loaded LID map may leave a switch out).
+        let mut f = Fabric::new();
+        let [r, t, m1, m2, q, q2, z] = ["R", "t", "m1", "m2", "q", "q2", "z"].map(|n| f.add_switch(n, 4).unwrap());
+        for (x, px, y, py) in [(r, 1, m1, 1), (r, 2, m2, 1), (m1, 2, t, 1), (m2, 2, t, 2), (m1, 3, q, 1), (m2, 3, q, 2), (m1, 4, q2, 1), (m2, 4, q2, 2), (z, 1, q, 3), (z, 2, q2, 3)] {
+            f.connect(x, px, y, py, LinkSpec::default()).unwrap();
+        }
+        let h = f.add_hca("ht", 1).unwrap();
+        f.connect(t, 3, h, 1, LinkSpec::default()).unwrap();
+        let all = LidMap::assign(&f, 1).unwrap();
+        let lids = LidMap::from_entries(&f, 1, all.ports().iter().filter(|p| p.end.node != z).cloned().collect()).unwrap();
+        let rt = updn(&["R", "z"]).route(&f, &lids).unwrap();
+        assert!(rt.notes[1].contains("no legal up*/down* route"), "{:?}", rt.notes);
+        let ht = lids.of_port(h, 1).unwrap();
+        let mut at_q: Vec<u8> = ht.lids().map(|l| rt.tables.get(q, l).unwrap()).collect();
+        at_q.sort_unstable();
+        assert_eq!(at_q, [1, 2], "q spreads ht's LIDs over m1 and m2");
+    }
+
+    #[test]
     fn no_switches_no_tables() {
         let mut f = Fabric::new();
         let a = f.add_hca("a", 1).unwrap();
