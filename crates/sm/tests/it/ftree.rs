@@ -270,3 +270,25 @@ fn a_root_routes_up_through_the_child_that_carries_fewer_up_routes() {
     }
     assert_eq!((s.tables.get(c, lid("hA")), s.tables.get(c, lid("hB"))), (Some(1), Some(2)));
 }
+
+#[test]
+fn unequal_cable_counts_are_unsupported() {
+    // Spines S0, S1 over leaves L0, L1, but L0 has two cables to S0: S0 has
+    // two cables to L0 and one to L1, S1 one to each. The spines are the
+    // first pair of one rank found to differ.
+    use ibnetsim_fabric::LinkSpec;
+    let mut f = Fabric::new();
+    let [s0, s1, l0, l1] = ["S0", "S1", "L0", "L1"].map(|n| f.add_switch(n, 4).unwrap());
+    for (x, px, y, py) in [(l0, 2, s0, 1), (l0, 3, s0, 2), (l0, 4, s1, 1), (l1, 2, s0, 3), (l1, 3, s1, 2)] {
+        f.connect(x, px, y, py, LinkSpec::default()).unwrap();
+    }
+    for (i, leaf) in [l0, l1].into_iter().enumerate() {
+        let h = f.add_hca(format!("h{i}"), 1).unwrap();
+        f.connect(leaf, 1, h, 1, LinkSpec::default()).unwrap();
+    }
+    let e = configure(&f, "ftree").err().unwrap();
+    assert_eq!(
+        e.to_string(),
+        "routing engine 'ftree' cannot route this fabric: switches 'S0' and 'S1' are both 0 hops below the roots but have different numbers of cables to their neighbours: not a regular fat tree"
+    );
+}
