@@ -269,6 +269,9 @@ fn a_root_routes_up_through_the_child_that_carries_fewer_up_routes() {
         assert_eq!(got, [port; 2], "X and Y toward {dest}");
     }
     assert_eq!((s.tables.get(c, lid("hA")), s.tables.get(c, lid("hB"))), (Some(1), Some(2)));
+    // C routes P2 up to itself for hA before A's turn reaches P2, then A
+    // gives P2 the shorter route straight down (port 1); P1 likewise for hB.
+    assert_eq!((s.tables.get(p2, lid("hA")), s.tables.get(p1, lid("hB"))), (Some(1), Some(2)));
 }
 
 #[test]
