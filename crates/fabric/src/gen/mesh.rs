@@ -114,6 +114,14 @@ mod tests {
     use super::*;
     use crate::fabric::{LinkEnd, NodeId};
 
+    #[test]
+    fn every_host_counts_against_the_unicast_lids() {
+        // 100 × 100 switches with 4 hosts each: 10 000 + 40 000 = 50 000 LIDs,
+        // more than the 49 151 of a subnet.
+        let e = MeshParams::new(&[100, 100], false, 4).build().expect_err("too many LIDs").to_string();
+        assert!(e.contains("10000 switches and 40000 hosts = 50000 LIDs"), "{e}");
+    }
+
     fn peer(f: &Fabric, sw: u32, port: u8) -> Option<(String, u8)> {
         f.peer(NodeId(sw), port).map(|LinkEnd { node, port }| (f.node(node).name.clone(), port))
     }

@@ -764,6 +764,30 @@ SUBSYSTEM BOARD b2
 ";
 
     #[test]
+    fn the_slower_end_decides_each_field_given_by_both() {
+        let t = |width, speed| Tags { width, speed };
+        let fast = t(Some(LinkWidth::X4), Some(LinkSpeed::Edr));
+        let slow = t(Some(LinkWidth::X1), Some(LinkSpeed::Qdr));
+        assert_eq!(Tags::slower(fast, slow), slow);
+        assert_eq!(Tags::slower(slow, fast), slow);
+        // A field only one end gives is taken from it.
+        let mixed = Tags::slower(t(Some(LinkWidth::X12), None), t(None, Some(LinkSpeed::Fdr)));
+        assert_eq!(mixed, t(Some(LinkWidth::X12), Some(LinkSpeed::Fdr)));
+    }
+
+    #[test]
+    fn a_directory_source_that_is_a_file_is_an_error() {
+        // Only a missing directory holds no netlists; a file given as one is refused.
+        let file = std::env::temp_dir().join(format!("ibnetsim-ibnl-notdir-{}", std::process::id()));
+        std::fs::write(&file, "not a directory\n").unwrap();
+        let source = Source { kind: SourceKind::Dir(file.clone()), files: None, tops: FxHashMap::default() };
+        let mut lib = Library { sources: vec![source] };
+        let found = lib.lookup("TOP");
+        std::fs::remove_file(&file).unwrap();
+        assert!(found.is_err(), "{:?}", found.map(|f| f.is_some()));
+    }
+
+    #[test]
     fn a_directory_source_reads_only_its_ibnl_files() {
         // Netlist directories hold notes and other files beside the netlists.
         let dir = std::env::temp_dir().join(format!("ibnetsim-ibnl-dir-{}", std::process::id()));

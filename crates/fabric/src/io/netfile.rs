@@ -1015,6 +1015,8 @@ caguid+0x10\nCa 1 \"j\"\n";
         assert!(err("do set \"a\" 1\n").starts_with("t.net:1: 'do' runs an ibsim console command"));
         assert!(err("width=2\n").starts_with("t.net:1: ibsim's global 'width=' setting is not supported"));
         assert_eq!(err("Rt 2 \"r\"\n"), "t.net:1: routers ('Rt' nodes) are not supported");
+        assert_eq!(err("rtguid=0x10\n"), "t.net:1: routers ('rtguid=') are not supported");
+        assert_eq!(err("module=m\n"), "t.net:1: ibsim's 'module=' name prefixes are not supported");
     }
 
     #[test]

@@ -363,6 +363,11 @@ mod tests {
         let e = |sw: &str, h: &str| entries(&f, &lids, &r.tables, sw, h);
         // s0 -> h3 had three options ([3, 1, 2, 3]); now only its escape.
         assert_eq!(e("s0", "h3"), [3, 3, 3, 3]);
+        // So has every other destination at s0: its own host (port 4), h1 and
+        // h2 straight across, h4 down to s4 (the root's escape ports).
+        for (h, port) in [("h0", 4), ("h1", 1), ("h2", 2), ("h4", 3)] {
+            assert_eq!(e("s0", h), [port; 4], "s0 -> {h}");
+        }
         // Other switches are unchanged.
         assert_eq!(e("s3", "h0"), [1, 2, 3, 1]);
         escape_is_updn(&f, &lids, &r.tables, &plain.updn).unwrap();

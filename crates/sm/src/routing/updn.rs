@@ -763,6 +763,13 @@ mod tests {
         // is up); r has no hosts, so it gets a min-hop entry and a note.
         assert_eq!(rt.tables.get(r, lids.switch_lid(u).unwrap()), Some(1));
         assert!(rt.notes[1].contains("forwarding entries have no legal up*/down* route"), "{:?}", rt.notes);
+        // Nor has u one to r's LID (u -> s is down, s -> r up). If r and u have
+        // no LIDs (a loaded LID map may leave switches out), no entry lacks a
+        // legal route, and there is nothing to note.
+        assert!(rt.notes[1].starts_with("updn: 2 forwarding entries"), "{:?}", rt.notes);
+        let no_ru = lids.ports().iter().filter(|p| p.end.node != u && p.end.node != r).cloned().collect();
+        let rt = updn(&["r", "u", "s"]).route(&f, &LidMap::from_entries(&f, 0, no_ru).unwrap()).unwrap();
+        assert_eq!(rt.notes.len(), 1, "{:?}", rt.notes);
         // With a host on r, CA traffic would need that route: an error naming the roots.
         let hr = f.add_hca("hr", 1).unwrap();
         f.connect(r, 4, hr, 1, LinkSpec::default()).unwrap();
@@ -837,6 +844,72 @@ mod tests {
     }
 
     #[test]
+    fn the_histogram_leaves_out_cas_no_path_leads_to() {
+        // Switch a with 19 hosts, switch b with one, no cable between them:
+        // 20 CA ports, thresholds 18 (90 %) and 1 (5 %). From a, 19 CA ports
+        // are at distance 0 and b's is unreachable, left out as OpenSM leaves
+        // out distances past IB_SUBNET_PATH_HOPS_MAX: a is a root. From b,
+        // one CA port at distance 0 is not more than 18: b is none.
+        let mut f = Fabric::new();
+        let a = f.add_switch("a", 20).unwrap();
+        let b = f.add_switch("b", 4).unwrap();
+        for (sw, count) in [(a, 19u32), (b, 1)] {
+            for i in 0..count {
+                let h = f.add_hca(format!("{}{i}", f.node(sw).name), 1).unwrap();
+                f.connect(sw, 1 + i, h, 1, LinkSpec::default()).unwrap();
+            }
+        }
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let hops = SwitchHops::compute(&f);
+        assert_eq!(hops.by_index(0, 1), UNREACHABLE);
+        assert_eq!(histogram_roots(&f, &lids, &hops), vec![0]);
+    }
+
+    #[test]
+    fn a_root_needs_no_other_distance_over_5_percent() {
+        // Switches a and b cabled, `on_a` hosts on a and one on b. With 12 on
+        // a (13 CA ports: thresholds 11.7 and 0.65), a sees 12 at distance 0
+        // and 1 at distance 1, b the mirror image: one bar over 90 % but a
+        // second over 5 %, so neither is a root. With 20 on a (21: 18.9 and
+        // 1.05) the single far host is within 5 %: both are roots.
+        for (on_a, want) in [(12u32, vec![]), (20, vec![0, 1])] {
+            let mut f = Fabric::new();
+            let a = f.add_switch("a", 24).unwrap();
+            let b = f.add_switch("b", 4).unwrap();
+            f.connect(a, 24, b, 4, LinkSpec::default()).unwrap();
+            for (sw, count) in [(a, on_a), (b, 1)] {
+                for i in 0..count {
+                    let h = f.add_hca(format!("{}{i}", f.node(sw).name), 1).unwrap();
+                    f.connect(sw, 1 + i, h, 1, LinkSpec::default()).unwrap();
+                }
+            }
+            let lids = LidMap::assign(&f, 0).unwrap();
+            assert_eq!(histogram_roots(&f, &lids, &SwitchHops::compute(&f)), want, "{on_a} hosts on a");
+        }
+    }
+
+    #[test]
+    fn the_histogram_stops_below_64_hops() {
+        // A line of 65 switches s0..s64, one host at each end: 2 CA ports,
+        // 90 % of them is 1.8. Only s32 has both at one distance (32 hops): it
+        // is the one root. From s0 and s64 the far host is 64 hops away, past
+        // OpenSM's histogram (IB_SUBNET_PATH_HOPS_MAX = 64 bars, 0..63).
+        let mut f = Fabric::new();
+        let s: Vec<NodeId> = (0..65).map(|i| f.add_switch(format!("s{i}"), 3).unwrap()).collect();
+        for w in s.windows(2) {
+            f.connect(w[0], 1, w[1], 2, LinkSpec::default()).unwrap();
+        }
+        for (i, &sw) in [s[0], s[64]].iter().enumerate() {
+            let h = f.add_hca(format!("h{i}"), 1).unwrap();
+            f.connect(sw, 3, h, 1, LinkSpec::default()).unwrap();
+        }
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let hops = SwitchHops::compute(&f);
+        assert_eq!(hops.by_index(0, 64), 64);
+        assert_eq!(histogram_roots(&f, &lids, &hops), vec![32]);
+    }
+
+    #[test]
     fn ring_has_no_histogram_root_and_uses_the_centre() {
         // Each switch sees 20 % of the hosts at 0 hops: no bar over 90 %.
         let f = ring(5);
@@ -845,6 +918,27 @@ mod tests {
         // Every switch has eccentricity 2 and total distance 6; s0 has the smallest GUID.
         assert_eq!(roots, vec![0]);
         assert_eq!(r.notes[0], "updn roots (centre switch; OpenSM's hop-histogram test found no root): s0; max rank 2");
+    }
+
+    #[test]
+    fn a_line_without_histogram_roots_is_rooted_in_its_middle() {
+        // s0 - s1 - s2 - s3 - s4, a host on each: no switch sees 90 % of the
+        // 5 hosts at one distance. Eccentricities 4, 3, 2, 3, 4: s2 is the root,
+        // and the ends are 2 hops below it.
+        let mut f = Fabric::new();
+        let s: Vec<NodeId> = (0..5).map(|i| f.add_switch(format!("s{i}"), 3).unwrap()).collect();
+        for w in s.windows(2) {
+            f.connect(w[0], 1, w[1], 2, LinkSpec::default()).unwrap();
+        }
+        for (i, &sw) in s.iter().enumerate() {
+            let h = f.add_hca(format!("h{i}"), 1).unwrap();
+            f.connect(sw, 3, h, 1, LinkSpec::default()).unwrap();
+        }
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let (r, roots) = UpDn::default().route_and_roots(&f, &lids).unwrap();
+        assert_eq!(roots, vec![2]);
+        assert_eq!(r.notes[0], "updn roots (centre switch; OpenSM's hop-histogram test found no root): s2; max rank 2");
+        check_routes(&f, &lids, &r.tables).unwrap();
     }
 
     #[test]
@@ -887,6 +981,71 @@ mod tests {
             assert_eq!(got, want, "b{i}");
         }
         check_routes(&f, &lids, &r.tables).unwrap();
+    }
+
+    #[test]
+    fn root_lists_are_cut_after_eight_names() {
+        // Eight names are shown in full; from nine on, the first eight and the count.
+        let f = ring(10);
+        let hops = SwitchHops::compute(&f);
+        let eight = (0..8).map(|i| format!("s{i}")).collect::<Vec<_>>().join(", ");
+        assert_eq!(names(&hops, &f, &(0..8).collect::<Vec<_>>()), eight);
+        assert_eq!(names(&hops, &f, &(0..9).collect::<Vec<_>>()), format!("{eight}, … (9 in all)"));
+        assert_eq!(names(&hops, &f, &[3]), "s3");
+    }
+
+    #[test]
+    fn lmc_offsets_split_where_routes_start_though_a_neighbour_routes_elsewhere() {
+        // Root R over m1 and m2, both over t (host ht) and q; s (host hs) hangs
+        // off R and q. Ranks: R 0; m1, m2, s 1; t, q 2. Toward t, q climbs to
+        // m1 or m2 (two candidates); s climbs to R (s -> q is down, and q has
+        // no way down to t), so no route toward t passes through q. At q the
+        // offsets are not split yet (g = 1): ht's two LIDs (LMC 1) leave q by
+        // different ports.
+        let mut f = Fabric::new();
+        let [r, t, m1, m2, q, s] = ["R", "t", "m1", "m2", "q", "s"].map(|n| f.add_switch(n, 3).unwrap());
+        for (x, px, y, py) in [(r, 1, m1, 1), (r, 2, m2, 1), (r, 3, s, 1), (m1, 2, t, 1), (m2, 2, t, 2), (m1, 3, q, 1), (m2, 3, q, 2), (s, 2, q, 3)] {
+            f.connect(x, px, y, py, LinkSpec::default()).unwrap();
+        }
+        for (sw, name) in [(t, "ht"), (s, "hs")] {
+            let h = f.add_hca(name, 1).unwrap();
+            f.connect(sw, 3, h, 1, LinkSpec::default()).unwrap();
+        }
+        let lids = LidMap::assign(&f, 1).unwrap();
+        let rt = updn(&["R"]).route(&f, &lids).unwrap();
+        let ht = lids.of_port(f.node_by_name("ht").unwrap(), 1).unwrap();
+        let mut at_q: Vec<u8> = ht.lids().map(|l| rt.tables.get(q, l).unwrap()).collect();
+        at_q.sort_unstable();
+        assert_eq!(at_q, [1, 2], "q spreads ht's LIDs over m1 and m2");
+        check_routes(&f, &lids, &rt.tables).unwrap();
+    }
+
+    #[test]
+    fn a_switch_without_a_legal_route_does_not_split_its_neighbours_offsets() {
+        // Roots R and z. R over m1 and m2, both over t (host ht, LMC 1) and
+        // over q and q2; z is cabled to q and q2 only.
+        // Ranks: R, z 0; m1, m2, q, q2 1; t 2. Toward t, q climbs to m1 or
+        // m2 (q -> m1 is up: same rank, smaller GUID); z has only down hops,
+        // to q and q2, which have no way down to t: z has no legal route and
+        // takes a minimum-hop entry (it has no hosts). Its own packets are no
+        // route that others' offsets split along, so at q ht's two LIDs still
+        // leave by different ports. z has no LID here (t has no legal route
+        // to z either; a loaded LID map may leave a switch out).
+        let mut f = Fabric::new();
+        let [r, t, m1, m2, q, q2, z] = ["R", "t", "m1", "m2", "q", "q2", "z"].map(|n| f.add_switch(n, 4).unwrap());
+        for (x, px, y, py) in [(r, 1, m1, 1), (r, 2, m2, 1), (m1, 2, t, 1), (m2, 2, t, 2), (m1, 3, q, 1), (m2, 3, q, 2), (m1, 4, q2, 1), (m2, 4, q2, 2), (z, 1, q, 3), (z, 2, q2, 3)] {
+            f.connect(x, px, y, py, LinkSpec::default()).unwrap();
+        }
+        let h = f.add_hca("ht", 1).unwrap();
+        f.connect(t, 3, h, 1, LinkSpec::default()).unwrap();
+        let all = LidMap::assign(&f, 1).unwrap();
+        let lids = LidMap::from_entries(&f, 1, all.ports().iter().filter(|p| p.end.node != z).cloned().collect()).unwrap();
+        let rt = updn(&["R", "z"]).route(&f, &lids).unwrap();
+        assert!(rt.notes[1].contains("no legal up*/down* route"), "{:?}", rt.notes);
+        let ht = lids.of_port(h, 1).unwrap();
+        let mut at_q: Vec<u8> = ht.lids().map(|l| rt.tables.get(q, l).unwrap()).collect();
+        at_q.sort_unstable();
+        assert_eq!(at_q, [1, 2], "q spreads ht's LIDs over m1 and m2");
     }
 
     #[test]
