@@ -385,3 +385,26 @@ def test_progress_every_few_seconds_prints_plain_lines_for_logs(small, capsys):
     assert [(m[1], m[2]) for m in found] == [("5.0", "25"), ("10.0", "50"), ("15.0", "75"), ("20.0", "100")]
     with pytest.raises(ib.ConfigError, match="progress must be True, False or a number of seconds >= 0"):
         ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.05), time_us=20, progress=-1)
+
+
+def test_time_series_per_link_and_vl(small, tmp_path):
+    fab, sm = small
+    r = ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.3, 256), time_us=50, seed=3, series_interval_ns=10_000)
+    df = r.series
+    ports = len(r.per_port)
+    # A row per cabled transmitter and slot (data VL 0 and VL15) at 10, 20, ..., 50 µs.
+    assert sorted(set(df["time_us"])) == [10.0, 20.0, 30.0, 40.0, 50.0]
+    assert len(df) == 5 * ports * 2
+    assert set(df["vl"]) == {0, 15}
+    assert ((df["utilization"] >= 0) & (df["utilization"] <= 1)).all()
+    # The intervals add up to the run: the mean over them is the port's utilization since time 0.
+    mean = df[df["vl"] == 0].groupby(["node", "port"])["utilization"].mean()
+    whole = r.per_port.set_index(["node", "port"])["utilization"]
+    assert (mean - whole.loc[mean.index]).abs().max() < 1e-9
+    df.to_parquet(tmp_path / "series.parquet")
+    ax = r.plot_series(top=2)
+    assert len(ax.get_lines()) == 2
+    without = ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.3, 256), time_us=50, seed=3)
+    assert without.series.empty and without.raw["delivered"] == r.raw["delivered"]
+    with pytest.raises(ib.ConfigError, match="series_interval_ns"):
+        without.plot_series()

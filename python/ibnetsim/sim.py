@@ -21,7 +21,7 @@ import math
 import os
 import time
 import warnings
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 from ibnetsim._lazy import pandas as pd
 
@@ -178,6 +178,57 @@ class SimResult:
                 row[f"vl{vl}_utilization"] = u
             rows.append(row)
         return pd.DataFrame(rows)
+
+    @property
+    def series(self) -> pd.DataFrame:
+        """The time series per link and VL (``series_interval_ns=…``; empty without):
+        one row per sample time, cabled port and VL, with ``time_us`` (the end of
+        the interval), ``node``, ``port``, ``vl``, ``utilization`` (fraction of the
+        interval the port sent on that VL), ``input_bytes`` (packets waiting in
+        the port's input buffer, not yet granted the crossbar) and
+        ``output_bytes`` (its output or send buffer). ``.to_parquet(path)`` keeps it."""
+        columns = ["time_us", "node", "port", "vl", "utilization", "input_bytes", "output_bytes"]
+        s = self.raw.get("series")
+        if not s:
+            return pd.DataFrame(columns=columns)
+        names = s["node_names"]
+        return pd.DataFrame(
+            {
+                "time_us": [t / 1e6 for t in s["time_ps"]],
+                "node": [names[n] for n in s["node"]],
+                "port": s["port"],
+                "vl": s["vl"],
+                "utilization": s["utilization"],
+                "input_bytes": s["input_bytes"],
+                "output_bytes": s["output_bytes"],
+            },
+            columns=columns,
+        )
+
+    def plot_series(self, links: Optional[Sequence[tuple[str, int]]] = None, *, top: int = 4, ax: Any = None) -> Any:
+        """Plots utilization over time for ``links`` (``(node, port)`` transmitters,
+        all VLs together), or for the ``top`` busiest ones; returns the axes."""
+        import matplotlib.pyplot as plt
+
+        df = self.series
+        if df.empty:
+            raise ConfigError("no time series in this result: simulate with series_interval_ns=…")
+        per_link = df.groupby(["node", "port", "time_us"], as_index=False)["utilization"].sum()
+        if links is None:
+            busiest = per_link.groupby(["node", "port"])["utilization"].mean().nlargest(top)
+            links = list(busiest.index)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(7, 3.5))
+        for node, port in links:
+            sel = per_link[(per_link["node"] == node) & (per_link["port"] == port)]
+            if sel.empty:
+                raise ConfigError(f"no cabled port {node}/{port} in the series")
+            ax.step(sel["time_us"], sel["utilization"], where="pre", label=f"{node}/{port}")
+        ax.set_xlabel("time (µs, end of each interval)")
+        ax.set_ylabel("utilization")
+        ax.set_ylim(0, 1.05)
+        ax.legend(loc="best", fontsize="small")
+        return ax
 
     @staticmethod
     def _hist_frame(hists: dict[str, list]) -> pd.DataFrame:

@@ -230,6 +230,11 @@ pub struct SimConfig {
     /// (link, VL) buffers whose heads have not changed for this long wait for
     /// each other in a cycle while other traffic moves (`watchdog.rs`).
     pub watchdog_ns: f64,
+    /// Interval of the time series per link and VL (utilization, input and
+    /// output buffer occupancy; results' `series`), in nanoseconds; 0 = none.
+    /// Each sample holds a row per cabled port and VL: choose the interval
+    /// with the run length and fabric size in mind.
+    pub series_interval_ns: f64,
     /// Event queue implementation: `fifo` or `heap` (identical results).
     pub event_queue: String,
     /// Selection policy among routing options: `deterministic`, `adaptive-by-credits`
@@ -266,6 +271,7 @@ impl Default for SimConfig {
             warmup_ns: 0.0,
             auto_warmup: None,
             watchdog_ns: 100_000.0,
+            series_interval_ns: 0.0,
             event_queue: "fifo".into(),
             selection: SelectionConfig::named("deterministic"),
             switch: SwitchConfig::default(),

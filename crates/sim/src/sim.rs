@@ -216,6 +216,8 @@ impl Simulation {
             return Err(self.declare_stall());
         }
         self.now = until_ps;
+        // Intervals that ended with no event since are complete.
+        self.sample_series();
         // Between runs every event up to `until_ps` has been handled.
         self.ports.credits.set_now(until_ps, u64::MAX);
         // Windows that ended with no event since are complete: closing them now
@@ -229,6 +231,7 @@ impl Simulation {
 
     /// The periodic work due now: warm-up windows, the deadlock scan.
     fn housekeeping(&mut self) -> Option<SimError> {
+        self.sample_series();
         self.close_warmup_windows();
         let found = if self.now >= self.watchdog.next_scan { self.watchdog_scan() } else { None };
         self.update_housekeeping();
@@ -240,7 +243,8 @@ impl Simulation {
             Some(d) if d.state == crate::metrics::WarmupState::Pending => d.next_end,
             _ => Time::MAX,
         };
-        self.next_housekeeping = self.watchdog.next_scan.min(window).min(self.metrics.measured.next_end);
+        let sample = self.metrics.series.as_ref().map_or(Time::MAX, |s| s.next);
+        self.next_housekeeping = self.watchdog.next_scan.min(window).min(self.metrics.measured.next_end).min(sample);
     }
 
     /// Closes the warm-up windows that ended by now; starts the measurement

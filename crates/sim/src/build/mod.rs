@@ -152,6 +152,11 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
             sim.queue.push(0, 0, Event::MessageNext { source: s as u32 });
         }
     }
+    let series_ps = crate::config::ns_to_ps("series_interval_ns", c.series_interval_ns)?;
+    if series_ps > 0 {
+        sim.metrics.series = Some(crate::metrics::series::Series::new(series_ps, npv, sim.node_names.clone()));
+        sim.update_housekeeping();
+    }
     sim.metrics.conns = ConnMetrics::new(sim.traffic.connections.iter().map(|k| (k.wire_bits, k.bandwidth_bps)));
     for k in 0..sim.traffic.connections.len() {
         let at = sim.traffic.connections[k].due();

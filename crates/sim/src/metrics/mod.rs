@@ -14,6 +14,7 @@
 pub mod connection;
 pub mod histogram;
 pub mod results;
+pub mod series;
 pub mod warmup;
 
 use crate::engine::Time;
@@ -124,6 +125,8 @@ pub struct Metrics {
     pub switch_hops: u64,
     /// Per CBR connection.
     pub conns: ConnMetrics,
+    /// The time series per link and VL, when `series_interval_ns` asks for one.
+    pub series: Option<series::Series>,
 }
 
 impl Metrics {
@@ -166,6 +169,7 @@ impl Metrics {
             events_by_kind: [0; crate::engine::Event::KIND_NAMES.len()],
             switch_hops: 0,
             conns: ConnMetrics::default(),
+            series: None,
         }
     }
 
@@ -239,6 +243,9 @@ impl Metrics {
     /// results are computed).
     #[inline]
     pub fn on_transmit(&mut self, now: Time, port_slot: usize, ps: u64) {
+        if let Some(s) = &mut self.series {
+            s.started[port_slot] += ps;
+        }
         let end = now + ps;
         if end > self.warmup_ps {
             self.busy_ps[port_slot] += end - now.max(self.warmup_ps);

@@ -180,6 +180,8 @@ pub struct SimResults {
     /// crosses, each multicast copy once): `events / switch_hops` is the
     /// engine's cost per switch hop.
     pub switch_hops: u64,
+    /// The time series per link and VL (`series_interval_ns`), or `None`.
+    pub series: Option<crate::metrics::series::SeriesRows>,
     /// Packets generated since time 0.
     pub generated: u64,
     /// Packets delivered since time 0.
@@ -409,6 +411,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         events: m.events(),
         events_by_kind: crate::engine::Event::KIND_NAMES.iter().zip(m.events_by_kind).filter(|&(_, n)| n > 0).map(|(&k, n)| (k, n)).collect(),
         switch_hops: m.switch_hops,
+        series: m.series.as_ref().map(|s| s.rows.clone()),
         generated: m.generated,
         delivered: m.delivered,
         dropped: m.dropped,

@@ -17,6 +17,7 @@ mod md1;
 mod multicast;
 mod partitions;
 mod path_sl;
+mod series;
 mod sizes;
 mod source_queues;
 mod switch_organisations;
