@@ -134,6 +134,23 @@ def test_file_paths_are_keyed_by_content(tmp_path):
     assert scn.load(tmp_path / "b" / "s.toml").points[0].key != ka.key
 
 
+def test_routing_max_vls_bounds_dfsssp_layers(tmp_path):
+    import ibnetsim as ib
+    from ibnetsim.experiment.kinds.routing_stats import build_fabric, build_subnet
+
+    # A ring of six switches needs two layers (docs/routing.md): one is refused, naming max_vls.
+    text = '{}[fabric]\nkind = "ring"\nswitches = 6\n[routing]\nengine = "dfsssp"\nmax_vls = {}\n'
+    two = scn.load(write(tmp_path, text.format('kind = "routing_stats"\n', 2))).points[0]
+    fab = build_fabric(two.config["fabric"])
+    assert build_subnet(fab, two.config["routing"]).routing == "dfsssp"
+    one = scn.load(write(tmp_path, text.format('kind = "routing_stats"\n', 1))).points[0]
+    assert one.key != two.key
+    with pytest.raises(ib.RoutingError, match="max.vls"):
+        build_subnet(fab, one.config["routing"])
+    with pytest.raises(ScenarioError, match="routing.max_vls"):
+        scn.load(write(tmp_path, text.format('kind = "routing_stats"\n', 16)))
+
+
 def test_a_file_fabric_takes_link_defaults_and_a_cable_length_file(tmp_path):
     import ibnetsim as ib
     from ibnetsim.experiment.kinds.routing_stats import build_fabric

@@ -415,6 +415,14 @@ ROUTING = register_section(
             Key("lfts_file", "path", "Forwarding tables for engine `file` (OpenSM dump or .fdbs).", default=None),
             Key("fdbs_key", "path", "The .fdbs.ini key of an ib_flit_sim .fdbs `lfts_file`.", default=None),
             Key("seed", "int", "Seed of engines that break ties randomly.", default=FROM_SEED, min=0, max=2**63 - 1),
+            Key(
+                "max_vls",
+                "int",
+                "Virtual layers (VLs) `dfsssp` may spread its paths over, each path then on its layer's SL; unset = 15.",
+                default=None,
+                min=1,
+                max=15,
+            ),
         ),
         checks=(_check_routing,),
     )

@@ -62,6 +62,7 @@ def build_subnet(fabric, spec: dict):
         lfts_file=spec.get("lfts_file"),
         fdbs_key=spec.get("fdbs_key"),
         seed=spec["seed"],
+        max_vls=spec.get("max_vls"),
     )
 
 
