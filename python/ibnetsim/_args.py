@@ -62,3 +62,11 @@ def number(
     if above is not None and not v > above:
         raise error(f"{name}: must be above {above:g}, got {v:g}")
     return v
+
+
+def closest(word: str, options: Any) -> Optional[str]:
+    """The option a misspelt ``word`` most resembles, or None (for "did you mean")."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(options), n=1)
+    return close[0] if close else None

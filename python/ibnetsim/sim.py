@@ -57,11 +57,9 @@ def _merge(base: dict, overrides: dict, path: str = "") -> dict:
     for key, value in overrides.items():
         dotted = f"{path}{key}"
         if key not in base:
-            import difflib
-
             known = ", ".join(sorted(base))
-            close = difflib.get_close_matches(key, list(base), n=1)
-            hint = f"did you mean '{path}{close[0]}'? " if close else ""
+            close = _args.closest(key, base)
+            hint = f"did you mean '{path}{close}'? " if close else ""
             raise ConfigError(f"unknown simulation key '{dotted}' ({hint}known here: {known})")
         if isinstance(value, dict) and isinstance(base[key], dict) and "kind" not in value:
             _merge(base[key], value, dotted + ".")

@@ -223,14 +223,9 @@ impl Fabric {
         if a == b && pa == pb {
             return Err(FabricError::SelfLoop { node: self.nodes[a.index()].name.clone(), port: pa });
         }
-        if !spec.length_m.is_finite() || spec.length_m < 0.0 {
-            return Err(FabricError::param(
-                "length_m",
-                format!(
-                    "the cable {}/{} – {}/{} is {} m long; a length is a finite number of metres, 0 or more",
-                    self.nodes[a.index()].name, pa, self.nodes[b.index()].name, pb, spec.length_m
-                ),
-            ));
+        if let Err(why) = check_cable_length(spec.length_m) {
+            let (na, nb) = (&self.nodes[a.index()].name, &self.nodes[b.index()].name);
+            return Err(FabricError::param("length_m", format!("the cable {na}/{pa} – {nb}/{pb}: {why}")));
         }
         let id = LinkId(self.links.len() as u32);
         self.links.push(Link { ends: [LinkEnd { node: a, port: pa }, LinkEnd { node: b, port: pb }], spec });
@@ -297,9 +292,7 @@ impl Fabric {
     /// Sets the cable length of link `id`; a length is a finite number of
     /// metres, 0 or more (the message says why not).
     pub fn set_cable_length(&mut self, id: LinkId, length_m: f64) -> Result<(), String> {
-        if !length_m.is_finite() || length_m < 0.0 {
-            return Err(format!("{length_m} m: a cable length is a finite number of metres, 0 or more"));
-        }
+        check_cable_length(length_m)?;
         self.links[id.index()].spec.length_m = length_m;
         Ok(())
     }
@@ -424,6 +417,15 @@ impl Fabric {
                 if unreached.len() > shown.len() { ", …" } else { "" }
             ),
         })
+    }
+}
+
+/// A cable length is a finite number of metres, 0 or more.
+fn check_cable_length(length_m: f64) -> Result<(), String> {
+    if length_m.is_finite() && length_m >= 0.0 {
+        Ok(())
+    } else {
+        Err(format!("{length_m} m: a cable length is a finite number of metres, 0 or more"))
     }
 }
 

@@ -32,6 +32,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
+from ibnetsim import _args
 from ibnetsim._textfile import TextFileError, read_bytes, read_text
 from ibnetsim.errors import ConfigError
 from ibnetsim.experiment import schema
@@ -504,10 +505,8 @@ def _error_at(loc: _Locator, path: tuple[str, ...], key: str, message: str) -> S
 
 
 def _suggest(word: str, options: list[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, options, n=1)
-    return f" (did you mean `{close[0]}`?)" if close else f"; expected one of: {', '.join(options)}"
+    close = _args.closest(word, options)
+    return f" (did you mean `{close}`?)" if close else f"; expected one of: {', '.join(options)}"
 
 
 def _expand(pk: Any, fixed: dict, axes: list[Axis], layout: dict, loc: _Locator, warned: dict[str, str]) -> list[Point]:

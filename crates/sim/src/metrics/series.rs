@@ -19,8 +19,6 @@ use crate::engine::Time;
 /// The series being collected.
 #[derive(Debug, Clone)]
 pub struct Series {
-    /// Interval between samples.
-    pub interval: Time,
     /// End of the interval being collected.
     pub next: Time,
     /// Serialization time started per (port, VL slot), since time 0.
@@ -62,7 +60,6 @@ impl Series {
     /// A series sampled every `interval` ps over `port_slots` (port, slot) pairs.
     pub fn new(interval: Time, port_slots: usize, node_names: Vec<String>) -> Self {
         Series {
-            interval,
             next: interval,
             started: vec![0; port_slots],
             used_before: vec![0; port_slots],
@@ -93,13 +90,13 @@ impl crate::sim::Simulation {
                     r.node.push(pm.node);
                     r.port.push(pm.port);
                     r.vl.push(self.layout.vl_of_slot(slot));
-                    r.utilization.push((used - s.used_before[i]) as f64 / s.interval as f64);
+                    r.utilization.push((used - s.used_before[i]) as f64 / r.interval_ps as f64);
                     r.input_bytes.push(in_blocks * crate::credits::CREDIT_BYTES);
                     r.output_bytes.push(self.ports.out_used[i] * crate::credits::CREDIT_BYTES);
                     s.used_before[i] = used;
                 }
             }
-            s.next += s.interval;
+            s.next += s.rows.interval_ps;
         }
         self.metrics.series = Some(s);
     }

@@ -69,15 +69,12 @@ impl Simulation {
                     tx.ready_wake_at = wake;
                     self.schedule(wake, Event::OutputReady { port: gp });
                 }
-                if self.ports.credits.has_deferred(gp) {
-                    self.schedule_deferred_credits(gp);
-                }
             }
-            None => {
-                if self.ports.credits.has_deferred(gp) {
-                    self.schedule_deferred_credits(gp);
-                }
-            }
+            None => {}
+        }
+        // Idle with a packet waiting: credits on their way may start it.
+        if !self.ports.tx[gp as usize].busy && self.ports.credits.has_deferred(gp) {
+            self.schedule_deferred_credits(gp);
         }
     }
 

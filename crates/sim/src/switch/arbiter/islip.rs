@@ -125,12 +125,16 @@ pub struct Request {
 /// allocate.
 #[derive(Debug, Clone, Default)]
 pub struct Matcher {
-    /// Per output: the input it grants in the current round (`NONE`: none).
-    granted: Vec<u32>,
+    /// Per output: the input it grants in the current round and the index of
+    /// that request (`NONE`: none).
+    granted: Vec<(u32, u32)>,
     /// Per output: matched already.
     out_matched: Vec<bool>,
     /// Per input: transfers it may still accept.
     room: Vec<u32>,
+    /// Per input, in one accept pass: the grant it prefers (output, distance
+    /// from its accept pointer).
+    best: Vec<(u32, u32)>,
 }
 
 impl Matcher {
@@ -141,8 +145,6 @@ impl Matcher {
     pub fn run(&mut self, requests: &[Request], room: &[u32], grant_ptr: &mut [u32], accept_ptr: &mut [u32], matched: &mut Vec<bool>) {
         let (n_in, n_out) = (room.len() as u32, grant_ptr.len() as u32);
         debug_assert_eq!(accept_ptr.len() as u32, n_in);
-        self.granted.clear();
-        self.granted.resize(n_out as usize, NONE);
         self.out_matched.clear();
         self.out_matched.resize(n_out as usize, false);
         self.room.clear();
@@ -152,58 +154,61 @@ impl Matcher {
         let mut first_round = true;
         loop {
             // Grant: per free output, the requesting input with room closest
-            // at or after its pointer.
-            for r in requests {
+            // at or after its pointer (the first such request if it asked twice).
+            self.granted.clear();
+            self.granted.resize(n_out as usize, (NONE, NONE));
+            for (k, r) in requests.iter().enumerate() {
                 let (i, o) = (r.input, r.output);
                 if self.out_matched[o as usize] || self.room[i as usize] == 0 {
                     continue;
                 }
                 let g = &mut self.granted[o as usize];
                 let ptr = grant_ptr[o as usize];
-                if *g == NONE || (i + n_in - ptr) % n_in < (*g + n_in - ptr) % n_in {
-                    *g = i;
+                if g.0 == NONE || (i + n_in - ptr) % n_in < (g.0 + n_in - ptr) % n_in {
+                    *g = (i, k as u32);
                 }
             }
-            // Accept: each input takes its grants in pointer order while it
-            // has room.
+            // Accept: each input takes its grants in the order of its pointer
+            // while it has room, one per pass (the pointer a first-round
+            // match moves orders the next pass). Outputs grant one input
+            // each, so inputs do not compete here.
             let mut added = false;
-            for _ in 0..n_out {
-                // The grant each input prefers among those left this round.
-                let mut best: Option<(u32, u32, u32)> = None; // (input, output, distance)
-                for (o, &i) in self.granted.iter().enumerate() {
-                    if i == NONE || self.out_matched[o] {
+            loop {
+                self.best.clear();
+                self.best.resize(n_in as usize, (NONE, u32::MAX));
+                for (o, &(i, _)) in self.granted.iter().enumerate() {
+                    if i == NONE || self.out_matched[o] || self.room[i as usize] == 0 {
                         continue;
                     }
                     let d = (o as u32 + n_out - accept_ptr[i as usize]) % n_out;
-                    // Lowest input first, then its preferred output: a fixed order.
-                    if best.map_or(true, |(bi, _, bd)| i < bi || (i == bi && d < bd)) {
-                        best = Some((i, o as u32, d));
+                    if d < self.best[i as usize].1 {
+                        self.best[i as usize] = (o as u32, d);
                     }
                 }
-                let Some((i, o, _)) = best else { break };
-                self.out_matched[o as usize] = true;
-                self.room[i as usize] -= 1;
-                let k = requests.iter().position(|r| r.input == i && r.output == o).expect("granted a request");
-                matched[k] = true;
+                let mut any = false;
+                for i in 0..n_in {
+                    let o = self.best[i as usize].0;
+                    if o == NONE {
+                        continue;
+                    }
+                    self.out_matched[o as usize] = true;
+                    self.room[i as usize] -= 1;
+                    matched[self.granted[o as usize].1 as usize] = true;
+                    any = true;
+                    if first_round {
+                        grant_ptr[o as usize] = (i + 1) % n_in;
+                        accept_ptr[i as usize] = (o + 1) % n_out;
+                    }
+                }
+                if !any {
+                    break;
+                }
                 added = true;
-                if first_round {
-                    grant_ptr[o as usize] = (i + 1) % n_in;
-                    accept_ptr[i as usize] = (o + 1) % n_out;
-                }
-                // Grants to an input without room are void this round.
-                if self.room[i as usize] == 0 {
-                    for g in self.granted.iter_mut() {
-                        if *g == i {
-                            *g = NONE;
-                        }
-                    }
-                }
             }
             if !added {
                 return;
             }
             first_round = false;
-            self.granted.iter_mut().for_each(|g| *g = NONE);
         }
     }
 }
