@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from ibnetsim.errors import ConfigError, IbnetsimError
 
-__all__ = ["integer", "number", "U8_MAX", "U16_MAX", "U32_MAX", "U64_MAX"]
+__all__ = ["integer", "number", "choice", "closest", "U8_MAX", "U16_MAX", "U32_MAX", "U64_MAX"]
 
 U8_MAX = 2**8 - 1
 U16_MAX = 2**16 - 1
@@ -62,6 +62,17 @@ def number(
     if above is not None and not v > above:
         raise error(f"{name}: must be above {above:g}, got {v:g}")
     return v
+
+
+def choice(name: str, value: Any, options: Any) -> str:
+    """``value`` if it is one of ``options`` (a registry of the core), else
+    :class:`ConfigError` naming the argument, the options and the closest one."""
+    options = list(options)
+    if isinstance(value, str) and value in options:
+        return value
+    close = closest(value, options) if isinstance(value, str) else None
+    hint = f"did you mean '{close}'? " if close else ""
+    raise ConfigError(f"{name}: unknown value {value!r} ({hint}expected one of {', '.join(options)})")
 
 
 def closest(word: str, options: Any) -> Optional[str]:

@@ -98,7 +98,7 @@ _FLOW_COLUMNS = (
     "accepted_bytes_per_ns_per_switch",
 )
 _STATS = ("mean", "p50", "p99", "min", "max")
-_LATENCIES = ("latency", "network_latency", "message_completion")
+_LATENCIES = ("latency", "network_latency", "message_completion", "message_network_latency")
 
 
 def _ns(v: Optional[float]) -> Optional[float]:

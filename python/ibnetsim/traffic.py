@@ -138,16 +138,21 @@ def closed_loop(
     sl: int = 0,
     name: Optional[str] = None,
     path_bits: str = "base",
+    gap_distribution: str = "constant",
     **pattern_params: Any,
 ) -> dict[str, Any]:
     """A closed-loop class: every sending host keeps at most ``window``
     messages of ``message_bytes`` outstanding (split into MTU packets), and
-    sends the next one ``gap_ns`` after one completes; destinations are drawn
-    by the pattern ``kind`` (as in :func:`pattern`). A message completes when
-    its last packet is delivered, or, with ``transport={"ack": "packet"}`` or
-    ``"message"``, when its acknowledgement is back. Results report each
-    class's ``messages_completed`` and ``message_completion`` time.
-    ``window=1`` is ib_flit_sim's generator, which waits for its previous message."""
+    sends the next one a gap after one completes: ``gap_ns``, or drawn per
+    message with that mean when ``gap_distribution`` is ``"exponential"`` or
+    ``"uniform"`` (on [0, 2·gap_ns]). Destinations are drawn by the pattern
+    ``kind`` (as in :func:`pattern`). A message completes when its last packet
+    is delivered, or, with ``transport={"ack": "packet"}`` or ``"message"``,
+    when its acknowledgement is back. Results report each class's
+    ``messages_completed``, its ``message_completion`` time (generation →
+    completion) and its ``message_network_latency`` (first packet injected →
+    last packet in, as ib_flit_sim measures it). ``window=1`` is
+    ib_flit_sim's generator, which waits for its previous message."""
     return {
         "name": name or f"closed-loop-{kind}",
         "sl": _args.integer("sl", sl, 0, _args.U8_MAX),
@@ -155,6 +160,7 @@ def closed_loop(
         "window": _args.integer("window", window, 0, _args.U32_MAX),
         "message_bytes": _args.integer("message_bytes", message_bytes, 0, _args.U32_MAX),
         "gap_ns": _args.number("gap_ns", gap_ns),
+        "gap_distribution": _args.choice("gap_distribution", gap_distribution, _core.sim_registries()["gap_distributions"]),
         "path_bits": path_bits,
     }
 

@@ -7,7 +7,7 @@ use ibnetsim_sim::arbitration::VlArbiter;
 use ibnetsim_sim::config::{section_schema, MTU_BYTES, SCHEMA_SECTIONS};
 use ibnetsim_sim::engine::{Queue, MAX_TIME_PS};
 use ibnetsim_sim::selection::Selection;
-use ibnetsim_sim::traffic::{PathBits, Pattern, ProcessKind};
+use ibnetsim_sim::traffic::{GapDistribution, PathBits, Pattern, ProcessKind};
 use ibnetsim_sim::{preset, AckMode, QosTables, SimConfig, SimError, Simulation, MAX_LOAD, PRESETS};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -225,6 +225,7 @@ fn sim_registries(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("patterns", Pattern::NAMES)?;
     d.set_item("processes", ProcessKind::NAMES)?;
     d.set_item("path_bits", PathBits::NAMES)?;
+    d.set_item("gap_distributions", GapDistribution::NAMES)?;
     d.set_item("vl_arbiters", VlArbiter::NAMES)?;
     d.set_item("event_queues", Queue::NAMES)?;
     d.set_item("acks", AckMode::NAMES)?;

@@ -52,4 +52,4 @@ pub use metrics::SimResults;
 pub use presets::{preset, PRESETS};
 pub use qos::{QosTables, Sl2VlMap, VlArbConfig, VlArbMap};
 pub use sim::Simulation;
-pub use traffic::{ClassConfig, ClosedLoopConfig, PathBits, PatternConfig, ProcessKind, SizeConfig, TraceConfig, TrafficConfig};
+pub use traffic::{ClassConfig, ClosedLoopConfig, GapDistribution, PathBits, PatternConfig, ProcessKind, SizeConfig, TraceConfig, TrafficConfig};

@@ -196,6 +196,7 @@ pub(super) fn build(
                     window: k.window,
                     message_bytes: k.message_bytes,
                     gap_ps,
+                    gap: k.gap_distribution,
                     outstanding: 0,
                     peak_outstanding: 0,
                     sent: 0,

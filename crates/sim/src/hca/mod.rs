@@ -449,6 +449,9 @@ impl Simulation {
                     return;
                 }
                 let out = self.hcas.transport.on_data_delivered(p);
+                if let Some(a) = out.arrival {
+                    self.metrics.on_message_arrival(self.now, a.class, a.gen_time, a.first_inject);
+                }
                 if let Some(r) = out.reply {
                     self.send_reply(me, p.src, r, true);
                 }
@@ -509,7 +512,7 @@ impl Simulation {
         if c.source != NONE {
             let cl = &mut self.traffic.closed_loop[c.source as usize];
             cl.outstanding -= 1;
-            let at = now + cl.gap_ps;
+            let at = now + cl.gap.draw(cl.gap_ps, &mut cl.src.rng);
             self.schedule(at, Event::MessageNext { source: c.source });
         }
     }

@@ -83,6 +83,9 @@ pub(crate) struct Outstanding {
     first_psn: u32,
     last_psn: u32,
     gen_time: Time,
+    /// Earliest injection among its packets delivered so far: once all are
+    /// in, when its first packet's first byte went onto the source link.
+    first_inject: Time,
     /// Packets not yet delivered at the destination.
     packets_left: u32,
     /// Acknowledgements not yet back at the source.
@@ -130,10 +133,21 @@ pub(crate) struct Completion {
     pub source: u32,
 }
 
+/// A message whose last packet has just reached its destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Arrival {
+    pub class: u8,
+    pub gen_time: Time,
+    /// Its first packet's injection (ib_flit_sim's message network latency
+    /// runs from there to this arrival).
+    pub first_inject: Time,
+}
+
 /// What a delivery leads to.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Outcome {
     pub reply: Option<Reply>,
+    pub arrival: Option<Arrival>,
     pub completion: Option<Completion>,
 }
 
@@ -196,6 +210,7 @@ impl Transport {
             first_psn: first,
             last_psn: first.wrapping_add(packets - 1),
             gen_time: now,
+            first_inject: Time::MAX,
             packets_left: packets,
             acks_left: acks,
             source,
@@ -224,7 +239,13 @@ impl Transport {
         };
         let m = &mut flow.msgs[i];
         m.packets_left -= 1;
+        // Adaptive routing may deliver the message's packets in any order, so
+        // the first injection is the least seen, not the first delivered's.
+        m.first_inject = m.first_inject.min(p.inject_time);
         let mut out = Outcome::default();
+        if m.packets_left == 0 {
+            out.arrival = Some(Arrival { class: flow.class, gen_time: m.gen_time, first_inject: m.first_inject });
+        }
         match ack {
             AckMode::Packet => out.reply = Some(Reply { kind: PacketKind::Ack, flow: p.flow, psn: p.psn }),
             AckMode::Message if m.packets_left == 0 => out.reply = Some(Reply { kind: PacketKind::Ack, flow: p.flow, psn: m.last_psn }),

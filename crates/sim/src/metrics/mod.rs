@@ -79,6 +79,10 @@ pub struct FlowStats {
     pub messages_completed: u64,
     /// Message generation → completion, messages generated in the window.
     pub message_time: LogHistogram,
+    /// First byte of a message's first packet injected → last byte of its
+    /// last packet consumed, messages generated in the window (ib_flit_sim's
+    /// `Msg-Network-Latency`).
+    pub message_network_time: LogHistogram,
 }
 
 /// Everything counted during a run.
@@ -228,6 +232,18 @@ impl Metrics {
             if measured {
                 f.message_time.record(now - gen);
             }
+        }
+    }
+
+    /// The last packet of a message of `class`, generated at `gen` and
+    /// whose first packet was injected at `first_inject`, was consumed now.
+    #[inline]
+    pub fn on_message_arrival(&mut self, now: Time, class: u8, gen: Time, first_inject: Time) {
+        if gen < self.warmup_ps {
+            return;
+        }
+        for f in [&mut self.classes[class as usize], &mut self.all] {
+            f.message_network_time.record(now - first_inject);
         }
     }
 

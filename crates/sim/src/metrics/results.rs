@@ -68,6 +68,10 @@ pub struct FlowResult {
     /// Message completion time: generation of the message → its last packet
     /// delivered, or its acknowledgement back at the source.
     pub message_completion: LatencySummary,
+    /// Message network latency as ib_flit_sim measures it: first byte of the
+    /// message's first packet onto the source link → last byte of its last
+    /// packet consumed (no source queueing, no acknowledgement).
+    pub message_network_latency: LatencySummary,
 }
 
 /// Utilization of one transmitter.
@@ -210,6 +214,8 @@ pub struct SimResults {
     pub messages_completed: u64,
     /// Message completion time, all classes.
     pub message_completion: LatencySummary,
+    /// Message network latency (ib_flit_sim's), all classes.
+    pub message_network_latency: LatencySummary,
     /// Flows and messages of the transport layer.
     pub transport: TransportResult,
     /// Packets delivered to each host since time 0, by host index (cabled CA
@@ -350,6 +356,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         network_latency: LatencySummary::of(&f.network_latency),
         messages_completed: f.messages_completed,
         message_completion: LatencySummary::of(&f.message_time),
+        message_network_latency: LatencySummary::of(&f.message_network_time),
     };
     let classes: Vec<FlowResult> = sim
         .traffic
@@ -426,6 +433,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         network_latency: LatencySummary::of(&m.all.network_latency),
         messages_completed: m.all.messages_completed,
         message_completion: LatencySummary::of(&m.all.message_time),
+        message_network_latency: LatencySummary::of(&m.all.message_network_time),
         transport: TransportResult {
             flows: transport.flows.len() as u64,
             open_messages: transport.open_messages(),

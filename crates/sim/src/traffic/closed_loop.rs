@@ -1,16 +1,52 @@
 //! Closed-loop sources: each sending host keeps at most `window` messages
-//! outstanding, and the next message leaves `gap_ns` after one completes
+//! outstanding, and the next message leaves a gap after one completes
 //! (ib_flit_sim's generator is the `window = 1` case: it waits for its
-//! previous message). A message is complete when its last packet has been
+//! previous message). The gap is `gap_ns`, or drawn per message with that mean
+//! (ib_flit_sim's `msg2msgGap` is a volatile parameter, so its users write a
+//! distribution there too). A message is complete when its last packet has been
 //! delivered or, with `transport.ack` set, when the acknowledgement of it is
 //! back at the source (see `hca/transport.rs`). At time 0 every source sends
 //! `window` messages at once. Destinations come from the class's pattern;
 //! messages larger than the MTU are split into MTU-sized packets.
 
+use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::{PathBits, PatternConfig, Source};
 use crate::engine::Time;
+
+/// How the gap after a completed message is drawn, with mean `gap_ns`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GapDistribution {
+    /// Always `gap_ns`; nothing is drawn.
+    #[default]
+    Constant,
+    /// Exponential with mean `gap_ns` (a Poisson "think time").
+    Exponential,
+    /// Uniform on [0, 2·`gap_ns`].
+    Uniform,
+}
+
+impl GapDistribution {
+    /// Registry names.
+    pub const NAMES: &'static [&'static str] = &["constant", "exponential", "uniform"];
+
+    /// A gap of mean `mean_ps`, rounded to the picosecond; draws from `rng`
+    /// unless constant, so a constant gap leaves the source's destinations
+    /// as they were.
+    #[inline]
+    pub fn draw(self, mean_ps: Time, rng: &mut impl Rng) -> Time {
+        let mean = mean_ps as f64;
+        let gap = match self {
+            GapDistribution::Constant => return mean_ps,
+            // 1 − U is in (0, 1], so the logarithm is finite.
+            GapDistribution::Exponential => -mean * (1.0 - rng.random::<f64>()).ln(),
+            GapDistribution::Uniform => 2.0 * mean * rng.random::<f64>(),
+        };
+        gap.round() as Time
+    }
+}
 
 /// One closed-loop class (`[[traffic.closed_loop]]`); in results it is one
 /// more class, after the traces.
@@ -27,8 +63,11 @@ pub struct ClosedLoopConfig {
     pub window: u32,
     /// Payload bytes per message (split into packets of at most the MTU).
     pub message_bytes: u32,
-    /// Nanoseconds between a message's completion and the next message.
+    /// Nanoseconds between a message's completion and the next message (the
+    /// mean, when `gap_distribution` draws it).
     pub gap_ns: f64,
+    /// `constant`, `exponential` or `uniform` (on [0, 2·`gap_ns`]).
+    pub gap_distribution: GapDistribution,
     /// Choice of DLID path bits (per message).
     pub path_bits: PathBits,
 }
@@ -42,6 +81,7 @@ impl Default for ClosedLoopConfig {
             window: 1,
             message_bytes: 2048,
             gap_ns: 0.0,
+            gap_distribution: GapDistribution::Constant,
             path_bits: PathBits::Base,
         }
     }
@@ -56,12 +96,43 @@ pub struct ClosedLoopSource {
     pub window: u32,
     /// Payload bytes per message.
     pub message_bytes: u32,
-    /// Gap after a completion.
+    /// Gap after a completion (its mean, when drawn).
     pub gap_ps: Time,
+    /// How the gap is drawn.
+    pub gap: GapDistribution,
     /// Messages outstanding now.
     pub outstanding: u32,
     /// Most messages ever outstanding at once.
     pub peak_outstanding: u32,
     /// Messages sent.
     pub sent: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn a_constant_gap_draws_nothing() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        assert_eq!(GapDistribution::Constant.draw(1_000, &mut rng), 1_000);
+        assert_eq!(rng.get_word_pos(), 0, "the stream is untouched");
+    }
+
+    #[test]
+    fn uniform_gaps_stay_below_twice_the_mean_and_exponential_ones_do_not() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let uni: Vec<Time> = (0..10_000).map(|_| GapDistribution::Uniform.draw(1_000, &mut rng)).collect();
+        assert!(uni.iter().all(|&g| g <= 2_000));
+        let exp: Vec<Time> = (0..10_000).map(|_| GapDistribution::Exponential.draw(1_000, &mut rng)).collect();
+        // P(gap > 4·mean) = e^-4 ≈ 1.8 %: about 180 of 10 000.
+        let long = exp.iter().filter(|&&g| g > 4_000).count();
+        assert!((120..=250).contains(&long), "{long}");
+        for v in [uni, exp] {
+            let mean = v.iter().sum::<Time>() as f64 / v.len() as f64;
+            assert!((mean - 1_000.0).abs() < 30.0, "{mean}");
+        }
+    }
 }

@@ -24,7 +24,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
-pub use closed_loop::{ClosedLoopConfig, ClosedLoopSource};
+pub use closed_loop::{ClosedLoopConfig, ClosedLoopSource, GapDistribution};
 pub use connection::{Connection, ConnectionConfig};
 pub use pattern::{Pattern, PatternConfig};
 pub use process::{Process, ProcessKind};
