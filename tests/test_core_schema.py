@@ -25,8 +25,9 @@ def test_switch_and_hca_keys_are_the_core_structs_fields_in_order():
         "max_transfers_per_input",
         "crossbar_arbiter",
         "credit_update_ns",
+        "credit_packet_bytes",
     ]
-    assert [k.name for k in section("hca").keys] == ["send_buffer_bytes", "receive_buffer_bytes", "sl_priority", "source_queue_packets", "credit_update_ns"]
+    assert [k.name for k in section("hca").keys] == ["send_buffer_bytes", "receive_buffer_bytes", "sl_priority", "source_queue_packets", "credit_update_ns", "credit_packet_bytes"]
 
 
 def test_a_core_key_carries_its_type_range_choices_and_doc_comment():

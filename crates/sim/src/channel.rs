@@ -109,6 +109,10 @@ impl Simulation {
             let i = self.layout.pv(gp, slot);
             self.ports.out_used[i] -= blocks as u32;
         }
+        if self.ports.fcp.waiting(gp) {
+            // Credit advertisements go before the next data packet.
+            self.start_fcp(gp);
+        }
         let pm = self.ports.model[gp as usize];
         if pm.is_switch {
             self.switch_link_freed(gp, pm.switch, feeding, fslot);

@@ -76,8 +76,14 @@ pub struct SwitchConfig {
     /// its input buffers since its last update, in nanoseconds (ib_flit_sim
     /// sends them every 256 ns). 0 = a packet's credits leave as soon as its
     /// last byte has left the buffer. Updates go out at the multiples of the
-    /// interval; flow-control packets are not charged link time.
+    /// interval.
     pub credit_update_ns: f64,
+    /// Wire bytes of the flow-control packet a switch port sends to advertise
+    /// freed credits on its link (IBA's is 6: 4 bytes and an LPCRC). 0 = they
+    /// take no link time. Otherwise each advertisement holds the port's
+    /// transmitter for its serialization time, between data packets, and
+    /// the credits arrive when it has crossed the cable (docs/switch.md).
+    pub credit_packet_bytes: u32,
 }
 
 impl Default for SwitchConfig {
@@ -95,6 +101,7 @@ impl Default for SwitchConfig {
             max_transfers_per_input: 1,
             crossbar_arbiter: "round-robin".into(),
             credit_update_ns: 0.0,
+            credit_packet_bytes: 0,
         }
     }
 }
@@ -121,11 +128,15 @@ pub struct HcaConfig {
     /// its last update, in nanoseconds; 0 = as soon as each packet is
     /// consumed. As `switch.credit_update_ns`.
     pub credit_update_ns: f64,
+    /// Wire bytes of the flow-control packet a CA port sends to advertise
+    /// the credits its sink has freed; 0 = no link time. As
+    /// `switch.credit_packet_bytes`.
+    pub credit_packet_bytes: u32,
 }
 
 impl Default for HcaConfig {
     fn default() -> Self {
-        HcaConfig { send_buffer_bytes: 8192, receive_buffer_bytes: 8192, sl_priority: Vec::new(), source_queue_packets: 0, credit_update_ns: 0.0 }
+        HcaConfig { send_buffer_bytes: 8192, receive_buffer_bytes: 8192, sl_priority: Vec::new(), source_queue_packets: 0, credit_update_ns: 0.0, credit_packet_bytes: 0 }
     }
 }
 

@@ -29,6 +29,7 @@ pub mod config;
 pub mod credits;
 pub mod engine;
 pub mod error;
+mod flow_control;
 pub mod hca;
 pub mod layout;
 pub mod link;

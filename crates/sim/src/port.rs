@@ -9,6 +9,7 @@ use ibnetsim_fabric::PortNum;
 use crate::arbitration::{VlArbState, VlArbTable, VlArbiter};
 use crate::credits::Credits;
 use crate::engine::Time;
+use crate::flow_control::FlowControlPackets;
 use crate::link::LinkTiming;
 use crate::packet::PacketQueue;
 use crate::qos::Sl2VlMap;
@@ -87,6 +88,9 @@ pub(crate) struct Ports {
     pub port_arb: Vec<u16>,
     /// The VL arbitration policy.
     pub arbiter: VlArbiter,
+    /// Flow-control packets waiting for their transmitters, where they are
+    /// charged link time.
+    pub fcp: FlowControlPackets,
 }
 
 impl Ports {

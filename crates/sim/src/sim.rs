@@ -41,6 +41,9 @@ pub(crate) struct Params {
     pub switch_credit_period_ps: Time,
     /// Interval of a CA port's credit updates (0: at once).
     pub hca_credit_period_ps: Time,
+    /// Wire bytes of a switch port's and a CA port's flow-control packets
+    /// (0: not charged link time).
+    pub credit_packet_bytes: [u16; 2],
     /// Crossbar speedup.
     pub speedup: f64,
     /// Switches have output buffers.
@@ -321,6 +324,8 @@ impl Simulation {
             Event::Deliver { port, queue, packet } => self.on_deliver(port, queue, packet),
             Event::Inject { packet } => self.on_inject(packet),
             Event::SwitchWake { switch } => self.on_switch_wake(switch),
+            Event::FcpDue { port, queue, blocks } => self.on_fcp_due(port, queue, blocks),
+            Event::FcpStart { port } => self.on_fcp_start(port),
         }
     }
 

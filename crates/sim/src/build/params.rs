@@ -71,6 +71,12 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
     let arbitration_ps = ns_to_ps("switch.arbitration_delay_ns", sc.arbitration_delay_ns)?;
     let switch_credit_period_ps = ns_to_ps("switch.credit_update_ns", sc.credit_update_ns)?;
     let hca_credit_period_ps = ns_to_ps("hca.credit_update_ns", c.hca.credit_update_ns)?;
+    let mut credit_packet_bytes = [0u16; 2];
+    for (i, (key, bytes)) in [("switch.credit_packet_bytes", sc.credit_packet_bytes), ("hca.credit_packet_bytes", c.hca.credit_packet_bytes)].into_iter().enumerate() {
+        credit_packet_bytes[i] = u16::try_from(bytes).ok().filter(|&b| b <= 1024).ok_or_else(|| {
+            SimError::config(key, format!("{bytes} bytes is beyond any flow-control packet (IBA's is 6; 0 = not charged)"))
+        })?;
+    }
     let mut warmup_ps = ns_to_ps("warmup_ns", c.warmup_ns)?;
     let detector = match &c.auto_warmup {
         None => None,
@@ -122,6 +128,7 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
         switch_delay_ps: routing_ps + arbitration_ps,
         switch_credit_period_ps,
         hca_credit_period_ps,
+        credit_packet_bytes,
         speedup: sc.speedup,
         output_buffers: sc.output_buffer_bytes > 0,
         credits_at_grant: sc.output_buffer_bytes > 0 && selection.escape_paths(),

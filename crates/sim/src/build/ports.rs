@@ -8,6 +8,7 @@ use crate::arbitration::{VlArbTable, VlArbiter};
 use crate::config::SimConfig;
 use crate::credits::{blocks_for, buffer_blocks, Credits, CREDIT_BYTES};
 use crate::error::SimError;
+use crate::flow_control::FlowControlPackets;
 use crate::layout::{Layout, MAX_PARTITIONS};
 use crate::link::{wire_bytes, VL15_MAX_PAYLOAD};
 use crate::packet::PacketQueue;
@@ -159,6 +160,7 @@ pub(super) fn build(
         arb_tables,
         port_arb,
         arbiter,
+        fcp: FlowControlPackets::new(ports.iter().map(|m| p.credit_packet_bytes[usize::from(!m.is_switch)]).collect(), layout.qpp),
     })
 }
 

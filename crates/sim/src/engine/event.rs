@@ -100,13 +100,29 @@ pub enum Event {
         /// Switch node index.
         switch: u32,
     },
+    /// Credits freed in input queue `queue` of `port` are due to be
+    /// advertised in a flow-control packet (`flow_control.rs`).
+    FcpDue {
+        /// Receiving port, which sends the flow-control packet.
+        port: u32,
+        /// Its input queue.
+        queue: u8,
+        /// 64-byte blocks freed.
+        blocks: u16,
+    },
+    /// `port` may start a flow-control packet if its link is idle.
+    FcpStart {
+        /// The port.
+        port: u32,
+    },
 }
 
 impl Event {
     /// Names of the event kinds, in the order of [`Event::kind`] (results'
     /// `events_by_kind`).
-    pub const KIND_NAMES: [&'static str; 13] = [
+    pub const KIND_NAMES: [&'static str; 15] = [
         "Generate", "TraceNext", "MessageNext", "ConnNext", "Routed", "XbarDone", "LinkFree", "OutputReady", "Credit", "Deliver", "Inject", "SwitchWake", "XbarLinkDone",
+        "FcpDue", "FcpStart",
     ];
 
     /// Index of this event's kind in [`Event::KIND_NAMES`].
@@ -126,6 +142,8 @@ impl Event {
             Event::Inject { .. } => 10,
             Event::SwitchWake { .. } => 11,
             Event::XbarLinkDone { .. } => 12,
+            Event::FcpDue { .. } => 13,
+            Event::FcpStart { .. } => 14,
         }
     }
 }
@@ -154,6 +172,8 @@ mod tests {
             Event::Inject { packet: 0 },
             Event::SwitchWake { switch: 0 },
             Event::XbarLinkDone { input: 0, output: 0, in_slot: 0, out_slot: 0 },
+            Event::FcpDue { port: 0, queue: 0, blocks: 0 },
+            Event::FcpStart { port: 0 },
         ];
         for (i, e) in samples.iter().enumerate() {
             assert_eq!(e.kind(), i);

@@ -410,8 +410,7 @@ impl Simulation {
         let p = self.arena[id];
         let pm = self.ports.model[gp as usize];
         if p.flags & FLAG_VL15 == 0 {
-            let at = crate::credits::next_update(now, self.p.hca_credit_period_ps) + pm.timing.propagation_ps;
-            self.return_credits(pm.peer, q, p.blocks, at);
+            self.advertise_credits(gp, q, p.blocks, crate::credits::next_update(now, self.p.hca_credit_period_ps));
         }
         self.last_progress = now;
         let for_me = if is_multicast(p.dlid) {

@@ -224,6 +224,9 @@ pub struct SimResults {
     /// Copies the switches made of multicast packets since time 0 (each
     /// copy is delivered or dropped like any packet).
     pub multicast_copies: u64,
+    /// Flow-control packets sent since time 0 where they are charged link
+    /// time (`credit_packet_bytes` > 0; 0 otherwise).
+    pub flow_control_packets: u64,
     /// Routing choices of `fully-adaptive` selection.
     pub fully_adaptive: FullyAdaptiveResult,
     /// Per traffic class.
@@ -444,6 +447,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             lost_messages: transport.lost,
         },
         multicast_copies: m.copies,
+        flow_control_packets: sim.ports.fcp.sent,
         fully_adaptive: FullyAdaptiveResult { adaptive_hops: m.fa_hops[0], escape_hops: m.fa_hops[1], escape_queue_hops: m.fa_hops[2] },
         delivered_per_host: hs.iter().map(|h| h.delivered).collect(),
         classes,

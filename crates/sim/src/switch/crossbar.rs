@@ -421,10 +421,8 @@ impl Simulation {
         if p.flags & FLAG_VL15 != 0 {
             return;
         }
-        let pm = self.ports.model[gp as usize];
         let queue = self.layout.q(self.layout.slot_of_q(q), p.part());
-        let sent = crate::credits::next_update(left_at, self.p.switch_credit_period_ps);
-        self.return_credits(pm.peer, queue, p.blocks, sent + pm.timing.propagation_ps);
+        self.advertise_credits(gp, queue, p.blocks, crate::credits::next_update(left_at, self.p.switch_credit_period_ps));
     }
 
     /// The next pending input of switch `swi` in round-robin order from `cur`

@@ -9,6 +9,7 @@ mod crossbar;
 mod deadlock;
 mod event_counts;
 mod fecn;
+mod flow_control;
 mod fully_adaptive;
 mod determinism;
 mod lfu;
