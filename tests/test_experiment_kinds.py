@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ibnetsim.experiment import kinds, load_results, loads_scenario, make_executor, run_sweep
-from ibnetsim.experiment.kinds.routing_stats import flatten_check, routing_options
+from ibnetsim.experiment import kinds, load_results, load_table, loads_scenario, make_executor, plot_results, run_sweep
+from ibnetsim.experiment.kinds.routing_stats import build_fabric, flatten_check, routing_options
 
 
 def ring_of_four(table_port: dict) -> tuple:
@@ -159,3 +159,55 @@ def test_table_columns_must_be_result_columns():
         kinds.register(bad)
     assert "bad_table" not in kinds.names()
     assert kinds.get("simulate").table_columns == ("offered_load", "accepted_load", "latency_mean_ns", "latency_p99_ns")
+
+
+def test_simulate_sweep_stores_each_points_time_series(tmp_path):
+    # A hot spot on h0: in every point the busiest link over time is the one
+    # into h0, and the table of each point has one row per interval, cabled
+    # transmitter and VL.
+    sc = loads_scenario(
+        dedent(
+            """\
+            kind = "simulate"
+            [fabric]
+            kind = "irregular"
+            switches = 4
+            switch_ports = 8
+            links_per_switch = 2
+            hosts_per_switch = 4
+            [routing]
+            engine = "updn"
+            [simulation]
+            time_us = 200
+            warmup_us = 20
+            [traffic]
+            load = [0.05, 0.1]
+            pattern = "hot-spot"
+            hot_hosts = ["h0"]
+            hot_fraction = 0.3
+            [metrics]
+            series_interval_ns = 10000
+            """
+        ),
+        path=tmp_path / "s.toml",
+    )
+    s = run_sweep(sc, tmp_path / "out", make_executor("serial"), progress=False)
+    df = load_results(tmp_path / "out")
+    assert s.failed == 0, df["error"].tolist()
+    table = load_table(tmp_path / "out", "series")
+    assert sorted(set(table["key"])) == sorted(df["key"])
+    assert len(table) == df["series_rows"].sum()
+    links = build_fabric(sc.points[0].config["fabric"]).links
+    cabled = 2 * len(links)
+    # 200 µs in 10 µs intervals, each cabled transmitter's data VL and VL15.
+    assert sorted(set(table["vl"])) == [0, 15]
+    assert (df["series_rows"] == 20 * cabled * 2).all()
+    h0 = links[(links["node_a"] == "h0") | (links["node_b"] == "h0")].iloc[0]
+    into_h0 = (h0["node_b"], h0["port_b"]) if h0["node_a"] == "h0" else (h0["node_a"], h0["port_a"])
+    for key, g in table.groupby("key"):
+        busiest = g.groupby(["node", "port"])["utilization"].mean().idxmax()
+        assert busiest == into_h0, key
+    # The point's row keeps its scalar columns; the table is not among them.
+    assert "_tables" not in df.columns
+    paths = plot_results(tmp_path / "out", formats=("png",))
+    assert any(p.name == "link_utilization_over_time.png" for p in paths)

@@ -120,6 +120,33 @@ def _windows(series: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["end_us", "generated_packets", "offered_bytes", "delivered_packets", "accepted_bytes", "mean_latency_ns"])
 
 
+def plot_link_series(series: pd.DataFrame, links: Optional[Sequence[tuple[str, int]]] = None, *, top: int = 4, ax: Any = None) -> Any:
+    """Plots utilization over time from a time series (``SimResult.series``, or
+    one point's rows of ``ibnetsim.experiment.load_table(DIR, "series")``) for
+    ``links`` (``(node, port)`` transmitters, all VLs together), or for the
+    ``top`` busiest ones; returns the axes."""
+    import matplotlib.pyplot as plt
+
+    if series.empty:
+        raise ConfigError("no time series in this result: simulate with series_interval_ns=…")
+    per_link = series.groupby(["node", "port", "time_us"], as_index=False)["utilization"].sum()
+    if links is None:
+        busiest = per_link.groupby(["node", "port"])["utilization"].mean().nlargest(top)
+        links = list(busiest.index)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.5))
+    for node, port in links:
+        sel = per_link[(per_link["node"] == node) & (per_link["port"] == port)]
+        if sel.empty:
+            raise ConfigError(f"no cabled port {node}/{port} in the series")
+        ax.step(sel["time_us"], sel["utilization"], where="pre", label=f"{node}/{port}")
+    ax.set_xlabel("time (µs, end of each interval)")
+    ax.set_ylabel("utilization")
+    ax.set_ylim(0, 1.05)
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
 class SimResult:
     """What a run measured. ``summary`` has one row per traffic class, ``per_sl``
     one per SL; ``row()`` flattens the all-class figures for a sweep.
@@ -206,27 +233,7 @@ class SimResult:
     def plot_series(self, links: Optional[Sequence[tuple[str, int]]] = None, *, top: int = 4, ax: Any = None) -> Any:
         """Plots utilization over time for ``links`` (``(node, port)`` transmitters,
         all VLs together), or for the ``top`` busiest ones; returns the axes."""
-        import matplotlib.pyplot as plt
-
-        df = self.series
-        if df.empty:
-            raise ConfigError("no time series in this result: simulate with series_interval_ns=…")
-        per_link = df.groupby(["node", "port", "time_us"], as_index=False)["utilization"].sum()
-        if links is None:
-            busiest = per_link.groupby(["node", "port"])["utilization"].mean().nlargest(top)
-            links = list(busiest.index)
-        if ax is None:
-            _, ax = plt.subplots(figsize=(7, 3.5))
-        for node, port in links:
-            sel = per_link[(per_link["node"] == node) & (per_link["port"] == port)]
-            if sel.empty:
-                raise ConfigError(f"no cabled port {node}/{port} in the series")
-            ax.step(sel["time_us"], sel["utilization"], where="pre", label=f"{node}/{port}")
-        ax.set_xlabel("time (µs, end of each interval)")
-        ax.set_ylabel("utilization")
-        ax.set_ylim(0, 1.05)
-        ax.legend(loc="best", fontsize="small")
-        return ax
+        return plot_link_series(self.series, links, top=top, ax=ax)
 
     @staticmethod
     def _hist_frame(hists: dict[str, list]) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from ibnetsim.experiment.kinds import Figure, PointKind, register
 from ibnetsim.experiment.scenario import Point, Scenario, ScenarioError
 from ibnetsim.experiment.scenario import load as load_scenario
 from ibnetsim.experiment.scenario import loads as loads_scenario
-from ibnetsim.experiment.store import Store, load_results
+from ibnetsim.experiment.store import Store, load_results, load_table
 from ibnetsim.experiment.sweep import SweepSummary, run_sweep
 
 
@@ -44,6 +44,7 @@ __all__ = [
     "DaskExecutor",
     "Store",
     "load_results",
+    "load_table",
     "run_sweep",
     "SweepSummary",
     "plot_results",

@@ -54,7 +54,8 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from ibnetsim.experiment import kinds  # noqa: E402
 from ibnetsim.experiment.registry import comparison_of, select_rows  # noqa: E402
-from ibnetsim.experiment.store import Store  # noqa: E402
+from ibnetsim.experiment.store import Store, load_table  # noqa: E402
+from ibnetsim.sim import plot_link_series  # noqa: E402
 
 __all__ = ["plot_results", "FORMATS", "PROFILE_COLUMNS"]
 
@@ -543,6 +544,27 @@ def _undrawn(paper: Optional[dict], df: pd.DataFrame, drawn: set) -> list[tuple[
     return out
 
 
+#: Points whose time series ``ibnetsim plot`` draws, at most.
+SERIES_PANELS_MAX = 4
+
+
+def _series_figure(directory, df: pd.DataFrame, series: list[str], title, outdir: Path, formats: Sequence[str]) -> list[Path]:
+    """The busiest links' utilization over time, one panel per representative
+    point (``[metrics] series_interval_ns``)."""
+    reps = _representatives(df, series)[:SERIES_PANELS_MAX]
+    table = load_table(directory, "series", keys=[row["key"] for _, row in reps])
+    reps = [(label, row) for label, row in reps if (table["key"] == row["key"]).any()]
+    if not reps:
+        return []
+    fig, axs = plt.subplots(len(reps), 1, figsize=(9, 2.9 * len(reps)), layout="constrained", squeeze=False)
+    for ax, (label, row) in zip(axs[:, 0], reps):
+        plot_link_series(table[table["key"] == row["key"]], ax=ax)
+        ax.set_title(label or f"point {row['index']}", fontsize="medium")
+        ax.grid(True, alpha=0.3)
+    fig.suptitle(title("Busiest links over time"))
+    return _save(fig, outdir, "link_utilization_over_time", formats)
+
+
 def plot_results(
     directory: Union[str, os.PathLike],
     out: Optional[Union[str, os.PathLike]] = None,
@@ -702,6 +724,8 @@ def plot_results(
                 ax.grid(True, alpha=0.3)
             ax2.legend(fontsize="small")
             written += _save(fig, outdir, "latency_histogram", formats)
+    if "series_rows" in df and df["series_rows"].notna().any():
+        written += _series_figure(directory, df[df["series_rows"].notna()], series, title, outdir, formats)
     rest = _undrawn(paper, df, drawn)
     if rest:
         heading = title("paper's values not drawn above" if drawn else "paper vs ours")

@@ -7,6 +7,8 @@ Layout::
                             ibnetsim version and build commit, host, and one
                             entry per run
     DIR/points/KEY.parquet  one row, written (atomically) as soon as a point finishes
+    DIR/tables/NAME/KEY.parquet  a table a point returned besides its row (a
+                            time series), written before the row
     DIR/results.parquet     all rows, compacted from points/ at the end of each run
     DIR/.sweep.lock         held (flock) by the sweep writing here, with its pid
 
@@ -43,7 +45,7 @@ import socket
 import sys
 import uuid
 from pathlib import Path
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Iterable, Iterator, Optional, Union
 
 from ibnetsim._lazy import pandas as pd
 from ibnetsim._lazy import pyarrow as pa
@@ -52,12 +54,15 @@ from ibnetsim._lazy import parquet as pq
 from ibnetsim.errors import ResultsError
 from ibnetsim.experiment.scenario import Point, Scenario
 
-__all__ = ["Store", "load_results", "flatten_config", "RUNTIME_COLUMNS", "FORMAT"]
+__all__ = ["Store", "load_results", "load_table", "flatten_config", "RUNTIME_COLUMNS", "FORMAT"]
 
 FORMAT = 1
 MANIFEST = "manifest.json"
 RESULTS = "results.parquet"
 POINTS = "points"
+TABLES_DIR = "tables"
+#: The key of a result under which a point returns whole tables (``kinds.TABLES``).
+_TABLES_KEY = "_tables"
 LOCK = ".sweep.lock"
 
 log = logging.getLogger(__name__)
@@ -271,6 +276,13 @@ class Store:
         """Writes one finished point (ok or error) and returns its full row."""
         row: dict[str, Any] = {"key": point.key, "index": point.index}
         row.update(flatten_config(point.config))
+        result = dict(result)
+        # Tables first: a point whose row is stored has its tables too.
+        for name, columns in result.pop(_TABLES_KEY, {}).items():
+            folder = self.path / TABLES_DIR / name
+            folder.mkdir(parents=True, exist_ok=True)
+            _write_table(folder / f"{point.key}.parquet", pa.table(columns))
+            result[f"{name}_rows"] = len(next(iter(columns.values()), []))
         row.update(result)
         row["finished_at"] = _now()
         row["run"] = run_no
@@ -346,6 +358,35 @@ class Store:
         _write_table(self.path / RESULTS, pa.Table.from_pandas(self._frame(tables), preserve_index=False))
         for f in point_files:
             f.unlink(missing_ok=True)
+
+
+def load_table(path: Union[str, os.PathLike], name: str, keys: Optional[Iterable[str]] = None) -> pd.DataFrame:
+    """Table ``name`` of every point of a sweep that stored one (``"series"``:
+    the time series of ``[metrics] series_interval_ns``), with the point's
+    ``key`` and ``index`` in front; ``keys`` picks points. Empty when no point
+    stored it."""
+    store = Store(path)
+    store.require()
+    rows = store.rows()
+    count = f"{name}_rows"
+    # Only points whose stored row says they wrote the table: a point run
+    # again without it leaves a stale file behind.
+    rows = rows[rows[count].notna()] if count in rows else rows.iloc[0:0]
+    index = dict(zip(rows["key"], rows["index"]))
+    wanted = None if keys is None else set(keys)
+    frames = []
+    folder = store.path / TABLES_DIR / name
+    for f in sorted(folder.glob("*.parquet")) if folder.is_dir() else []:
+        key = f.stem
+        if key not in index or (wanted is not None and key not in wanted):
+            continue
+        df = pq.read_table(f).to_pandas()
+        df.insert(0, "index", index[key])
+        df.insert(0, "key", key)
+        frames.append(df)
+    if not frames:
+        return pd.DataFrame(columns=["key", "index"])
+    return pd.concat(frames, ignore_index=True).sort_values(["index"], kind="stable").reset_index(drop=True)
 
 
 def load_results(path: Union[str, os.PathLike], ok_only: bool = False) -> pd.DataFrame:

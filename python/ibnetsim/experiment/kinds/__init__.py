@@ -11,6 +11,10 @@ machinery knows nothing else about it, which is what lets the data plane add a
 Result columns are scalars (int, float, bool, str) or flat lists of numbers
 (per-port profiles, histograms); names are identifiers without dots, because
 dotted names are the parameters (``fabric.switches``) in the results table.
+A kind may also return whole tables under the key :data:`TABLES`: a dict from
+a table name to its columns (equal-length lists). The store writes each as
+``DIR/tables/NAME/KEY.parquet`` before the point's row, which gets the table's
+row count as ``NAME_rows`` (``simulate`` stores its time series this way).
 
 Points run in worker processes or on dask workers: :func:`run_point` is the
 picklable entry point, and it imports the scenario's plugin modules first so
@@ -29,10 +33,12 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
-__all__ = ["PointKind", "Figure", "Categories", "register", "get", "names", "all_kinds", "run_point", "STATUS_OK", "STATUS_ERROR"]
+__all__ = ["PointKind", "Figure", "Categories", "register", "get", "names", "all_kinds", "run_point", "STATUS_OK", "STATUS_ERROR", "TABLES"]
 
 STATUS_OK = "ok"
 STATUS_ERROR = "error"
+#: The key of a result under which a kind returns whole tables (see above).
+TABLES = "_tables"
 
 _COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -158,10 +164,24 @@ def get(name: str) -> PointKind:
 
 
 # --------------------------------------------------------------------------- running
+def _check_tables(kind: str, tables: Any) -> dict[str, dict[str, list]]:
+    if not isinstance(tables, dict):
+        raise TypeError(f"point kind '{kind}' returned {TABLES} as {type(tables).__name__}, not a dict of tables")
+    for name, cols in tables.items():
+        if not isinstance(name, str) or not _COLUMN.match(name):
+            raise TypeError(f"point kind '{kind}' returned table {name!r}; names must be identifiers")
+        if not isinstance(cols, dict) or len({len(v) for v in cols.values()}) > 1:
+            raise TypeError(f"point kind '{kind}' returned table '{name}' not as columns of equal length")
+    return tables
+
+
 def _check_columns(kind: str, out: Any) -> dict[str, Any]:
     if not isinstance(out, dict):
         raise TypeError(f"point kind '{kind}' returned {type(out).__name__}, not a dict of result columns")
     clean: dict[str, Any] = {}
+    if TABLES in out:
+        out = dict(out)
+        clean[TABLES] = _check_tables(kind, out.pop(TABLES))
     for name, v in out.items():
         if not isinstance(name, str) or not _COLUMN.match(name):
             raise TypeError(f"point kind '{kind}' returned column {name!r}; names must be identifiers without dots")

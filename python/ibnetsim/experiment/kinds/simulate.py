@@ -24,6 +24,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Optional
 
+from ibnetsim.experiment import kinds
 from ibnetsim.experiment.kinds import Figure, PointKind, register
 from ibnetsim.experiment.kinds.routing_stats import build_fabric, build_subnet
 from ibnetsim import _core
@@ -196,6 +197,17 @@ METRICS = register_section(
             ),
             Key("port_utilization", "bool", "Store the utilization of every transmitter (`port_utilization`, for the per-port figures).", default=True),
             Key("latency_histogram", "bool", "Store the packet-latency histogram (`latency_hist_*`, for the histogram and CDF figures).", default=True),
+            Key(
+                "series_interval_ns",
+                "float",
+                "Also record a time series per link and VL at this interval, in ns (the core's `series_interval_ns`): "
+                "utilization and input/output buffer occupancy (`SimResult.series`). Each point's table is stored as "
+                "`DIR/tables/series/KEY.parquet` (`ibnetsim.experiment.load_table(DIR, \"series\")`), its row count as "
+                "`series_rows`, and `ibnetsim plot` draws the busiest links over time. Unset = off, at no cost to the run.",
+                default=None,
+                min=0.001,
+                max=_MAX_US * 1000.0,
+            ),
         ),
     )
 )
@@ -385,7 +397,8 @@ def traffic_class(spec: dict, name: Optional[str] = None) -> dict[str, Any]:
 
 def sim_overrides(config: dict) -> dict[str, Any]:
     """Keyword arguments of :func:`ibnetsim.simulate` from a resolved point's
-    ``[simulation]``, ``[switch]`` and ``[hca]`` (unset keys keep the preset's)."""
+    ``[simulation]``, ``[switch]``, ``[hca]`` and ``[metrics]`` (unset keys
+    keep the preset's)."""
     spec = config["simulation"]
     out: dict[str, Any] = {}
     for key in ("data_vls", "mtu_bytes", "header_bytes", "selection"):
@@ -395,6 +408,8 @@ def sim_overrides(config: dict) -> dict[str, Any]:
         out["watchdog_ns"] = float(spec["watchdog_us"]) * 1000.0
     if spec.get("qos_file") is not None:
         out["qos_file"] = spec["qos_file"]
+    if config.get("metrics", {}).get("series_interval_ns") is not None:
+        out["series_interval_ns"] = config["metrics"]["series_interval_ns"]
     if spec.get("max_options") is not None:
         out["selection"] = {"kind": spec.get("selection") or "deterministic", "max_options": spec["max_options"]}
     switch = {k: v for k, v in config.get("switch", {}).items() if v not in (None, [])}
@@ -452,7 +467,6 @@ def run_config(config: dict, progress: bool | float = False):
     Inside a sweep whose output is a log, the point prints plain progress lines
     (``kinds.point_progress``)."""
     import ibnetsim
-    from ibnetsim.experiment import kinds
 
     interval, label = kinds.point_progress
     if interval is not None and progress is False:
@@ -519,6 +533,8 @@ def _run(config: dict) -> dict:
         out.update(utilization_summary(res.per_port, switches))
     if metrics["latency_histogram"]:
         out.update(histogram_columns(res.latency_hist))
+    if metrics["series_interval_ns"] is not None:
+        out[kinds.TABLES] = {"series": res.series.to_dict(orient="list")}
     return out
 
 
@@ -616,6 +632,7 @@ KIND = register(
             "mean_switch_link_utilization": "Mean utilization of switch-to-switch transmitters.",
             "latency_hist_edges_ns": "List: latency histogram bucket edges (ns).",
             "latency_hist_counts": "List: packets per latency bucket.",
+            "series_rows": "With `metrics.series_interval_ns`: rows of the point's time series, stored in `DIR/tables/series/KEY.parquet`.",
         },
         table_columns=("offered_load", "accepted_load", "latency_mean_ns", "latency_p99_ns"),
         figures=(
