@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Routes a fabric with real OpenSM 3.3.23 on ibsim and with ibnetsim, and
+compares the forwarding tables entry for entry.
+
+    python3 scripts/opensm_crosscheck.py FABRIC.net ENGINE [--lmc N] [--root NAME ...]
+
+needs Debian's ``opensm``, ``ibsim-utils`` (``ibsim`` and the
+``libumad2sim.so`` preload) installed. ibsim serves FABRIC.net; OpenSM runs
+once against it through the preload (``opensm -o -R ENGINE``), and writes its
+``opensm-lfts.dump`` and ``guid2lid``. ibnetsim then routes the same file with
+the same engine, taking OpenSM's LIDs from that ``guid2lid``
+(``ibnetsim route --guid2lid``), and the two dumps are compared per (switch
+GUID, LID). ibnetsim reads an ibsim ``.net`` file with ibsim's GUID rule, so
+the GUIDs agree without a translation. Prints the differing entries; exits 1
+if there are any, or if OpenSM fell back to another engine.
+
+``tests/test_opensm_live.py`` runs it on generated fabrics; it is skipped where
+the packages are missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
+
+#: (switch GUID, LID) → output port.
+Tables = dict[tuple[int, int], int]
+
+_HEADER = re.compile(r"Unicast lids \[.*\] of switch Lid \d+ guid (0x[0-9a-fA-F]+)")
+_ENTRY = re.compile(r"(0x[0-9a-fA-F]+) (\d+)")
+_CONFIGURED = re.compile(r"osm_ucast_mgr_process: (\S+) tables configured on all switches")
+
+
+def available() -> Optional[str]:
+    """None if OpenSM, ibsim and the preload are installed, else what is missing."""
+    missing = [name for name in ("opensm", "ibsim") if shutil.which(name) is None]
+    if not UMAD2SIM.exists():
+        missing.append(str(UMAD2SIM))
+    return None if not missing else "not installed: " + ", ".join(missing)
+
+
+def parse_lfts(path: Path) -> Tables:
+    """The entries of an ``opensm-lfts.dump`` (OpenSM's or ``ibnetsim route``'s)."""
+    tables: Tables = {}
+    switch = None
+    for line in path.read_text().splitlines():
+        m = _HEADER.match(line)
+        if m:
+            switch = int(m.group(1), 16)
+            continue
+        m = _ENTRY.match(line)
+        if m and switch is not None:
+            tables[(switch, int(m.group(1), 16))] = int(m.group(2))
+    return tables
+
+
+@dataclass
+class OpenSmRun:
+    """What one OpenSM run left: its folder, the engine that routed, its tables."""
+
+    folder: Path
+    engine: Optional[str]
+    tables: Tables
+
+    @property
+    def guid2lid(self) -> Path:
+        return self.folder / "cache" / "guid2lid"
+
+
+def run_opensm(net: Path, engine: str, folder: Path, options: Sequence[str] = (), timeout: float = 120.0) -> OpenSmRun:
+    """Serves ``net`` with ibsim and routes it once with OpenSM's ``engine``."""
+    for sub in ("cache", "dumps"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    # A socket of its own, so that runs side by side (two CI clones) do not meet.
+    env = dict(os.environ, IBSIM_SOCKNAME=f"ibnetsim-{os.getpid()}-{folder.name}", OSM_CACHE_DIR=str(folder / "cache"))
+    sim = subprocess.Popen(["ibsim", "-s", "-n", str(net)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        log = folder / "opensm.log"
+        cmd = ["opensm", "-o", "-R", engine, "-D", "0x43", "-f", str(log), "--dump_files_dir", str(folder / "dumps"), *options]
+        # ibsim needs a moment to listen; OpenSM started too early cannot connect.
+        for attempt in range(20):
+            proc = subprocess.run(cmd, env=dict(env, LD_PRELOAD=str(UMAD2SIM)), capture_output=True, text=True, timeout=timeout)
+            if proc.returncode == 0 and (folder / "dumps" / "opensm-lfts.dump").exists():
+                break
+            time.sleep(0.1 * (attempt + 1))
+        else:
+            raise RuntimeError(f"OpenSM did not route {net}: {proc.stdout[-500:]} {proc.stderr[-500:]}")
+    finally:
+        sim.terminate()
+        sim.wait()
+    used = _CONFIGURED.findall(log.read_text(errors="replace"))
+    return OpenSmRun(folder, used[-1] if used else None, parse_lfts(folder / "dumps" / "opensm-lfts.dump"))
+
+
+def run_ibnetsim(net: Path, engine: str, guid2lid: Path, out: Path, options: Sequence[str] = ()) -> Tables:
+    """Routes ``net`` with ibnetsim's ``engine`` on OpenSM's LIDs."""
+    cmd = [sys.executable, "-m", "ibnetsim.cli", "route", str(net), "--engine", engine, "--guid2lid", str(guid2lid), "-o", str(out), *options]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ibnetsim route failed: {proc.stderr.strip()}")
+    return parse_lfts(out)
+
+
+def differences(opensm: Tables, ours: Tables) -> list[tuple[int, int, int, Optional[int]]]:
+    """(switch GUID, LID, OpenSM's port, ours) for every entry of OpenSM's that ours does not repeat."""
+    return [(sw, lid, port, ours.get((sw, lid))) for (sw, lid), port in sorted(opensm.items()) if ours.get((sw, lid)) != port]
+
+
+def crosscheck(net: Path, engine: str, folder: Path, opensm_options: Sequence[str] = (), our_options: Sequence[str] = ()) -> tuple[OpenSmRun, Tables]:
+    """Both routings of ``net`` with ``engine``; their files stay in ``folder``."""
+    osm = run_opensm(net, engine, folder, opensm_options)
+    ours = run_ibnetsim(net, engine, osm.guid2lid, folder / "ibnetsim-lfts.dump", our_options)
+    return osm, ours
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("net", type=Path)
+    ap.add_argument("engine")
+    ap.add_argument("--lmc", type=int, default=0)
+    ap.add_argument("--root-guid", action="append", default=[], help="up*/down* root port GUID (hex); repeat for several")
+    ap.add_argument("--keep", type=Path, default=None, help="folder for both runs' files (default: a temporary one)")
+    a = ap.parse_args()
+    why = available()
+    if why:
+        print(why, file=sys.stderr)
+        return 2
+    folder = a.keep or Path(tempfile.mkdtemp(prefix="opensm-crosscheck-"))
+    osm_opts, our_opts = ["-l", str(a.lmc)], []
+    if a.root_guid:
+        roots = folder / "root_guids"
+        folder.mkdir(parents=True, exist_ok=True)
+        roots.write_text("".join(f"{g}\n" for g in a.root_guid))
+        osm_opts += ["-a", str(roots)]
+        our_opts += ["--root", str(roots)]
+    osm, ours = crosscheck(a.net, a.engine, folder, osm_opts, our_opts)
+    diff = differences(osm.tables, ours)
+    print(f"OpenSM routed with {osm.engine}; {len(osm.tables)} entries, {len(diff)} differ; files in {folder}")
+    for sw, lid, theirs, mine in diff[:50]:
+        print(f"  switch 0x{sw:016x} LID 0x{lid:04x}: OpenSM port {theirs}, ibnetsim {mine}")
+    return 0 if not diff and osm.engine == a.engine else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
