@@ -10,6 +10,8 @@ fat tree), and ibnetsim refuses such a fabric instead.
 """
 
 import importlib.util
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -31,6 +33,7 @@ FABRICS = {
     "irregular40": lambda: ib.topology.irregular(switches=40, switch_ports=12, links_per_switch=5, hosts_per_switch=4, seed=5),
     "fattree4-3": lambda: ib.topology.fat_tree(k=4, n=3),
     "mesh4x4": lambda: ib.topology.mesh([4, 4], hosts_per_switch=1),
+    "torus4x4": lambda: ib.topology.torus([4, 4], hosts_per_switch=1),
 }
 
 #: (fabric, engine, LMC, up*/down* roots by switch name): each must match OpenSM exactly.
@@ -47,6 +50,9 @@ CASES = [
     ("irregular40", "dfsssp", 0, ()),
     ("fattree4-3", "ftree", 0, ()),
     ("mesh4x4", "dor", 0, ()),
+    ("torus4x4", "minhop", 0, ()),
+    ("torus4x4", "dor", 0, ()),
+    ("torus4x4", "dfsssp", 0, ()),
 ]
 
 
@@ -92,6 +98,27 @@ def test_opensm_falls_back_where_ibnetsim_refuses(nets, tmp_path):
     assert osm.engine == "minhop"
     with pytest.raises(RuntimeError, match="routing engine 'ftree' cannot route this fabric"):
         xc.run_ibnetsim(nets["irregular16"], "ftree", osm.guid2lid, tmp_path / "ours.dump")
+
+
+def _credit_loops(net: Path, dump: Path, guid2lid: Path) -> int:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ibnetsim.cli", "check", str(net), "--lfts", str(dump), "--guid2lid", str(guid2lid), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(proc.stdout)["credit_loops"]["cyclic_sccs"]
+
+
+@pytest.mark.parametrize("fabric", ["irregular16", "torus4x4"])
+def test_updn_without_roots_where_opensm_finds_none(nets, tmp_path, fabric):
+    # OpenSM's updn looks for roots among switches and finds none on an
+    # irregular fabric or a torus: it disables itself and minhop routes, with
+    # credit loops. ibnetsim's picks a centre switch and stays deadlock-free.
+    osm, ours = xc.crosscheck(nets[fabric], "updn", tmp_path)
+    assert osm.engine == "minhop"
+    assert "no root nodes were found" in (tmp_path / "opensm.log").read_text(errors="replace")
+    assert _credit_loops(nets[fabric], tmp_path / "dumps" / "opensm-lfts.dump", osm.guid2lid) > 0
+    assert _credit_loops(nets[fabric], tmp_path / "ibnetsim-lfts.dump", osm.guid2lid) == 0
 
 
 def test_a_differing_entry_is_reported(nets, tmp_path):
