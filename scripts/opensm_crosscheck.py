@@ -112,6 +112,46 @@ def run_ibnetsim(net: Path, engine: str, guid2lid: Path, out: Path, options: Seq
     return parse_lfts(out)
 
 
+_SL2VL_NODE = re.compile(r'(Switch|Channel Adapter) (0x[0-9a-fA-F]+), base LID \d+')
+_SL2VL_ROW = re.compile(r"(\d+)\s+(\d+)\s+:((?:\s+\d+){16})")
+
+#: (switch GUID, in port, out port) or (CA port GUID, 0, 0) → VL of each SL.
+Sl2Vl = dict[tuple[int, int, int], tuple[int, ...]]
+
+
+def parse_sl2vl(path: Path) -> Sl2Vl:
+    """The tables of OpenSM's ``opensm-sl2vl.dump`` (written when QoS is on)."""
+    tables: Sl2Vl = {}
+    node = None
+    for line in path.read_text().splitlines():
+        m = _SL2VL_NODE.match(line)
+        if m:
+            node = int(m.group(2), 16)
+            continue
+        m = _SL2VL_ROW.match(line)
+        if m and node is not None:
+            tables[(node, int(m.group(1)), int(m.group(2)))] = tuple(int(v) for v in m.group(3).split())
+    return tables
+
+
+def ibnetsim_sl2vl(net: Path, qos_conf: Path) -> Sl2Vl:
+    """The SL2VL tables ibnetsim programs on ``net`` from ``qos_conf``, keyed as OpenSM's dump keys them."""
+    import ibnetsim as ib
+
+    fab = ib.topology.read(net)
+    nodes = fab.nodes.set_index("name")
+    tables: Sl2Vl = {}
+    for r in ib.SubnetManager(fab).sl2vl(qos_file=qos_conf).itertuples():
+        guid = int(nodes.loc[r.node, "guid"], 16)
+        vls = tuple(int(getattr(r, f"sl{sl}")) for sl in range(16))
+        if nodes.loc[r.node, "kind"] == "Switch":
+            tables[(guid, r.in_port, r.out_port)] = vls
+        else:
+            # OpenSM names a CA port's one table by the port's GUID (node + port).
+            tables[(guid + r.out_port, 0, 0)] = vls
+    return tables
+
+
 def differences(opensm: Tables, ours: Tables) -> list[tuple[int, int, int, Optional[int]]]:
     """(switch GUID, LID, OpenSM's port, ours) for every entry of OpenSM's that ours does not repeat."""
     return [(sw, lid, port, ours.get((sw, lid))) for (sw, lid), port in sorted(opensm.items()) if ours.get((sw, lid)) != port]

@@ -121,6 +121,38 @@ def test_updn_without_roots_where_opensm_finds_none(nets, tmp_path, fabric):
     assert _credit_loops(nets[fabric], tmp_path / "ibnetsim-lfts.dump", osm.guid2lid) == 0
 
 
+QOS_CONF = """\
+qos TRUE
+qos_max_vls 8
+qos_high_limit 0
+qos_vlarb_low 0:5,1:10,2:20,3:40
+qos_sl2vl 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+qos_swe_sl2vl 7,6,5,4,3,2,1,0,9,9,9,9,2,2,2,2
+qos_ca_sl2vl 1,1,1,1,0,0,0,0,3,3,3,3,12,12,12,12
+qos_ca_max_vls 4
+"""
+
+
+def test_qos_sl2vl_tables_match_opensm(nets, tmp_path):
+    # OpenSM's QoS on ibsim, whose ports run 8 data VLs, with per-class tables
+    # and VLs past 7 that both mask to the port's 8 operational VLs (9 → 1,
+    # 12 → 4; 15, "drop", kept), and a qos_ca_max_vls that changes nothing.
+    conf = tmp_path / "opensm.conf"
+    conf.write_text(QOS_CONF)
+    net = nets["irregular16"]
+    osm = xc.run_opensm(net, "minhop", tmp_path, ["-Q", "-F", str(conf)])
+    theirs = xc.parse_sl2vl(tmp_path / "dumps" / "opensm-sl2vl.dump")
+    ours = xc.ibnetsim_sl2vl(net, conf)
+    # OpenSM also lists U-turns and uncabled ports; every table we program is there, equal.
+    assert len(ours) > 0 and set(ours) <= set(theirs)
+    assert {k: theirs[k] for k in ours} == ours
+    # The per-class rules took effect: a switch port facing a CA maps SL 8 to
+    # VL 9 masked to 1, a CA maps SL 12 to VL 12 masked to 4.
+    assert {v[8] for (g, i, o), v in ours.items() if i != 0 or o != 0} >= {1}
+    assert {v[12] for (g, i, o), v in ours.items() if (i, o) == (0, 0)} == {4}
+    assert osm.engine == "minhop"
+
+
 def test_a_differing_entry_is_reported(nets, tmp_path):
     # The comparison itself: one port changed in ibnetsim's dump is found.
     osm = xc.run_opensm(nets["mesh4x4"], "dor", tmp_path)
