@@ -36,6 +36,29 @@ FABRICS = {
     "torus4x4": lambda: ib.topology.torus([4, 4], hosts_per_switch=1),
 }
 
+#: Fabrics written by hand, in ibsim's format. `valley`: leaves a, b, l; the
+#: short way from a to b dips into the leaf l between p and q, which dnup
+#: refuses, and the chain r1-r4 is the legal way (crates/sm dnup tests).
+NET_TEXTS = {
+    "valley": "\n\n".join(
+        [
+            'Switch 8 "a"\n[1] "p"[1]\n[2] "r1"[1]\n[7] "h0"[1]',
+            'Switch 8 "b"\n[1] "q"[2]\n[2] "r4"[2]\n[7] "h1"[1]',
+            'Switch 8 "l"\n[1] "p"[2]\n[2] "q"[1]\n[7] "h2"[1]',
+            'Switch 8 "p"\n[1] "a"[1]\n[2] "l"[1]',
+            'Switch 8 "q"\n[1] "l"[2]\n[2] "b"[1]',
+            'Switch 8 "r1"\n[1] "a"[2]\n[2] "r2"[1]',
+            'Switch 8 "r2"\n[1] "r1"[2]\n[2] "r3"[1]',
+            'Switch 8 "r3"\n[1] "r2"[2]\n[2] "r4"[1]',
+            'Switch 8 "r4"\n[1] "r3"[2]\n[2] "b"[2]',
+            'Hca 1 "h0"\n[1] "a"[7]',
+            'Hca 1 "h1"\n[1] "b"[7]',
+            'Hca 1 "h2"\n[1] "l"[7]',
+        ]
+    )
+    + "\n",
+}
+
 #: (fabric, engine, LMC, up*/down* roots by switch name): each must match OpenSM exactly.
 CASES = [
     ("irregular16", "minhop", 0, ()),
@@ -53,6 +76,9 @@ CASES = [
     ("torus4x4", "minhop", 0, ()),
     ("torus4x4", "dor", 0, ()),
     ("torus4x4", "dfsssp", 0, ()),
+    ("fattree4-3", "dnup", 0, ()),
+    ("irregular16", "dnup", 0, ()),
+    ("valley", "dnup", 0, ()),
 ]
 
 
@@ -63,6 +89,9 @@ def nets(tmp_path_factory):
     for name, build in FABRICS.items():
         out[name] = folder / f"{name}.net"
         build().write(out[name])
+    for name, text in NET_TEXTS.items():
+        out[name] = folder / f"{name}.net"
+        out[name].write_text(text)
     return out
 
 

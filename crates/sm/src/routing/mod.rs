@@ -20,6 +20,7 @@ use crate::lid::{Lid, LidMap};
 use crate::path_sl::PathSl;
 
 pub mod dfsssp;
+pub mod dnup;
 pub mod dor;
 pub mod fa;
 pub mod ftree;
@@ -128,6 +129,11 @@ pub static ENGINES: &[EngineInfo] = &[
         name: "dor",
         summary: "dimension-order: minhop taking the lowest-numbered productive port (meshes, hypercubes)",
         build: dor::build,
+    },
+    EngineInfo {
+        name: dnup::NAME,
+        summary: "OpenSM's dnup: up*/down* ranked from the leaf switches (those with CAs), no roots to name; deadlock-free where leaves are not cabled to each other",
+        build: dnup::build,
     },
     EngineInfo {
         name: fa::NAME,

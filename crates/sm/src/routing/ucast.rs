@@ -67,6 +67,13 @@ pub(crate) trait PathSet {
     fn lmc_stride(&self, _sw: usize, _dst: usize) -> Option<u32> {
         None
     }
+    /// Whether a LID a switch has no path to is left empty (OpenSM's
+    /// `OSM_NO_PATH`) instead of failing the build: `dnup`, whose rule keeps
+    /// some switches from reaching others, as in OpenSM. Such an engine checks
+    /// itself that every switch with CAs reaches every CA.
+    fn leaves_unreachable_entries(&self) -> bool {
+        false
+    }
 }
 
 /// Sort key reproducing the order of OpenSM's GUID-keyed tables
@@ -238,6 +245,9 @@ pub(crate) fn build_lfts_offsets(
                     Ok(port) => port,
                     Err(t) => {
                         if !paths.reachable(si, t) {
+                            if paths.leaves_unreachable_entries() {
+                                continue;
+                            }
                             return Err(unroutable(fabric, sw, lid, d.end));
                         }
                         let start_from = if offset > 0 && !dor {
