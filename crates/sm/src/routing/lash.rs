@@ -613,7 +613,13 @@ impl Lash {
         let out = min_hop_routes(&g, fabric)?;
         let ch = Channels::new(&g, &out);
         let mut lay = Layering::new(&ch);
-        let needed = if n > 1 { lay.assign() } else { 1 };
+        let needed = if n > 1 {
+            lay.assign()
+        } else {
+            // No switch pair to layer: everything stays within one switch.
+            lay.count.push(0);
+            1
+        };
         let available = usize::from(self.max_vls - self.start_vl);
         if needed > available {
             return Err(SmError::Unsupported {
@@ -875,6 +881,36 @@ mod tests {
             }
         }
         f
+    }
+
+    #[test]
+    fn one_switch_and_parallel_cables() {
+        // One switch: every route stays on it, SL lash_start_vl.
+        let mut f = Fabric::new();
+        let sw = f.add_switch("sw", 4).unwrap();
+        for i in 0..2u32 {
+            let h = f.add_hca(format!("h{i}"), 1).unwrap();
+            f.connect(sw, i + 1, h, 1, LinkSpec::default()).unwrap();
+        }
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let (r, plan) = engine(4, 2).route_plan(&f, &lids).unwrap();
+        assert_eq!((plan.needed, plan.before.clone()), (1, vec![0]));
+        assert_eq!(sls_used(&lids, &r), vec![2]);
+        check_routes(&f, &lids, &r.tables).unwrap();
+        // Two switches with three parallel cables: OpenSM's lash (without
+        // mesh analysis) takes the lowest-numbered one for every LID.
+        let f = testfab::two_switch_parallel(3, 2);
+        let lids = LidMap::assign(&f, 1).unwrap();
+        let (r, plan) = engine(15, 0).route_plan(&f, &lids).unwrap();
+        assert_eq!((plan.needed, plan.before.clone()), (1, vec![2]));
+        let a = f.node_by_name("a").unwrap();
+        for p in ["b0", "b1"] {
+            let h = f.node_by_name(p).unwrap();
+            for lid in lids.of_port(h, 1).unwrap().lids() {
+                assert_eq!(r.tables.get(a, lid), Some(1), "{p} LID {lid}");
+            }
+        }
+        assert_sound("two switches", &f, &lids, &r);
     }
 
     #[test]
