@@ -11,7 +11,7 @@
 //! `get_lash_sl` answers PathRecord queries. The steps, as OpenSM takes them:
 //!
 //! 1. Switches are numbered in OpenSM's switch-table order
-//!    ([`super::ucast::switch_table_order`]); each switch lists its cables to
+//!    (`ucast::switch_table_order`); each switch lists its cables to
 //!    switches in port order, one entry per cable (`osm_lash_process_switch`,
 //!    `connect_switches` without mesh analysis).
 //! 2. Paths (`shortest_path`, `generate_routing_func_for_mst`): for each
@@ -39,7 +39,11 @@
 //!    stops when the fullest layer has tried as many pairs as it held, or
 //!    when the fullest layer holds fewer than 6 more (ordered) pairs than
 //!    the emptiest. Whenever the fullest or emptiest layer changes, the
-//!    marks are cleared and the count of trials starts again.
+//!    marks are cleared and the count of trials starts again. OpenSM's
+//!    search for the emptiest layer starts at 9999 ordered pairs, so a
+//!    layer holding that many or more is never the emptiest: on large
+//!    fabrics balancing stops short (the 12-ary 3-tree ends at [72846,
+//!    10000, 10502, 10000, 10000, 72844] in OpenSM and here); kept.
 //! 5. SLs (`get_lash_sl`): a route from a port behind switch `s` (or switch
 //!    `s` itself) to a LID behind switch `t` takes `lash_start_vl` plus the
 //!    layer of `(s, t)`; within one switch it takes `lash_start_vl`. So the
@@ -60,8 +64,9 @@
 //! Where this differs from OpenSM, and why:
 //! * Balancing draws its random row and column with glibc's `rand()`, which
 //!   OpenSM never seeds for lash, so a fresh OpenSM draws glibc's seed-1
-//!   sequence. [`GlibcRandom`] reproduces that generator: `seed` 0 or 1 gives
-//!   OpenSM's first routing pass exactly; another seed is `srand(seed)`.
+//!   sequence. `GlibcRandom` reproduces that generator: `seed` 0 or 1 gives
+//!   OpenSM's first routing pass exactly; another seed is `srand` of its low
+//!   32 bits.
 //!   (A second sweep of a running OpenSM continues the sequence.)
 //! * OpenSM's rollback of a refused pair (`remove_temp_depend_for_sp`) drops
 //!   the pair's new dependencies but does not take back the use counts it
