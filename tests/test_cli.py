@@ -302,3 +302,21 @@ def test_route_and_check_with_dfsssp_and_chains(tmp_path):
     assert "note: routing chain 'dfsssp,updn': routed with 'updn' after 'dfsssp' failed" in proc.stderr
     proc = run("route", topo, "--engine", "dfsssp,spf", check=False)
     assert proc.returncode != 0 and "unknown routing engine 'spf' in the chain 'dfsssp,spf'" in proc.stderr
+
+
+def test_route_and_check_with_lash(tmp_path):
+    topo = tmp_path / "torus.net"
+    run("topo", "gen", "mesh", "--dims", "4x4", "--torus", "--hosts", 2, "-o", topo)
+    assert "lash " in run("route", "--list").stdout
+    proc = run("check", topo, "--engine", "lash", "--vls", 2)
+    assert "credit loops: none" in proc.stdout and "SL chosen per route" in proc.stdout
+    assert "note: lash: 2 layer(s) needed of 15 available" in proc.stderr
+    proc = run("route", topo, "--engine", "lash", "--max-vls", 4, "--lash-start-vl", 2, "-o", tmp_path / "lfts.dump")
+    assert "engine lash" in proc.stdout and "on SLs 2-3" in proc.stderr
+    # Too few VLs: the error names the topology file and the layers needed.
+    proc = run("route", topo, "--engine", "lash", "--max-vls", 1, check=False)
+    assert proc.returncode != 0
+    assert f"{topo}: routing engine 'lash' cannot route this fabric" in proc.stderr
+    assert "need 2 layers" in proc.stderr
+    proc = run("route", topo, "--engine", "lash,minhop", "--max-vls", 1, "-o", tmp_path / "lfts2.dump")
+    assert "engine minhop" in proc.stdout and "after 'lash' failed" in proc.stderr

@@ -78,7 +78,7 @@ def test_points_are_fully_resolved_with_defaults(tmp_path):
         "link_speed": "SDR",
         "cable_length_m": 1.0,
     }
-    assert p.config["routing"] == {"engine": "minhop", "lmc": 0, "root": [], "lfts_file": None, "fdbs_key": None, "seed": 2, "max_vls": None}
+    assert p.config["routing"] == {"engine": "minhop", "lmc": 0, "root": [], "lfts_file": None, "fdbs_key": None, "seed": 2, "max_vls": None, "lash_start_vl": None}
     # [check] was not written but the kind reads it: defaults.
     assert p.config["check"] == {"data_vls": 1, "qos_file": None, "spread_lmc": False}
 
@@ -149,6 +149,17 @@ def test_routing_max_vls_bounds_dfsssp_layers(tmp_path):
         build_subnet(fab, one.config["routing"])
     with pytest.raises(ScenarioError, match="routing.max_vls"):
         scn.load(write(tmp_path, text.format('kind = "routing_stats"\n', 16)))
+
+
+def test_routing_lash_start_vl_reaches_lash(tmp_path):
+    from ibnetsim.experiment.kinds.routing_stats import build_fabric, build_subnet
+
+    text = 'kind = "routing_stats"\n[fabric]\nkind = "ring"\nswitches = 4\n[routing]\nengine = "lash"\nmax_vls = 4\nlash_start_vl = {}\n'
+    p = scn.load(write(tmp_path, text.format(2))).points[0]
+    sm = build_subnet(build_fabric(p.config["fabric"]), p.config["routing"])
+    assert sm.routing == "lash" and "on SLs 2-3" in sm.notes[0]
+    with pytest.raises(ScenarioError, match="routing.lash_start_vl"):
+        scn.load(write(tmp_path, text.format(15)))
 
 
 def test_a_file_fabric_takes_link_defaults_and_a_cable_length_file(tmp_path):

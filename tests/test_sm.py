@@ -164,6 +164,39 @@ def test_dfsssp_gives_per_path_sls_that_check_uses():
         ib.SubnetManager(torus, routing="updn", max_vls=4)
 
 
+def test_lash_gives_per_path_sls_that_check_uses():
+    # 4x4 torus: lash needs two layers (docs/routing.md), on SLs 0 and 1.
+    torus = ib.topology.torus([4, 4], hosts_per_switch=2)
+    sm = ib.SubnetManager(torus, routing="lash")
+    assert sm.routing == "lash"
+    assert sm.notes[0] == (
+        "lash: 2 layer(s) needed of 15 available (max_vls 15, lash_start_vl 0), on SLs 0-1; "
+        "ordered switch pairs per layer [192, 48], after balancing [122, 118]"
+    )
+    r = sm.check(data_vls=2)
+    assert r.ok and r["credit_loops"]["cyclic_sccs"] == 0
+    assert r["credit_loops"]["vls_used"] == [0, 1]
+    # Management traffic is layered too.
+    assert sm.check(data_vls=2, include_switch_lids=True)["credit_loops"]["cyclic_sccs"] == 0
+    # On one VL lash's routes close a credit loop, as minhop's do.
+    assert sm.check(data_vls=1)["credit_loops"]["cyclic_sccs"] > 0
+    assert ib.SubnetManager(torus, routing="minhop").check(data_vls=1)["credit_loops"]["cyclic_sccs"] > 0
+    # lash_start_vl moves the layers up; the tables stay.
+    sm3 = ib.SubnetManager(torus, routing="lash", max_vls=8, lash_start_vl=3)
+    assert np.array_equal(sm3.lft, sm.lft)
+    assert sm3.check(data_vls=8)["credit_loops"]["vls_used"] == [3, 4]
+    with pytest.raises(ib.ConfigError, match="lash_start_vl"):
+        ib.SubnetManager(torus, routing="lash", max_vls=4, lash_start_vl=4)
+    with pytest.raises(ib.ConfigError, match="lash_start_vl"):
+        ib.SubnetManager(torus, routing="dfsssp", lash_start_vl=1)
+    # One layer is too few: an error naming the layers needed, or a chain's fallback.
+    with pytest.raises(ib.RoutingError, match="need 2 layers .* only 1 are available"):
+        ib.SubnetManager(torus, routing="lash", max_vls=1)
+    chain = ib.SubnetManager(torus, routing="lash,minhop", max_vls=1)
+    assert chain.routing == "minhop"
+    assert chain.notes[0].startswith("routing chain 'lash,minhop': routed with 'minhop' after 'lash' failed: ")
+
+
 def test_engine_chains_fall_back():
     torus = ib.topology.torus([4, 4], hosts_per_switch=2)
     sm = ib.SubnetManager(torus, routing="dfsssp,updn", max_vls=2)

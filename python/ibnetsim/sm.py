@@ -58,8 +58,11 @@ class SubnetManager:
     of them such as ``"dfsssp,updn"`` (OpenSM's ``routing_engine a,b``): the
     first engine that routes the fabric is used; :attr:`routing` names it and
     :attr:`notes` say why the earlier ones failed. ``max_vls`` is the number
-    of virtual layers (VLs, 1..15, default 15) ``dfsssp`` may spread its paths
-    over; its per-path SLs are then used by :meth:`check` and the simulator. ``root`` names the up*/down* root switch(es) by name or GUID,
+    of virtual layers (VLs, 1..15, default 15) ``dfsssp`` or ``lash`` may spread
+    their paths over; their per-path SLs are then used by :meth:`check` and the
+    simulator. ``lash_start_vl`` is the first of ``lash``'s VLs (OpenSM's
+    ``lash_start_vl``, default 0; its layers are ``lash_start_vl`` ..
+    ``max_vls - 1``). ``root`` names the up*/down* root switch(es) by name or GUID,
     or is the path of a root GUID file (OpenSM's ``root_guid_file``, or the
     ``opensm-updn-roots.dump`` it writes: one switch GUID a line).
     ``multicast_groups`` maps a multicast LID (``0xC000``..``0xFFFE``) to the
@@ -87,6 +90,7 @@ class SubnetManager:
         non_adaptive_switches: Sequence[str] = (),
         guid2lid: Optional[str | os.PathLike] = None,
         max_vls: Optional[int] = None,
+        lash_start_vl: Optional[int] = None,
     ):
         roots = [os.fspath(r) for r in ([root] if isinstance(root, (str, os.PathLike)) else list(root or []))]
         self.fabric = fabric
@@ -107,6 +111,7 @@ class SubnetManager:
             [str(s) for s in non_adaptive_switches],
             None if guid2lid is None else os.fspath(guid2lid),
             None if max_vls is None else _args.integer("max_vls", max_vls, 0, _args.U8_MAX),
+            None if lash_start_vl is None else _args.integer("lash_start_vl", lash_start_vl, 0, _args.U8_MAX),
         )
 
     @property

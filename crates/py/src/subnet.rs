@@ -58,7 +58,7 @@ impl PySubnet {
     /// Runs the subnet manager on a fabric.
     #[staticmethod]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (fabric, engine, lmc, roots, file, file_key, seed, multicast_groups=Vec::new(), non_adaptive=Vec::new(), guid2lid=None, max_vls=None))]
+    #[pyo3(signature = (fabric, engine, lmc, roots, file, file_key, seed, multicast_groups=Vec::new(), non_adaptive=Vec::new(), guid2lid=None, max_vls=None, lash_start_vl=None))]
     fn configure(
         py: Python<'_>,
         fabric: Py<PyFabric>,
@@ -72,12 +72,13 @@ impl PySubnet {
         non_adaptive: Vec<String>,
         guid2lid: Option<std::path::PathBuf>,
         max_vls: Option<u8>,
+        lash_start_vl: Option<u8>,
     ) -> PyResult<Self> {
         let fab = fabric.get();
         let config = SmConfig {
             routing_engine: engine,
             lmc,
-            options: RoutingOptions { roots, file, file_key, seed, topology_lids: fab.file_lids.clone(), non_adaptive, max_vls },
+            options: RoutingOptions { roots, file, file_key, seed, topology_lids: fab.file_lids.clone(), non_adaptive, max_vls, lash_start_vl },
             multicast_groups: multicast_groups.into_iter().map(|(mlid, members)| MulticastGroupConfig { mlid, members }).collect(),
         };
         let inner = py

@@ -279,3 +279,28 @@ fn dfsssp_layers_keep_running_a_torus_that_minhop_deadlocks() {
     let sls: Vec<u8> = r.sls.iter().filter(|s| s.delivered_packets > 0).map(|s| s.sl).collect();
     assert_eq!(sls, vec![0, 1, 2, 3]);
 }
+
+#[test]
+fn lash_layers_keep_running_a_torus_that_minhop_deadlocks() {
+    // The same saturated 4x4 torus: lash's minimal routes need two layers
+    // there, and on two VLs through its per-path SLs they keep running,
+    // while on one VL (every SL on VL0) they deadlock as minhop's do.
+    use ibnetsim_sm::{RoutingOptions, SmConfig, SubnetManager};
+    let f = ibnetsim_fabric::gen::MeshParams::new(&[4, 4], true, 2).build().unwrap();
+    let options = RoutingOptions { max_vls: Some(2), ..RoutingOptions::default() };
+    let lash = SubnetManager::new(SmConfig { routing_engine: "lash".into(), options, ..SmConfig::default() }).configure(&f).unwrap();
+    assert!(lash.notes[0].starts_with("lash: 2 layer(s) needed of 2 available"), "{:?}", lash.notes);
+    let heavy_on = |data_vls: u8| {
+        let mut c = heavy(true);
+        c.data_vls = data_vls;
+        c
+    };
+    let mut sim = Simulation::from_subnet(&f, &lash, &heavy_on(2), None).unwrap();
+    sim.run(10_000_000_000).unwrap();
+    sim.check_conservation().unwrap();
+    let sls: Vec<u8> = sim.results().sls.iter().filter(|s| s.delivered_packets > 0).map(|s| s.sl).collect();
+    assert_eq!(sls, vec![0, 1]);
+    let mut sim = Simulation::from_subnet(&f, &lash, &heavy_on(1), None).unwrap();
+    let err = sim.run(10_000_000_000).unwrap_err();
+    assert!(matches!(err, SimError::Deadlock(_)), "{err}");
+}

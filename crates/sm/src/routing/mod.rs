@@ -24,6 +24,7 @@ pub mod dnup;
 pub mod dor;
 pub mod fa;
 pub mod ftree;
+pub mod lash;
 pub mod minhop;
 pub mod sssp;
 #[cfg(test)]
@@ -51,9 +52,12 @@ pub struct RoutingOptions {
     /// allows in a mixed fabric: their table holds the escape port at every
     /// LID of a destination.
     pub non_adaptive: Vec<String>,
-    /// `dfsssp`: virtual layers (VLs) its paths may use, 1..=15; `None` for
-    /// OpenSM's default, 15 (see [`dfsssp`]).
+    /// `dfsssp` and `lash`: virtual layers (VLs) their paths may use, 1..=15;
+    /// `None` for OpenSM's default, 15 (see [`dfsssp`], [`lash`]).
     pub max_vls: Option<u8>,
+    /// `lash`: the first VL (SL) of its layers, OpenSM's `lash_start_vl`;
+    /// `None` for 0 (see [`lash`]).
+    pub lash_start_vl: Option<u8>,
 }
 
 /// What an engine produces.
@@ -155,6 +159,11 @@ pub static ENGINES: &[EngineInfo] = &[
         summary: "OpenSM's dfsssp: sssp's paths on virtual layers (one VL each) whose channel dependencies are acyclic; SL per path",
         build: dfsssp::build,
     },
+    EngineInfo {
+        name: lash::NAME,
+        summary: "OpenSM's lash: minimum-hop switch-to-switch paths, each switch pair on a layer (SL/VL) whose channel dependencies stay acyclic",
+        build: lash::build,
+    },
     EngineInfo { name: file::NAME, summary: "load forwarding tables from an OpenSM or ib_flit_sim dump", build: file::build },
 ];
 
@@ -174,8 +183,14 @@ pub fn build_engine(name: &str, options: &RoutingOptions) -> Result<Box<dyn Rout
     if !options.non_adaptive.is_empty() && !has(fa::NAME) {
         return Err(SmError::option("non_adaptive_switches", format!("lists switches for the '{}' engine only, not for '{name}'", fa::NAME)));
     }
-    if options.max_vls.is_some() && !has(dfsssp::NAME) {
-        return Err(SmError::option("max_vls", format!("sets the virtual layers of the '{}' engine only, not of '{name}'", dfsssp::NAME)));
+    if options.max_vls.is_some() && !has(dfsssp::NAME) && !has(lash::NAME) {
+        return Err(SmError::option(
+            "max_vls",
+            format!("sets the virtual layers of the '{}' and '{}' engines only, not of '{name}'", dfsssp::NAME, lash::NAME),
+        ));
+    }
+    if options.lash_start_vl.is_some() && !has(lash::NAME) {
+        return Err(SmError::option("lash_start_vl", format!("sets the first VL of the '{}' engine only, not of '{name}'", lash::NAME)));
     }
     if options.file_key.is_some() && options.file.is_none() {
         return Err(SmError::option("fdbs_key", "keys an ib_flit_sim .fdbs table: give the table too (lfts_file)"));
@@ -360,7 +375,12 @@ mod tests {
         let o = RoutingOptions { max_vls: Some(4), ..RoutingOptions::default() };
         assert!(build_engine("dfsssp,updn", &o).is_ok());
         let err = build_engine("updn,minhop", &o).err().unwrap().to_string();
-        assert_eq!(err, "invalid option 'max_vls': sets the virtual layers of the 'dfsssp' engine only, not of 'updn,minhop'");
+        assert_eq!(err, "invalid option 'max_vls': sets the virtual layers of the 'dfsssp' and 'lash' engines only, not of 'updn,minhop'");
+        assert!(build_engine("lash,updn", &o).is_ok());
+        let o = RoutingOptions { lash_start_vl: Some(1), ..RoutingOptions::default() };
+        assert!(build_engine("lash,minhop", &o).is_ok());
+        let err = build_engine("dfsssp", &o).err().unwrap().to_string();
+        assert_eq!(err, "invalid option 'lash_start_vl': sets the first VL of the 'lash' engine only, not of 'dfsssp'");
     }
 
     #[test]

@@ -63,6 +63,7 @@ def build_subnet(fabric, spec: dict):
         fdbs_key=spec.get("fdbs_key"),
         seed=spec["seed"],
         max_vls=spec.get("max_vls"),
+        lash_start_vl=spec.get("lash_start_vl"),
     )
 
 
