@@ -24,12 +24,17 @@
 //!   self-described hack). That makes the orientation cyclic, and up*/down*
 //!   is deadlock-free only for an acyclic one, so root-to-root hops are
 //!   oriented by GUID like any other equal-rank hop.
-//! * OpenSM's hop tables come from a BFS over switches that remembers one
-//!   direction per switch, so the hop counts it then balances on can belong
-//!   to a different phase than the route actually taken. Here the distances
-//!   are exact per phase, and made consistent with destination-only forwarding
-//!   (see [`UpDownPaths`]): every route is legal, and each switch's route is as
-//!   short as a legal route can be while every switch keeps one port per LID.
+//! * Hop counts are those of OpenSM's search (`updn_bfs_by_node`, see
+//!   `OsmSearch`), which remembers one direction per switch. A switch queued
+//!   again takes the new step's direction while its least hop count may
+//!   still come from a route starting up, and passes that count to switches
+//!   that would enter it going down: down-then-up routes, and credit loops on
+//!   some irregular fabrics. Here a switch passes its count down only if it
+//!   has a down candidate, and a switch some route enters going down keeps
+//!   only its down candidates; where OpenSM's routes are legal, the
+//!   candidates (and tables) are OpenSM's. A destination for which that
+//!   leaves a switch without a candidate, or a switch with CA ports
+//!   unreached, gets exact per-phase lengths instead (see [`UpDownPaths`]).
 //! * When the histogram test finds no root, OpenSM gives up on updn and falls
 //!   back to minhop, which is not deadlock-free. Here the switch of smallest
 //!   eccentricity (then smallest total distance, then smallest GUID) becomes
@@ -318,7 +323,8 @@ fn route_with_roots(
     Ok(Routing::unicast(tables, notes))
 }
 
-/// The legal paths toward every destination switch.
+/// The legal paths toward every destination switch: OpenSM's search made
+/// legal (`opensm_destination`), or, where that fails, exact per-phase lengths:
 ///
 /// For destination `t`, `down[s]` is the length of the shortest all-down path
 /// from `s` to `t`. A switch's LFT entry serves every packet that reaches it,
