@@ -1040,6 +1040,61 @@ mod tests {
     }
 
     #[test]
+    fn a_switch_queued_again_going_down_does_not_pass_on_a_count_from_going_up() {
+        // Root R over Y and P; P over v, d, e and t; also Y-v, Y-c, v-c, c-d,
+        // d-e, e-t. GUIDs follow creation order, so among rank 2 (v < c < d
+        // < e < t) c -> d -> e -> t all go down, and c -> v goes up. Worked
+        // from updn_bfs_by_node walking back from t (checked against OpenSM
+        // 3.3.23 on ibsim): e (1 hop, t's port 1) queues d (2) before P (1)
+        // queues v (2, v -> P goes up, so v can pass its count only to
+        // switches it would leave upward); d queues c (3, c -> d goes down);
+        // v, processed, gives c a second 3 through v. Then c reaches v (4,
+        // v -> c goes down) after v left the queue: OpenSM queues v again as
+        // if its route went down, and v passes its 2 hops, which go up
+        // through P, to Y (Y -> v goes down): 3 hops, as many as through R.
+        // With Y's port 1 to v, OpenSM 3.3.23 routes Y -> v -> P -> t, down
+        // then up. Here v, with no down candidate, passes nothing down.
+        let mut f = Fabric::new();
+        let [r, y, p, v, c, d, e, t] = ["R", "Y", "P", "v", "c", "d", "e", "t"].map(|n| f.add_switch(n, 6).unwrap());
+        for (a, pa, b, pb) in [
+            (r, 1, y, 2),
+            (r, 2, p, 1),
+            (y, 1, v, 1),
+            (y, 3, c, 1),
+            (p, 2, v, 2),
+            (p, 3, d, 2),
+            (p, 4, e, 2),
+            (p, 5, t, 2),
+            (v, 3, c, 2),
+            (c, 3, d, 1),
+            (d, 3, e, 1),
+            (e, 3, t, 1),
+        ] {
+            f.connect(a, pa, b, pb, LinkSpec::default()).unwrap();
+        }
+        let h = f.add_hca("h0", 1).unwrap();
+        f.connect(t, 3, h, 1, LinkSpec::default()).unwrap();
+        let hops = SwitchHops::compute(&f);
+        let paths = UpDownPaths::compute(&f, &hops, &[hops.index_of(r).unwrap()]);
+        let i = |n: NodeId| hops.index_of(n).unwrap();
+        let ti = i(t);
+        assert!(paths.osm_row[ti]);
+        assert_eq!([y, v, c].map(|n| paths.len[ti * paths.n + i(n)]), [3, 2, 3]);
+        // Y's 3 hops are through R only; c keeps both its candidates.
+        assert!(paths.on_path(i(y), i(r), ti) && !paths.on_path(i(y), i(v), ti));
+        assert!(paths.on_path(i(c), i(d), ti) && paths.on_path(i(c), i(v), ti));
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let rt = updn(&["R"]).route(&f, &lids).unwrap();
+        let h0 = lids.of_port(h, 1).unwrap().base;
+        assert_eq!(rt.tables.get(y, h0), Some(2));
+        for sw in f.switches() {
+            for port in lids.ports() {
+                legal(&f, &lids, &rt.tables, &[r], sw, port.base).unwrap();
+            }
+        }
+    }
+
+    #[test]
     fn roots_by_guid_and_errors_name_the_root() {
         let f = ring(5);
         let lids = LidMap::assign(&f, 0).unwrap();
