@@ -24,12 +24,17 @@
 //!   self-described hack). That makes the orientation cyclic, and up*/down*
 //!   is deadlock-free only for an acyclic one, so root-to-root hops are
 //!   oriented by GUID like any other equal-rank hop.
-//! * OpenSM's hop tables come from a BFS over switches that remembers one
-//!   direction per switch, so the hop counts it then balances on can belong
-//!   to a different phase than the route actually taken. Here the distances
-//!   are exact per phase, and made consistent with destination-only forwarding
-//!   (see [`UpDownPaths`]): every route is legal, and each switch's route is as
-//!   short as a legal route can be while every switch keeps one port per LID.
+//! * Hop counts are those of OpenSM's search (`updn_bfs_by_node`, see
+//!   `OsmSearch`), which remembers one direction per switch. A switch queued
+//!   again takes the new step's direction while its least hop count may
+//!   still come from a route starting up, and passes that count to switches
+//!   that would enter it going down: down-then-up routes, and credit loops on
+//!   some irregular fabrics. Here a switch passes its count down only if it
+//!   has a down candidate, and a switch some route enters going down keeps
+//!   only its down candidates; where OpenSM's routes are legal, the
+//!   candidates (and tables) are OpenSM's. A destination for which that
+//!   leaves a switch without a candidate, or a switch with CA ports
+//!   unreached, gets exact per-phase lengths instead (see [`UpDownPaths`]).
 //! * When the histogram test finds no root, OpenSM gives up on updn and falls
 //!   back to minhop, which is not deadlock-free. Here the switch of smallest
 //!   eccentricity (then smallest total distance, then smallest GUID) becomes
@@ -318,7 +323,8 @@ fn route_with_roots(
     Ok(Routing::unicast(tables, notes))
 }
 
-/// The legal paths toward every destination switch.
+/// The legal paths toward every destination switch: OpenSM's search made
+/// legal (`opensm_destination`), or, where that fails, exact per-phase lengths:
 ///
 /// For destination `t`, `down[s]` is the length of the shortest all-down path
 /// from `s` to `t`. A switch's LFT entry serves every packet that reaches it,
@@ -346,6 +352,15 @@ struct UpDownPaths<'a> {
     forced: Vec<bool>,
     /// Switches with CA ports: they must have legal routes (no min-hop fallback).
     has_ca: Vec<bool>,
+    /// Distinct switch neighbours of each switch, sorted: `nb[nb_start[s]..nb_start[s + 1]]`.
+    nb: Vec<u32>,
+    nb_start: Vec<usize>,
+    /// Per destination: its rows follow OpenSM's search ([`OsmSearch`]) rather than
+    /// the exact per-phase lengths.
+    osm_row: Vec<bool>,
+    /// `cand[t * nb.len() + nb_start[s] + i]`: in an OpenSM row, whether the hop
+    /// from `s` to `nb[nb_start[s] + i]` starts a route toward `t`.
+    cand: Vec<bool>,
     /// `stride[t * n + s]`: the mixed-radix LMC stride (see [`Self::set_strides`]);
     /// empty at LMC 0.
     stride: Vec<u8>,
@@ -377,6 +392,13 @@ impl<'a> UpDownPaths<'a> {
                 fabric.node(sw).connected_ports().any(|(p, _)| fabric.peer(sw, p).is_some_and(|e| fabric.node(e.node).kind.is_ca()))
             })
             .collect();
+        let mut nb_start = Vec::with_capacity(n + 1);
+        nb_start.push(0);
+        for v in &neighbours {
+            nb_start.push(nb_start.last().unwrap() + v.len());
+        }
+        let nb: Vec<u32> = neighbours.concat();
+        let slots = nb.len();
         let mut paths = UpDownPaths {
             n,
             hops,
@@ -385,13 +407,64 @@ impl<'a> UpDownPaths<'a> {
             down: vec![UNREACHABLE; n * n],
             forced: vec![false; n * n],
             has_ca,
+            nb,
+            nb_start,
+            osm_row: vec![false; n],
+            cand: vec![false; n * slots],
             stride: Vec::new(),
         };
+        let mut search = OsmSearch::new(fabric, &paths);
         let mut scratch = Scratch::new(n);
         for t in 0..n {
-            paths.destination(t, &neighbours, &mut scratch);
+            if !paths.opensm_destination(t, &mut search) {
+                paths.destination(t, &neighbours, &mut scratch);
+            }
         }
         paths
+    }
+
+    /// Fills the rows of destination `t` from OpenSM's search, made legal:
+    /// a switch that some route enters by a down hop keeps only its down
+    /// candidates. Returns `false`, leaving the rows alone, when that leaves
+    /// such a switch without a candidate or when the search misses a switch
+    /// with CA ports that has a path; [`Self::destination`] then fills them.
+    fn opensm_destination(&mut self, t: usize, search: &mut OsmSearch) -> bool {
+        let (n, slots) = (self.n, self.nb.len());
+        search.run(self, t);
+        let least = &search.least;
+        let cand = &mut self.cand[t * slots..(t + 1) * slots];
+        // The switch owning each slot, and the neighbour the slot leads to.
+        let owners = || (0..n).flat_map(|s| (self.nb_start[s]..self.nb_start[s + 1]).map(move |i| (s, i)));
+        for (s, i) in owners() {
+            cand[i] = s != t && least[s] != OSM_NO_PATH && search.hop[i] == least[s];
+        }
+        // One pass suffices: dropping up candidates never adds a down one.
+        let forced = &mut search.forced;
+        forced.fill(false);
+        for (s, i) in owners() {
+            let p = self.nb[i] as usize;
+            if cand[i] && self.key[p] > self.key[s] {
+                forced[p] = true;
+            }
+        }
+        for (s, i) in owners() {
+            if forced[s] {
+                cand[i] &= self.key[self.nb[i] as usize] > self.key[s];
+            }
+        }
+        for s in (0..n).filter(|&s| s != t) {
+            let stuck = forced[s] && !cand[self.nb_start[s]..self.nb_start[s + 1]].iter().any(|&c| c);
+            let missed = least[s] == OSM_NO_PATH && self.has_ca[s] && self.hops.by_index(s, t) != UNREACHABLE;
+            if stuck || missed {
+                return false;
+            }
+        }
+        let row = &mut self.len[t * n..(t + 1) * n];
+        for (l, &h) in row.iter_mut().zip(least) {
+            *l = if h == OSM_NO_PATH { UNREACHABLE } else { u16::from(h) };
+        }
+        self.osm_row[t] = true;
+        true
     }
 
     #[inline]
@@ -581,6 +654,105 @@ impl<'a> UpDownPaths<'a> {
     }
 }
 
+/// OpenSM's "no path" hop count.
+const OSM_NO_PATH: u8 = 0xff;
+
+/// OpenSM's `updn_bfs_by_node` for one destination switch, with its hop
+/// counts kept per neighbour (parallel cables always get the same count) and
+/// one change, so that every route stays legal: a switch passes its count on
+/// to a switch that would enter it by a down hop only if one of its
+/// least-hop candidates is itself a down hop.
+///
+/// OpenSM's search remembers one direction per switch: the one of the step
+/// that queued it, and a switch reached again after leaving the queue is
+/// queued again with the new step's direction. Its least hop count, which it
+/// passes on, may still come from a route that starts by going up; passing it
+/// on to a switch below then allows down-then-up routes (the credit loops of
+/// OpenSM 3.3.23 on some irregular fabrics).
+struct OsmSearch {
+    /// Per switch, its neighbours in port order, each once:
+    /// (neighbour, slot of the neighbour in `nb`, slot of this switch in the neighbour's).
+    by_port: Vec<Vec<(u32, u32, u32)>>,
+    /// Hop count through each neighbour slot (OpenSM's `hops[lid][port]`).
+    hop: Vec<u8>,
+    /// Least hop count per switch (OpenSM's `hops[lid][0]`).
+    least: Vec<u8>,
+    /// Direction of the step that last queued each switch: `true` for one a
+    /// packet takes downward (OpenSM's `UP`, the search walking backwards).
+    down_from: Vec<bool>,
+    queued: Vec<bool>,
+    queue: std::collections::VecDeque<u32>,
+    forced: Vec<bool>,
+}
+
+impl OsmSearch {
+    fn new(fabric: &Fabric, paths: &UpDownPaths) -> Self {
+        let n = paths.n;
+        let slot = |s: usize, p: usize| {
+            let start = paths.nb_start[s];
+            (start + paths.nb[start..paths.nb_start[s + 1]].binary_search(&(p as u32)).expect("neighbour")) as u32
+        };
+        let by_port = (0..n)
+            .map(|s| {
+                let mut v: Vec<(u32, u32, u32)> = Vec::new();
+                for (_, peer) in fabric.switch_neighbors(paths.hops.switches()[s]) {
+                    let p = paths.hops.index_of(peer.node).expect("switch");
+                    // A second cable to the same neighbour finds its count already set.
+                    if p != s && !v.iter().any(|e| e.0 as usize == p) {
+                        v.push((p as u32, slot(s, p), slot(p, s)));
+                    }
+                }
+                v
+            })
+            .collect();
+        OsmSearch {
+            by_port,
+            hop: vec![OSM_NO_PATH; paths.nb.len()],
+            least: vec![OSM_NO_PATH; n],
+            down_from: vec![false; n],
+            queued: vec![false; n],
+            queue: std::collections::VecDeque::with_capacity(n),
+            forced: vec![false; n],
+        }
+    }
+
+    fn run(&mut self, paths: &UpDownPaths, t: usize) {
+        self.hop.fill(OSM_NO_PATH);
+        self.least.fill(OSM_NO_PATH);
+        self.queued.fill(false);
+        self.least[t] = 0;
+        // The destination is queued without being marked, as in OpenSM.
+        self.down_from[t] = true;
+        self.queue.clear();
+        self.queue.push_back(t as u32);
+        while let Some(u) = self.queue.pop_front() {
+            let u = u as usize;
+            self.queued[u] = false;
+            let cur = self.least[u];
+            let may_enter_down = self.down_from[u]
+                && (u == t || self.by_port[u].iter().any(|&(p, i, _)| self.hop[i as usize] == cur && paths.is_down(u, p as usize)));
+            for &(v, _, back) in &self.by_port[u] {
+                let v = v as usize;
+                // The packet's hop v -> u.
+                let down = paths.is_down(v, u);
+                if down && !may_enter_down {
+                    continue;
+                }
+                let h = cur.saturating_add(1);
+                if h < self.hop[back as usize] {
+                    self.hop[back as usize] = h;
+                    self.least[v] = self.least[v].min(h);
+                    if !self.queued[v] {
+                        self.down_from[v] = down;
+                        self.queued[v] = true;
+                        self.queue.push_back(v as u32);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Per-destination work arrays, reused across destinations.
 struct Scratch {
     down: Vec<u16>,
@@ -617,6 +789,11 @@ impl PathSet for UpDownPaths<'_> {
             // Min-hop fallback for a switch no legal route starts from.
             let d = self.hops.by_index(sw, dst);
             return d != UNREACHABLE && self.hops.by_index(peer, dst) == d - 1;
+        }
+        if self.osm_row[dst] {
+            let start = self.nb_start[sw];
+            let i = self.nb[start..self.nb_start[sw + 1]].binary_search(&(peer as u32)).ok();
+            return i.is_some_and(|i| self.cand[dst * self.nb.len() + start + i]);
         }
         let down_peer = self.down[row + peer];
         if self.forced[row + sw] {
@@ -738,10 +915,6 @@ mod tests {
     #[test]
     fn a_switch_entered_going_down_keeps_routing_down() {
         // Roots r < u < s (GUIDs follow creation order); a1, a2, t have rank 1.
-        // Toward t: s alone would go up to u (s-u-t, 2 hops), but r has no up
-        // hop and reaches t only down through s, so s must route down too:
-        // s-a1-a2-t (down, down, down), 3 hops. Without that, r -> s -> u
-        // would go up after down.
         let mut f = Fabric::new();
         let [r, u, s, a1, a2, t] = ["r", "u", "s", "a1", "a2", "t"].map(|n| f.add_switch(n, 4).unwrap());
         for (x, px, y, py) in [(r, 1, s, 1), (u, 1, s, 2), (s, 3, a1, 1), (a1, 2, a2, 1), (a2, 2, t, 1), (u, 2, a2, 3), (u, 3, t, 2)] {
@@ -750,35 +923,175 @@ mod tests {
         let ht = f.add_hca("ht", 1).unwrap();
         f.connect(t, 3, ht, 1, LinkSpec::default()).unwrap();
         let lids = LidMap::assign(&f, 0).unwrap();
-        let (rt, roots) = updn(&["r", "u", "s"]).route_and_roots(&f, &lids).unwrap();
         let lid = lids.of_port(ht, 1).unwrap().base;
-        assert_eq!(rt.tables.get(s, lid), Some(3), "s must go down to a1");
-        assert_eq!(rt.tables.get(u, lid), Some(3));
-        let path: Vec<NodeId> = trace(&f, &lids, &rt.tables, r, lid).unwrap().into_iter().map(|(n, _)| n).collect();
-        assert_eq!(path, vec![r, s, a1, a2, t]);
-        legal(&f, &lids, &rt.tables, &root_nodes(&f, &roots), r, lid).unwrap();
-        // Min-hop sends s's traffic for t through u.
-        assert_eq!(MinHop.route(&f, &lids).unwrap().tables.get(s, lid), Some(2));
-        // r has no legal route to u's LID (r can only go down, to s, and s -> u
-        // is up); r has no hosts, so it gets a min-hop entry and a note.
-        assert_eq!(rt.tables.get(r, lids.switch_lid(u).unwrap()), Some(1));
-        assert!(rt.notes[1].contains("forwarding entries have no legal up*/down* route"), "{:?}", rt.notes);
-        // Nor has u one to r's LID (u -> s is down, s -> r up). If r and u have
-        // no LIDs (a loaded LID map may leave switches out), no entry lacks a
-        // legal route, and there is nothing to note.
-        assert!(rt.notes[1].starts_with("updn: 2 forwarding entries"), "{:?}", rt.notes);
-        let no_ru = lids.ports().iter().filter(|p| p.end.node != u && p.end.node != r).cloned().collect();
+        // Toward t, OpenSM's search reaches s first from u (2 hops, s -> u
+        // is up) and remembers s as a switch whose route starts going up, so
+        // it never passes s's count on to r (r -> s is down). s keeps its
+        // shortest route, and r, found by no search (OpenSM reaches it only
+        // through its root-to-root hack, see the module docs) and without
+        // hosts, gets a min-hop entry for its own traffic, and a note.
+        let rt = updn(&["r", "u", "s"]).route(&f, &lids).unwrap();
+        assert_eq!(rt.tables.get(s, lid), Some(2));
+        assert_eq!(rt.tables.get(r, lid), Some(1));
+        assert!(rt.notes[1].starts_with("updn: 4 forwarding entries"), "{:?}", rt.notes);
+        // r has no legal route to u's LID at all (r can only go down, to s,
+        // and s -> u is up), nor u to r's (u -> s is down, s -> r up). If r
+        // and u have no LIDs (a loaded LID map may leave switches out), r's
+        // entries toward t's two LIDs are left.
+        let no_ru: Vec<_> = lids.ports().iter().filter(|p| p.end.node != u && p.end.node != r).cloned().collect();
         let rt = updn(&["r", "u", "s"]).route(&f, &LidMap::from_entries(&f, 0, no_ru).unwrap()).unwrap();
-        assert_eq!(rt.notes.len(), 1, "{:?}", rt.notes);
-        // With a host on r, CA traffic would need that route: an error naming the roots.
+        assert!(rt.notes[1].starts_with("updn: 2 forwarding entries"), "{:?}", rt.notes);
+        assert!(rt.notes[1].ends_with("(e.g. r toward t)"), "{:?}", rt.notes);
+        // A host on r: the search leaves a switch with CA ports without a
+        // route, so the rows toward t are the exact ones. r reaches t only
+        // down through s, so s must route down too: s-a1-a2-t (down, down,
+        // down), 3 hops. Without that, r -> s -> u would go up after down.
         let hr = f.add_hca("hr", 1).unwrap();
         f.connect(r, 4, hr, 1, LinkSpec::default()).unwrap();
         let lids = LidMap::assign(&f, 0).unwrap();
+        let no_u = LidMap::from_entries(&f, 0, lids.ports().iter().filter(|p| p.end.node != u).cloned().collect()).unwrap();
+        let (rt, roots) = updn(&["r", "u", "s"]).route_and_roots(&f, &no_u).unwrap();
+        assert_eq!(rt.tables.get(s, lid), Some(3), "s must go down to a1");
+        assert_eq!(rt.tables.get(u, lid), Some(3));
+        let path: Vec<NodeId> = trace(&f, &no_u, &rt.tables, r, lid).unwrap().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(path, vec![r, s, a1, a2, t]);
+        legal(&f, &no_u, &rt.tables, &root_nodes(&f, &roots), r, lid).unwrap();
+        // Min-hop sends s's traffic for t through u.
+        assert_eq!(MinHop.route(&f, &lids).unwrap().tables.get(s, lid), Some(2));
+        // With u's LID, CA traffic from r would need a route no search finds: an error naming the roots.
         let err = updn(&["r", "u", "s"]).route(&f, &lids).unwrap_err().to_string();
         assert_eq!(
             err,
             "LID 0x0004 (u port 0; no legal up*/down* route with roots r, u, s) is unreachable from switch 'r'"
         );
+    }
+
+    /// Root Y over w, u and Z (rank 1), x under u and t under w (rank 2);
+    /// also w-u, u-Z and x-t. GUIDs follow creation order: Y < Z < w < u < x < t,
+    /// so w -> t, x -> t, u -> x, Y -> anything and Z -> u are down hops,
+    /// u -> w up. Switch ports in the order listed; `w_first` cables t's port
+    /// 1 to w (else to x); `z_to_u_first` cables Z's port 1 to u (else to Y).
+    /// Hosts h0.. on t's ports 3...
+    fn search_order_fabric(w_first: bool, z_to_u_first: bool, hosts: u32) -> Fabric {
+        let mut f = Fabric::new();
+        let [y, z, w, u, x, t] = ["Y", "Z", "w", "u", "x", "t"].map(|n| f.add_switch(n, 6).unwrap());
+        let (tw, tx) = if w_first { (1, 2) } else { (2, 1) };
+        let (zy, zu) = if z_to_u_first { (2, 1) } else { (1, 2) };
+        for (a, pa, b, pb) in [(t, tw, w, 3), (t, tx, x, 2), (w, 1, y, 1), (w, 2, u, 2), (y, 2, u, 1), (y, 3, z, zy), (u, 3, x, 1), (u, 4, z, zu)] {
+            f.connect(a, pa, b, pb, LinkSpec::default()).unwrap();
+        }
+        for i in 0..hosts {
+            let h = f.add_hca(format!("h{i}"), 1).unwrap();
+            f.connect(t, 3 + i, h, 1, LinkSpec::default()).unwrap();
+        }
+        f
+    }
+
+    #[test]
+    fn a_switch_first_reached_by_a_route_going_up_passes_nothing_down() {
+        // Worked from updn_bfs_by_node (OpenSM 3.3.23; checked against it on
+        // ibsim). The search walks back from t: w and x (1 hop), then w
+        // reaches Y (2) and u (2, by u -> w, which goes up), then x reaches
+        // u again (u -> x, down; u is still queued, so it keeps the direction
+        // of its first step), then Y reaches Z (3, Z -> Y). u was queued by a
+        // route starting up, so it never passes its count to Z (Z -> u would
+        // go down): Z's only candidate is Y, and nobody enters u going down,
+        // so u keeps both w and x. The exact per-phase lengths would also let
+        // Z go down through u (3 hops) and then hold u to x.
+        let f = search_order_fabric(true, false, 2);
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let r = updn(&["Y"]).route(&f, &lids).unwrap();
+        let id = |n: &str| f.node_by_name(n).unwrap();
+        let lid = |h: &str| lids.of_port(id(h), 1).unwrap().base;
+        // u alternates between its two candidates (w on port 2, x on port 3);
+        // Z sends both hosts' traffic up to Y (port 1).
+        assert_eq!([lid("h0"), lid("h1")].map(|l| r.tables.get(id("u"), l)), [Some(2), Some(3)]);
+        assert_eq!([lid("h0"), lid("h1")].map(|l| r.tables.get(id("Z"), l)), [Some(1), Some(1)]);
+        let roots = [id("Y")];
+        for sw in f.switches() {
+            for p in lids.ports() {
+                legal(&f, &lids, &r.tables, &roots, sw, p.base).unwrap();
+            }
+        }
+        check_routes(&f, &lids, &r.tables).unwrap();
+    }
+
+    #[test]
+    fn an_up_candidate_is_dropped_where_a_route_enters_going_down() {
+        // As above with t reaching x first: u is queued by x (u -> x, down)
+        // and then also gets 2 hops through w (u -> w, up). Queued going
+        // down, OpenSM's u passes its count to Z (Z -> u, down, 3 hops, as
+        // many as through Y); with Z's port 1 to u, Z's packets for h0 go to
+        // u, and u's first candidate is w: OpenSM 3.3.23 routes Z -> u -> w ->
+        // t, down then up. Here u, entered going down, keeps only x.
+        let f = search_order_fabric(false, true, 1);
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let r = updn(&["Y"]).route(&f, &lids).unwrap();
+        let id = |n: &str| f.node_by_name(n).unwrap();
+        let h0 = lids.of_port(id("h0"), 1).unwrap().base;
+        let path: Vec<&str> = trace(&f, &lids, &r.tables, id("Z"), h0).unwrap().into_iter().map(|(n, _)| f.node(n).name.as_str()).collect();
+        assert_eq!(path, ["Z", "u", "x", "t"]);
+        let roots = [id("Y")];
+        for sw in f.switches() {
+            for p in lids.ports() {
+                legal(&f, &lids, &r.tables, &roots, sw, p.base).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn a_switch_queued_again_going_down_does_not_pass_on_a_count_from_going_up() {
+        // Root R over Y and P; P over v, d, e and t; also Y-v, Y-c, v-c, c-d,
+        // d-e, e-t. GUIDs follow creation order, so among rank 2 (v < c < d
+        // < e < t) c -> d -> e -> t all go down, and c -> v goes up. Worked
+        // from updn_bfs_by_node walking back from t (checked against OpenSM
+        // 3.3.23 on ibsim): e (1 hop, t's port 1) queues d (2) before P (1)
+        // queues v (2, v -> P goes up, so v can pass its count only to
+        // switches it would leave upward); d queues c (3, c -> d goes down);
+        // v, processed, gives c a second 3 through v. Then c reaches v (4,
+        // v -> c goes down) after v left the queue: OpenSM queues v again as
+        // if its route went down, and v passes its 2 hops, which go up
+        // through P, to Y (Y -> v goes down): 3 hops, as many as through R.
+        // With Y's port 1 to v, OpenSM 3.3.23 routes Y -> v -> P -> t, down
+        // then up. Here v, with no down candidate, passes nothing down.
+        let mut f = Fabric::new();
+        let [r, y, p, v, c, d, e, t] = ["R", "Y", "P", "v", "c", "d", "e", "t"].map(|n| f.add_switch(n, 6).unwrap());
+        for (a, pa, b, pb) in [
+            (r, 1, y, 2),
+            (r, 2, p, 1),
+            (y, 1, v, 1),
+            (y, 3, c, 1),
+            (p, 2, v, 2),
+            (p, 3, d, 2),
+            (p, 4, e, 2),
+            (p, 5, t, 2),
+            (v, 3, c, 2),
+            (c, 3, d, 1),
+            (d, 3, e, 1),
+            (e, 3, t, 1),
+        ] {
+            f.connect(a, pa, b, pb, LinkSpec::default()).unwrap();
+        }
+        let h = f.add_hca("h0", 1).unwrap();
+        f.connect(t, 3, h, 1, LinkSpec::default()).unwrap();
+        let hops = SwitchHops::compute(&f);
+        let paths = UpDownPaths::compute(&f, &hops, &[hops.index_of(r).unwrap()]);
+        let i = |n: NodeId| hops.index_of(n).unwrap();
+        let ti = i(t);
+        assert!(paths.osm_row[ti]);
+        assert_eq!([y, v, c].map(|n| paths.len[ti * paths.n + i(n)]), [3, 2, 3]);
+        // Y's 3 hops are through R only; c keeps both its candidates.
+        assert!(paths.on_path(i(y), i(r), ti) && !paths.on_path(i(y), i(v), ti));
+        assert!(paths.on_path(i(c), i(d), ti) && paths.on_path(i(c), i(v), ti));
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let rt = updn(&["R"]).route(&f, &lids).unwrap();
+        let h0 = lids.of_port(h, 1).unwrap().base;
+        assert_eq!(rt.tables.get(y, h0), Some(2));
+        for sw in f.switches() {
+            for port in lids.ports() {
+                legal(&f, &lids, &rt.tables, &[r], sw, port.base).unwrap();
+            }
+        }
     }
 
     #[test]
