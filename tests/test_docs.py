@@ -508,6 +508,10 @@ def test_scripts_test_warns_outside_a_virtual_environment_and_names_what_it_inst
     # The apt package is named before apt-get runs.
     said = err.index("installing the system package 'chromium' with apt-get")
     assert said < err.index("STUB apt-get update") < err.index("STUB apt-get install -y -qq chromium")
+    # So are OpenSM's, after Chromium's and before the tests.
+    said = err.index("installing the system packages 'opensm ibsim-utils infiniband-diags' with apt-get")
+    assert err.index("STUB apt-get install -y -qq chromium") < said < err.index("STUB apt-get install -y -qq opensm ibsim-utils infiniband-diags")
+    assert calls.index("apt-get install -y -qq opensm ibsim-utils infiniband-diags") < calls.index("cargo test --workspace")
 
 
 def test_scripts_test_in_a_virtual_environment_says_so_and_can_leave_apt_alone(tmp_path):
@@ -518,5 +522,6 @@ def test_scripts_test_in_a_virtual_environment_says_so_and_can_leave_apt_alone(t
     assert f"installing into the virtual environment {venv}" in proc.stderr
     assert "WARNING" not in proc.stderr
     assert "IBNETSIM_TEST_NO_APT=1, so not installing it" in proc.stderr
+    assert "IBNETSIM_TEST_NO_APT=1, so not installing them: the live OpenSM test will be skipped" in proc.stderr
     assert not [c for c in calls if c.startswith("apt-get")]
     assert "python -m pip install --quiet .[test]" in calls
