@@ -600,7 +600,7 @@ fn balance(pairs: &[u64], max_vls: u8) -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::analysis::{analyze, AnalysisOptions, CdgReport, PathSl as RouteSl, SlView};
-    use crate::routing::testfab::{self, check_routes};
+    use crate::routing::testfab::{self, check_routes, sls_used};
     use crate::routing::{build_engine, sssp::Sssp};
     use ibnetsim_fabric::gen::{FatTreeParams, IrregularParams, MeshParams, RingParams};
     use ibnetsim_fabric::{LinkEnd, LinkSpec};
@@ -619,16 +619,6 @@ mod tests {
         };
         let view = SlView::modulo(15).unwrap().with_path_sl(RouteSl::PerPair(&sl));
         analyze(f, lids, &r.tables, &view, &AnalysisOptions::default()).unwrap().credit_loops
-    }
-
-    fn sls_used(lids: &LidMap, r: &Routing) -> Vec<u8> {
-        let mut used = [false; 16];
-        for s in lids.ports() {
-            for d in lids.ports().iter().flat_map(|p| p.lids()) {
-                used[r.path_sl.get(s.base, d).unwrap() as usize] = true;
-            }
-        }
-        (0..16).filter(|&i| used[i as usize]).collect()
     }
 
     #[test]

@@ -705,7 +705,7 @@ mod tests {
     use crate::hops::SwitchHops;
     use crate::lid::Lid;
     use crate::routing::minhop::MinHop;
-    use crate::routing::testfab::{self, check_minimal, check_routes};
+    use crate::routing::testfab::{self, check_minimal, check_routes, sls_used};
     use crate::routing::build_engine;
     use ibnetsim_fabric::gen::{FatTreeParams, IrregularParams, MeshParams, RingParams};
     use ibnetsim_fabric::{LinkEnd, LinkSpec};
@@ -726,16 +726,6 @@ mod tests {
         let view = SlView::modulo(15).unwrap().with_path_sl(RouteSl::PerPair(&sl));
         let options = AnalysisOptions { cdg_switch_lids: switch_lids, ..AnalysisOptions::default() };
         analyze(f, lids, &r.tables, &view, &options).unwrap().credit_loops
-    }
-
-    fn sls_used(lids: &LidMap, r: &Routing) -> Vec<u8> {
-        let mut used = [false; 16];
-        for s in lids.ports() {
-            for d in lids.ports().iter().flat_map(|p| p.lids()) {
-                used[r.path_sl.get(s.base, d).unwrap() as usize] = true;
-            }
-        }
-        (0..16).filter(|&i| used[i as usize]).collect()
     }
 
     /// Complete, loop-free, minimal, and free of credit loops with the

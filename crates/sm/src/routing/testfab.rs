@@ -206,3 +206,14 @@ pub fn check_minimal(f: &Fabric, lids: &LidMap, hops: &SwitchHops, tables: &Forw
     }
     Ok(())
 }
+
+/// The SLs an engine's per-path SLs use between every pair of LID owners, sorted.
+pub fn sls_used(lids: &LidMap, r: &crate::routing::Routing) -> Vec<u8> {
+    let mut used = [false; 16];
+    for s in lids.ports() {
+        for d in lids.ports().iter().flat_map(|p| p.lids()) {
+            used[r.path_sl.get(s.base, d).unwrap() as usize] = true;
+        }
+    }
+    (0..16).filter(|&i| used[i as usize]).collect()
+}

@@ -846,6 +846,15 @@ mod tests {
 
     /// Independent check: ranks by BFS from `roots`, then every hop of the route
     /// from `from` to `lid` must keep "no up after down" under (rank, GUID).
+    /// Every base-LID route from every switch is a legal up*/down* route.
+    fn all_legal(f: &Fabric, lids: &LidMap, tables: &ForwardingTables, roots: &[NodeId]) {
+        for sw in f.switches() {
+            for p in lids.ports() {
+                legal(f, lids, tables, roots, sw, p.base).unwrap();
+            }
+        }
+    }
+
     fn legal(f: &Fabric, lids: &LidMap, tables: &ForwardingTables, roots: &[NodeId], from: NodeId, lid: u16) -> Result<(), String> {
         let mut rank = std::collections::HashMap::new();
         let mut queue: std::collections::VecDeque<NodeId> = roots.iter().copied().collect();
@@ -1007,12 +1016,7 @@ mod tests {
         // Z sends both hosts' traffic up to Y (port 1).
         assert_eq!([lid("h0"), lid("h1")].map(|l| r.tables.get(id("u"), l)), [Some(2), Some(3)]);
         assert_eq!([lid("h0"), lid("h1")].map(|l| r.tables.get(id("Z"), l)), [Some(1), Some(1)]);
-        let roots = [id("Y")];
-        for sw in f.switches() {
-            for p in lids.ports() {
-                legal(&f, &lids, &r.tables, &roots, sw, p.base).unwrap();
-            }
-        }
+        all_legal(&f, &lids, &r.tables, &[id("Y")]);
         check_routes(&f, &lids, &r.tables).unwrap();
     }
 
@@ -1031,12 +1035,7 @@ mod tests {
         let h0 = lids.of_port(id("h0"), 1).unwrap().base;
         let path: Vec<&str> = trace(&f, &lids, &r.tables, id("Z"), h0).unwrap().into_iter().map(|(n, _)| f.node(n).name.as_str()).collect();
         assert_eq!(path, ["Z", "u", "x", "t"]);
-        let roots = [id("Y")];
-        for sw in f.switches() {
-            for p in lids.ports() {
-                legal(&f, &lids, &r.tables, &roots, sw, p.base).unwrap();
-            }
-        }
+        all_legal(&f, &lids, &r.tables, &[id("Y")]);
     }
 
     #[test]
@@ -1087,11 +1086,7 @@ mod tests {
         let rt = updn(&["R"]).route(&f, &lids).unwrap();
         let h0 = lids.of_port(h, 1).unwrap().base;
         assert_eq!(rt.tables.get(y, h0), Some(2));
-        for sw in f.switches() {
-            for port in lids.ports() {
-                legal(&f, &lids, &rt.tables, &[r], sw, port.base).unwrap();
-            }
-        }
+        all_legal(&f, &lids, &rt.tables, &[r]);
     }
 
     #[test]
