@@ -9,8 +9,9 @@ needs Debian's ``opensm``, ``ibsim-utils`` (``ibsim`` and the
 once against it through the preload (``opensm -o -R ENGINE``), and writes its
 ``opensm-lfts.dump`` and ``guid2lid``. ibnetsim then routes the same file with
 the same engine, taking OpenSM's LIDs from that ``guid2lid``
-(``ibnetsim route --guid2lid``), and the two dumps are compared per (switch
-GUID, LID). ibnetsim reads an ibsim ``.net`` file with ibsim's GUID rule, so
+(``ibnetsim route --guid2lid``; or numbering them itself as OpenSM does,
+``--lid-order opensm``), and the two dumps are compared per (switch GUID,
+LID). ibnetsim reads an ibsim ``.net`` file with ibsim's GUID rule, so
 the GUIDs agree without a translation. Prints the differing entries; exits 1
 if there are any, or if OpenSM fell back to another engine.
 
@@ -103,9 +104,12 @@ def run_opensm(net: Path, engine: str, folder: Path, options: Sequence[str] = ()
     return OpenSmRun(folder, used[-1] if used else None, parse_lfts(folder / "dumps" / "opensm-lfts.dump"))
 
 
-def run_ibnetsim(net: Path, engine: str, guid2lid: Path, out: Path, options: Sequence[str] = ()) -> Tables:
-    """Routes ``net`` with ibnetsim's ``engine`` on OpenSM's LIDs."""
-    cmd = [sys.executable, "-m", "ibnetsim.cli", "route", str(net), "--engine", engine, "--guid2lid", str(guid2lid), "-o", str(out), *options]
+def run_ibnetsim(net: Path, engine: str, guid2lid: Optional[Path], out: Path, options: Sequence[str] = ()) -> Tables:
+    """Routes ``net`` with ibnetsim's ``engine`` on OpenSM's LIDs: those of its
+    ``guid2lid`` file, or with none, ibnetsim's own OpenSM numbering
+    (``--lid-order opensm``)."""
+    lids = ["--guid2lid", str(guid2lid)] if guid2lid is not None else ["--lid-order", "opensm"]
+    cmd = [sys.executable, "-m", "ibnetsim.cli", "route", str(net), "--engine", engine, *lids, "-o", str(out), *options]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"ibnetsim route failed: {proc.stderr.strip()}")
@@ -150,6 +154,26 @@ def ibnetsim_sl2vl(net: Path, qos_conf: Path) -> Sl2Vl:
             # OpenSM names a CA port's one table by the port's GUID (node + port).
             tables[(guid + r.out_port, 0, 0)] = vls
     return tables
+
+
+def parse_guid2lid(path: Path) -> dict[int, tuple[int, int]]:
+    """OpenSM's ``guid2lid`` file: port GUID → (first LID, last LID)."""
+    out = {}
+    for line in path.read_text().split("\n"):
+        f = line.split()
+        if len(f) >= 3:
+            out[int(f[0], 16)] = (int(f[1], 16), int(f[2], 16))
+    return out
+
+
+def dump_lid_owners(path: Path) -> dict[int, int]:
+    """LID → owner's port GUID, from the comments of ``ibnetsim route``'s dump."""
+    out = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"(0x[0-9a-fA-F]+) \d+ # .*portguid (0x[0-9a-fA-F]+)", line)
+        if m:
+            out[int(m.group(1), 16)] = int(m.group(2), 16)
+    return out
 
 
 def differences(opensm: Tables, ours: Tables) -> list[tuple[int, int, int, Optional[int]]]:

@@ -78,7 +78,7 @@ def test_points_are_fully_resolved_with_defaults(tmp_path):
         "link_speed": "SDR",
         "cable_length_m": 1.0,
     }
-    assert p.config["routing"] == {"engine": "minhop", "lmc": 0, "root": [], "lfts_file": None, "fdbs_key": None, "seed": 2, "max_vls": None, "lash_start_vl": None}
+    assert p.config["routing"] == {"engine": "minhop", "lmc": 0, "root": [], "lfts_file": None, "fdbs_key": None, "seed": 2, "max_vls": None, "lash_start_vl": None, "lid_order": "ibnetsim"}
     # [check] was not written but the kind reads it: defaults.
     assert p.config["check"] == {"data_vls": 1, "qos_file": None, "spread_lmc": False}
 

@@ -217,6 +217,24 @@ def test_qos_sl2vl_tables_match_opensm(nets, tmp_path):
     assert osm.engine == "minhop"
 
 
+@pytest.mark.parametrize("fabric,lmc", [("irregular16", 0), ("irregular16", 2), ("fattree4-3", 1), ("valley", 3)])
+def test_opensm_lid_order_gives_opensms_lids_and_tables_without_its_guid2lid(nets, tmp_path, fabric, lmc):
+    # ibnetsim's own numbering (--lid-order opensm) gives every port the LIDs
+    # OpenSM's LID manager gave it on a fresh subnet (the SM on the net
+    # file's first node), alignment gaps included, so the tables compare as
+    # they are.
+    net = nets[fabric]
+    osm = xc.run_opensm(net, "minhop", tmp_path, ["-l", str(lmc)])
+    ours = xc.run_ibnetsim(net, "minhop", None, tmp_path / "ours.dump", ["--lmc", str(lmc)])
+    owners = xc.dump_lid_owners(tmp_path / "ours.dump")
+    first_lid = {}
+    for lid, guid in owners.items():
+        first_lid[guid] = min(first_lid.get(guid, lid), lid)
+    theirs = {guid: lo for guid, (lo, _hi) in xc.parse_guid2lid(osm.guid2lid).items()}
+    assert len(theirs) > 0 and first_lid == theirs
+    assert xc.differences(osm.tables, ours) == []
+
+
 def test_a_differing_entry_is_reported(nets, tmp_path):
     # The comparison itself: one port changed in ibnetsim's dump is found.
     osm = xc.run_opensm(nets["mesh4x4"], "dor", tmp_path)

@@ -206,3 +206,23 @@ def test_engine_chains_fall_back():
     assert sm.check().ok
     with pytest.raises(ib.ConfigError, match="unknown routing engine 'nosuch' in the chain 'updn,nosuch'"):
         ib.SubnetManager(torus, routing="updn,nosuch")
+
+
+def test_lid_order_opensm_numbers_the_first_node_first_then_by_port_guid():
+    # A 2-ary 2-tree written and read back as an ibsim fabric would be: the
+    # first node (a switch) is the SM and takes LID 1, the other switches
+    # follow (their GUIDs end in 00, before the CA ports' 01), then the CAs.
+    # With LMC 1 the CA blocks are aligned to 2 and LID 5 is skipped.
+    fab = ib.topology.fat_tree(k=2, n=2)
+    sm = ib.SubnetManager(fab, lid_order="opensm", lmc=1)
+    lids = sm.lids.set_index("node")
+    switches = [n for n, k in zip(fab.nodes["name"], fab.nodes["kind"]) if k == "Switch"]
+    first = fab.nodes["name"][0]
+    assert lids.loc[first, "base_lid"] == 1
+    assert sorted(lids.loc[switches, "base_lid"]) == [1, 2, 3, 4]
+    hosts = sorted(lids.drop(index=switches)["base_lid"])
+    assert hosts == [6, 8, 10, 12]
+    default = ib.SubnetManager(fab, lmc=1).lids.set_index("node")
+    assert sorted(default.drop(index=switches)["base_lid"]) == [2, 4, 6, 8]
+    with pytest.raises(ib.ConfigError, match="lid_order: unknown value 'openSM' .*did you mean 'opensm'"):
+        ib.SubnetManager(fab, lid_order="openSM")

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 import click
 
 import ibnetsim
-from ibnetsim import topology
+from ibnetsim import _core, topology
 from ibnetsim._cliutil import friendly_errors
 from ibnetsim.errors import IbnetsimError
 from ibnetsim.sm import SubnetManager, routing_engines
@@ -161,12 +161,12 @@ def topo_info(file: str, ibnl_dir: tuple[str, ...], as_json: bool) -> None:
 
 
 # --------------------------------------------------------------------------- route / check
-def _configure(file: str, engine: str, lmc: int, root: tuple[str, ...], lfts: Optional[str], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], guid2lid: Optional[str] = None, max_vls: Optional[int] = None, lash_start_vl: Optional[int] = None) -> tuple[topology.Fabric, SubnetManager, float, float]:
+def _configure(file: str, engine: str, lmc: int, root: tuple[str, ...], lfts: Optional[str], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], guid2lid: Optional[str] = None, max_vls: Optional[int] = None, lash_start_vl: Optional[int] = None, lid_order: str = "ibnetsim") -> tuple[topology.Fabric, SubnetManager, float, float]:
     t0 = time.perf_counter()
     fab = topology.read(file, ibnl_dir)
     t1 = time.perf_counter()
     try:
-        sm = SubnetManager(fab, routing=engine, lmc=lmc, root=list(root), lfts_file=lfts, fdbs_key=fdbs_key, guid2lid=guid2lid, max_vls=max_vls, lash_start_vl=lash_start_vl)
+        sm = SubnetManager(fab, routing=engine, lmc=lmc, root=list(root), lfts_file=lfts, fdbs_key=fdbs_key, guid2lid=guid2lid, max_vls=max_vls, lash_start_vl=lash_start_vl, lid_order=lid_order)
     except IbnetsimError as e:
         # Name the topology too: "disconnected" or "unroutable" is about this file.
         raise type(e)(f"{file}: {e}") from None
@@ -175,6 +175,14 @@ def _configure(file: str, engine: str, lmc: int, root: tuple[str, ...], lfts: Op
 
 
 def _routing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option(
+        "--lid-order",
+        type=click.Choice(_core.lid_orders()),
+        default="ibnetsim",
+        show_default=True,
+        help="How ports are numbered: CA ports first (ibnetsim), or as OpenSM numbers a fresh subnet, the first node as the SM "
+        "(opensm): the tables then compare with OpenSM's dumps without its guid2lid.",
+    )(fn)
     fn = click.option("--guid2lid", type=click.Path(exists=True, dir_okay=False), help="OpenSM's guid2lid file: take every port's LIDs (and the LMC) from it instead of assigning them.")(fn)
     fn = click.option("--ibnl-dir", multiple=True, type=click.Path(file_okay=False), help="Extra folder of .ibnl system files.")(fn)
     fn = click.option("--fdbs-key", type=click.Path(exists=True, dir_okay=False), help="The .fdbs.ini key of an ib_flit_sim .fdbs table.")(fn)
@@ -193,7 +201,7 @@ def _routing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write opensm-lfts.dump here.")
 @click.option("--list", "list_engines", is_flag=True, help="List routing engines and exit.")
 @_friendly_errors
-def route(file: Optional[str], engine: str, lmc: int, max_vls: Optional[int], lash_start_vl: Optional[int], root: tuple[str, ...], lfts_file: Optional[str], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], guid2lid: Optional[str], output: Optional[str], list_engines: bool) -> None:
+def route(file: Optional[str], engine: str, lmc: int, max_vls: Optional[int], lash_start_vl: Optional[int], root: tuple[str, ...], lfts_file: Optional[str], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], guid2lid: Optional[str], lid_order: str, output: Optional[str], list_engines: bool) -> None:
     """Compute forwarding tables for FILE and write them as an OpenSM LFT dump."""
     if list_engines:
         for name, summary in routing_engines():
@@ -201,7 +209,7 @@ def route(file: Optional[str], engine: str, lmc: int, max_vls: Optional[int], la
         return
     if file is None:
         raise click.UsageError("FILE is required (or use --list)")
-    fab, sm, t_read, t_route = _configure(file, engine, lmc, root, lfts_file, fdbs_key, ibnl_dir, guid2lid, max_vls, lash_start_vl)
+    fab, sm, t_read, t_route = _configure(file, engine, lmc, root, lfts_file, fdbs_key, ibnl_dir, guid2lid, max_vls, lash_start_vl, lid_order)
     for note in sm.notes:
         click.echo(f"note: {note}", err=True)
     if output:
@@ -227,7 +235,7 @@ def route(file: Optional[str], engine: str, lmc: int, max_vls: Optional[int], la
 @click.option("--escape-first", is_flag=True, help="Read the tables as the fa engine lays them out (LID offset 0 the escape path, the others adaptive) and check Duato's condition on the escape channels.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @_friendly_errors
-def check(file: str, lfts_file: Optional[str], engine: str, lmc: int, max_vls: Optional[int], lash_start_vl: Optional[int], root: tuple[str, ...], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], guid2lid: Optional[str], data_vls: int, qos_file: Optional[str], sl2vl_file: Optional[str], lid_matrix_file: Optional[str], sl: int, include_switch_lids: bool, spread_lmc: bool, escape_first: bool, as_json: bool) -> None:
+def check(file: str, lfts_file: Optional[str], engine: str, lmc: int, max_vls: Optional[int], lash_start_vl: Optional[int], root: tuple[str, ...], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], guid2lid: Optional[str], lid_order: str, data_vls: int, qos_file: Optional[str], sl2vl_file: Optional[str], lid_matrix_file: Optional[str], sl: int, include_switch_lids: bool, spread_lmc: bool, escape_first: bool, as_json: bool) -> None:
     """Reachability, loops, path stretch, channel load and credit loops of FILE's routing.
 
     Exits 1 if any CA pair is unreachable, a forwarding loop exists, or the
@@ -243,7 +251,7 @@ def check(file: str, lfts_file: Optional[str], engine: str, lmc: int, max_vls: O
         engine = "file"
     if sl2vl_file and (qos_file or click.get_current_context().get_parameter_source("data_vls") != click.core.ParameterSource.DEFAULT):
         raise click.UsageError("--sl2vl gives the SL2VL tables; --qos and --vls would give others: give one of them")
-    fab, sm, t_read, t_route = _configure(file, engine, lmc, root, lfts_file, fdbs_key, ibnl_dir, guid2lid, max_vls, lash_start_vl)
+    fab, sm, t_read, t_route = _configure(file, engine, lmc, root, lfts_file, fdbs_key, ibnl_dir, guid2lid, max_vls, lash_start_vl, lid_order)
     for note in sm.notes:
         click.echo(f"note: {note}", err=True)
     t0 = time.perf_counter()

@@ -75,6 +75,11 @@ class SubnetManager:
     destination. ``guid2lid`` is OpenSM's LID database file (``guid2lid`` in
     its cache directory): every port then gets the LIDs OpenSM gave it, and
     the LMC is the file's, whatever the engine (see docs/check.md).
+    ``lid_order="opensm"`` numbers the ports as OpenSM 3.3.23 numbers a fresh
+    subnet (the SM's port, taken to be the fabric's first node, then OpenSM's
+    port-GUID order), so that tables compare with an OpenSM run's dumps
+    without its ``guid2lid``; the default, ``"ibnetsim"``, numbers the CA ports
+    first, then the switches.
     """
 
     def __init__(
@@ -91,6 +96,7 @@ class SubnetManager:
         guid2lid: Optional[str | os.PathLike] = None,
         max_vls: Optional[int] = None,
         lash_start_vl: Optional[int] = None,
+        lid_order: str = "ibnetsim",
     ):
         roots = [os.fspath(r) for r in ([root] if isinstance(root, (str, os.PathLike)) else list(root or []))]
         self.fabric = fabric
@@ -112,6 +118,7 @@ class SubnetManager:
             None if guid2lid is None else os.fspath(guid2lid),
             None if max_vls is None else _args.integer("max_vls", max_vls, 0, _args.U8_MAX),
             None if lash_start_vl is None else _args.integer("lash_start_vl", lash_start_vl, 0, _args.U8_MAX),
+            _args.choice("lid_order", lid_order, _core.lid_orders()),
         )
 
     @property

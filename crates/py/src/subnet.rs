@@ -9,7 +9,7 @@ use ibnetsim_sm::guid2lid::read_guid2lid;
 use ibnetsim_sm::lid_matrix::{compare, read_lid_matrix};
 use ibnetsim_sm::qos::sl2vl_dump::read_sl2vl_dump;
 use ibnetsim_sm::qos::{QosConfig, Sl2VlTables};
-use ibnetsim_sm::{MulticastGroupConfig, PathLabels, RouteLabel, RoutingOptions, SmConfig, SmError, Subnet, SubnetManager, ENGINES};
+use ibnetsim_sm::{LidOrder, MulticastGroupConfig, PathLabels, RouteLabel, RoutingOptions, SmConfig, SmError, Subnet, SubnetManager, ENGINES};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2};
 use pyo3::prelude::*;
@@ -58,7 +58,7 @@ impl PySubnet {
     /// Runs the subnet manager on a fabric.
     #[staticmethod]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (fabric, engine, lmc, roots, file, file_key, seed, multicast_groups=Vec::new(), non_adaptive=Vec::new(), guid2lid=None, max_vls=None, lash_start_vl=None))]
+    #[pyo3(signature = (fabric, engine, lmc, roots, file, file_key, seed, multicast_groups=Vec::new(), non_adaptive=Vec::new(), guid2lid=None, max_vls=None, lash_start_vl=None, lid_order="ibnetsim"))]
     fn configure(
         py: Python<'_>,
         fabric: Py<PyFabric>,
@@ -73,13 +73,16 @@ impl PySubnet {
         guid2lid: Option<std::path::PathBuf>,
         max_vls: Option<u8>,
         lash_start_vl: Option<u8>,
+        lid_order: &str,
     ) -> PyResult<Self> {
         let fab = fabric.get();
+        let lid_order = LidOrder::from_name(lid_order).map_err(sm_err)?;
         let config = SmConfig {
             routing_engine: engine,
             lmc,
             options: RoutingOptions { roots, file, file_key, seed, topology_lids: fab.file_lids.clone(), non_adaptive, max_vls, lash_start_vl },
             multicast_groups: multicast_groups.into_iter().map(|(mlid, members)| MulticastGroupConfig { mlid, members }).collect(),
+            lid_order,
         };
         let inner = py
             .detach(|| {
@@ -322,8 +325,15 @@ fn routing_engines() -> Vec<(&'static str, &'static str)> {
     ENGINES.iter().map(|e| (e.name, e.summary)).collect()
 }
 
+/// The LID manager's numberings (`SubnetManager(lid_order=…)`).
+#[pyfunction]
+fn lid_orders() -> Vec<&'static str> {
+    LidOrder::NAMES.to_vec()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySubnet>()?;
     m.add_function(wrap_pyfunction!(routing_engines, m)?)?;
+    m.add_function(wrap_pyfunction!(lid_orders, m)?)?;
     Ok(())
 }

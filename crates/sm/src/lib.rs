@@ -43,4 +43,4 @@ pub use mft::{
 };
 pub use path_sl::{PathSl, NO_SL};
 pub use routing::{RoutingEngine, RoutingOptions, Routing, ENGINES};
-pub use subnet::{SmConfig, Subnet, SubnetManager};
+pub use subnet::{LidOrder, SmConfig, Subnet, SubnetManager};

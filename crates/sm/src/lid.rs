@@ -80,6 +80,40 @@ impl LidMap {
         Self::from_entries(fabric, lmc, entries)
     }
 
+    /// LIDs numbered as OpenSM 3.3.23's LID manager numbers a fresh subnet
+    /// (`osm_lid_mgr.c`, no `guid2lid` cache, ports reporting LID 0): the SM's
+    /// own port first (`lid_mgr_process_our_sm_node`), here the first node of
+    /// the fabric (ibsim runs the SM on the first node of its net file), then
+    /// every port in OpenSM's port-GUID table order (see
+    /// `routing::ucast::opensm_key`). Each takes the lowest free LIDs:
+    /// `2^lmc` of them for a CA port, aligned, and one for a switch's port 0
+    /// (OpenSM's default `lmc_esp0 FALSE`). Alignment skips LIDs for good,
+    /// as OpenSM's `lid_mgr_find_free_lid_range` moves its free range past
+    /// them. With these LIDs the tables compare with OpenSM's dumps entry for
+    /// entry, without its `guid2lid` file.
+    pub fn assign_opensm(fabric: &Fabric, lmc: u8) -> Result<Self, SmError> {
+        if lmc > 7 {
+            return Err(SmError::option("lmc", format!("{lmc} is out of range; IBA allows LMC 0..=7")));
+        }
+        let mut ports: Vec<(LinkEnd, u32)> = fabric.switches().map(|sw| (LinkEnd { node: sw, port: 0 }, 1)).collect();
+        ports.extend(fabric.ca_ports().into_iter().map(|end| (end, 1u32 << lmc)));
+        let guid = |end: LinkEnd| fabric.node(end.node).port_guid(end.port);
+        let sm = ports.iter().position(|(end, _)| end.node.index() == 0);
+        let first = sm.map(|i| ports.remove(i));
+        ports.sort_by_key(|&(end, _)| crate::routing::ucast::opensm_key(guid(end)));
+        let mut next: u32 = 1;
+        let mut entries = Vec::with_capacity(ports.len() + 1);
+        for (end, count) in first.into_iter().chain(ports) {
+            let base = if count > 1 && next % count != 0 { (next + count) & !(count - 1) } else { next };
+            if base + count - 1 > MAX_UNICAST_LID as u32 {
+                return Err(SmError::LmcTooLarge { lmc, needed: (base + count - 1) as u64, max: MAX_UNICAST_LID as u64, fits: None });
+            }
+            entries.push(PortLid { end, base: base as Lid, lmc: if count > 1 { lmc } else { 0 } });
+            next = base + count;
+        }
+        Self::from_entries(fabric, lmc, entries)
+    }
+
     /// Builds a map from given LIDs (as read from a dump or a topology file),
     /// checking that they are in range, aligned, non-overlapping and belong to
     /// existing ports.
@@ -164,7 +198,7 @@ impl LidMap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ibnetsim_fabric::LinkSpec;
+    use ibnetsim_fabric::{LinkSpec, NodeKind};
 
     fn star(hosts: u32) -> Fabric {
         let mut f = Fabric::new();
@@ -195,6 +229,31 @@ mod tests {
         assert_eq!(m.owner(13).unwrap().end.node, f.node_by_name("h2").unwrap());
         assert!(m.owner(3).is_none());
         assert_eq!(m.owner(16).unwrap().lmc, 0);
+    }
+
+    #[test]
+    fn opensm_numbers_the_sm_first_then_by_byte_swapped_guid_with_alignment_gaps() {
+        // Worked from osm_lid_mgr.c. The switch (the first node) is the SM:
+        // LID 1. The CA ports follow in OpenSM's port-GUID table order, which
+        // compares GUIDs byte-swapped, lowest byte first: h1's port GUID
+        // 0x0300 (low byte 00), then h2's 0x0101 and h0's 0x0201 (low byte
+        // 01 for both, then 01 before 02).
+        let mut f = Fabric::new();
+        let s = f.add_node(NodeKind::Switch, "s", 8, Some(0x1000)).unwrap();
+        for (i, node_guid) in [0x0200u64, 0x02ff, 0x0100].into_iter().enumerate() {
+            let h = f.add_node(NodeKind::Hca, format!("h{i}"), 1, Some(node_guid)).unwrap();
+            f.connect(s, i as u32 + 1, h, 1, LinkSpec::default()).unwrap();
+        }
+        let at = |m: &LidMap, h: &str| m.of_port(f.node_by_name(h).unwrap(), 1).unwrap().base;
+        let m = LidMap::assign_opensm(&f, 0).unwrap();
+        assert_eq!(m.switch_lid(s), Some(1));
+        assert_eq!([at(&m, "h1"), at(&m, "h2"), at(&m, "h0")], [2, 3, 4]);
+        // LMC 2: blocks of 4, aligned; the LIDs skipped to align (2, 3) stay
+        // unused, as OpenSM's free range moves past them.
+        let m = LidMap::assign_opensm(&f, 2).unwrap();
+        assert_eq!(m.switch_lid(s), Some(1));
+        assert_eq!([at(&m, "h1"), at(&m, "h2"), at(&m, "h0")], [4, 8, 12]);
+        assert!(m.owner(2).is_none() && m.owner(3).is_none());
     }
 
     #[test]

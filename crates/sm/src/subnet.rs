@@ -21,6 +21,33 @@ pub struct SmConfig {
     pub options: RoutingOptions,
     /// Multicast groups to route after the unicast engine (none by default).
     pub multicast_groups: Vec<MulticastGroupConfig>,
+    /// How the LID manager numbers the ports (engines that impose their own
+    /// LIDs, and LIDs given from a `guid2lid` file, win over it).
+    pub lid_order: LidOrder,
+}
+
+/// How the LID manager numbers ports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LidOrder {
+    /// CA ports first, in fabric order, then the switches ([`LidMap::assign`]).
+    #[default]
+    Ibnetsim,
+    /// As OpenSM numbers a fresh subnet ([`LidMap::assign_opensm`]).
+    OpenSm,
+}
+
+impl LidOrder {
+    /// Registry names, in the order of the variants.
+    pub const NAMES: &'static [&'static str] = &["ibnetsim", "opensm"];
+
+    /// The order called `name`, or an error naming the option.
+    pub fn from_name(name: &str) -> Result<Self, SmError> {
+        match name {
+            "ibnetsim" => Ok(LidOrder::Ibnetsim),
+            "opensm" => Ok(LidOrder::OpenSm),
+            _ => Err(SmError::option("lid_order", format!("unknown LID order '{name}' (known: {})", Self::NAMES.join(", ")))),
+        }
+    }
 }
 
 impl Default for SmConfig {
@@ -30,6 +57,7 @@ impl Default for SmConfig {
             lmc: 0,
             options: RoutingOptions::default(),
             multicast_groups: Vec::new(),
+            lid_order: LidOrder::Ibnetsim,
         }
     }
 }
@@ -98,7 +126,10 @@ impl SubnetManager {
             }
             None => match engine.assign_lids(fabric, self.config.lmc)? {
                 Some(l) => l,
-                None => LidMap::assign(fabric, self.config.lmc)?,
+                None => match self.config.lid_order {
+                    LidOrder::Ibnetsim => LidMap::assign(fabric, self.config.lmc)?,
+                    LidOrder::OpenSm => LidMap::assign_opensm(fabric, self.config.lmc)?,
+                },
             },
         };
         let mut routing = engine.route(fabric, &lids)?;

@@ -431,6 +431,14 @@ ROUTING = register_section(
                 min=0,
                 max=14,
             ),
+            Key(
+                "lid_order",
+                "str",
+                "How ports are numbered: `ibnetsim` (CA ports first, then the switches) or `opensm` (as OpenSM numbers a "
+                "fresh subnet, the fabric's first node as the SM; tables then compare with OpenSM's dumps as they are).",
+                default="ibnetsim",
+                choices=tuple(_core.lid_orders()),
+            ),
         ),
         checks=(_check_routing,),
     )

@@ -64,6 +64,7 @@ def build_subnet(fabric, spec: dict):
         seed=spec["seed"],
         max_vls=spec.get("max_vls"),
         lash_start_vl=spec.get("lash_start_vl"),
+        lid_order=spec.get("lid_order", "ibnetsim"),
     )
 
 
