@@ -104,7 +104,7 @@ impl LidMap {
         let mut next: u32 = 1;
         let mut entries = Vec::with_capacity(ports.len() + 1);
         for (end, count) in first.into_iter().chain(ports) {
-            let base = if count > 1 && next % count != 0 { (next + count) & !(count - 1) } else { next };
+            let base = if count > 1 && next & (count - 1) != 0 { (next + count) & !(count - 1) } else { next };
             if base + count - 1 > MAX_UNICAST_LID as u32 {
                 return Err(SmError::LmcTooLarge { lmc, needed: (base + count - 1) as u64, max: MAX_UNICAST_LID as u64, fits: None });
             }
