@@ -134,6 +134,28 @@ fn oldest_first_serves_the_oldest_head() {
 }
 
 #[test]
+fn oldest_first_breaks_ties_in_round_robin_order() {
+    // Star of 5, 1x SDR. p (h3, port 4 → h2) crosses 185..1313, delivered
+    // 1318; the switch's pointer moves past port 4. a (h1, port 2) and b (h4,
+    // port 5), both to h2 and both generated at 10, are routed at 195 and
+    // wait. Equal ages keep round-robin order from the pointer: port 5 first,
+    // so b crosses 1313..2441 (delivered 2446) and a 2441..3569 (3574), as
+    // under round robin.
+    let net = routed(star(5));
+    let inj = [(0, 0, 3, 2), (10, 1, 1, 2), (10, 2, 4, 2)];
+    for arbiter in ["oldest-first", "round-robin"] {
+        for output_buffers in [true, false] {
+            let mut c = per_packet(&[("p", "h3", "h2"), ("a", "h1", "h2"), ("b", "h4", "h2")]);
+            c.switch.crossbar_arbiter = arbiter.into();
+            if !output_buffers {
+                c.switch.output_buffer_bytes = 0;
+            }
+            assert_eq!(delivery_ns(&net, &c, &inj), [1318, 3574, 2446], "{arbiter}, output buffers: {output_buffers}");
+        }
+    }
+}
+
+#[test]
 fn islip_keeps_a_grant_pointer_per_output() {
     // Star of 5 (h_i on port i + 1), 1x SDR, 1 m: routed 185 ns after a
     // packet starts, 1128 ns per packet.
@@ -193,7 +215,7 @@ fn islip_grant_pointers_reach_every_port_under_both_crossbars() {
 }
 
 #[test]
-fn islip_serves_a_waiting_vl15_packet_before_waiting_data() {
+fn a_waiting_vl15_packet_goes_before_waiting_data_under_every_arbiter() {
     // Star of 4, 1x SDR. p (h3 → h2, data) crosses 185..1313, delivered 1318.
     // d (h0 → h2, data) at 10 and m (h1 → h2, VL15, 64 B payload: 90 B on the
     // wire, 360 ns) at 20 are routed at 195 and 205 and wait for output 3.
