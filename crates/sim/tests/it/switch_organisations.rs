@@ -156,6 +156,29 @@ fn oldest_first_breaks_ties_in_round_robin_order() {
 }
 
 #[test]
+fn oldest_first_moves_its_pointer_past_the_granted_input() {
+    // The two-by-two switch (h0, h1 on 4x SDR, h2, h3 on 1x). p1 (h0 → h2) at
+    // 0: routed at 125, crosses 125..1253 at the output's pace, delivered
+    // 1258; the pointer moves past h0's queue. p2 (h0 → h2) and y (h1 → h2)
+    // are both generated at 10: y is routed at 135, p2 (behind p1 on h0's
+    // link, sent 282..564) at 407. At 1253 h0's crossbar input and output h2
+    // free together; the ages tie, and from the pointer y's queue comes
+    // first: y crosses 1253..2381, delivered 2386, p2 2381..3509, 3514.
+    let net = routed(two_by_two());
+    let inj = [(0, 0, 0, 2), (10, 1, 0, 2), (10, 2, 1, 2)];
+    for arbiter in ["oldest-first", "round-robin"] {
+        for output_buffers in [true, false] {
+            let mut c = per_packet(&[("p1", "h0", "h2"), ("p2", "h0", "h2"), ("y", "h1", "h2")]);
+            c.switch.crossbar_arbiter = arbiter.into();
+            if !output_buffers {
+                c.switch.output_buffer_bytes = 0;
+            }
+            assert_eq!(delivery_ns(&net, &c, &inj), [1258, 3514, 2386], "{arbiter}, output buffers: {output_buffers}");
+        }
+    }
+}
+
+#[test]
 fn islip_keeps_a_grant_pointer_per_output() {
     // Star of 5 (h_i on port i + 1), 1x SDR, 1 m: routed 185 ns after a
     // packet starts, 1128 ns per packet.
