@@ -256,11 +256,12 @@ fn a_waiting_vl15_packet_goes_before_waiting_data_under_every_arbiter() {
 }
 
 #[test]
-fn islip_on_a_per_vl_crossbar_of_two_ports_carries_vl15_at_zero_load() {
-    // Star of 2, 1x SDR: crossbar ports (port, VL slot) 0..4 of a per-VL
-    // crossbar, port 2's VL15 the last. A VL15 packet of 64 B (90 B on the
-    // wire) from h1 has the zero-load latency 5 + 80 + 100 + 5 + 360 = 550 ns;
-    // a data packet from h0 at 2 000 ns, 1 318 ns.
+fn vl15_from_the_last_port_of_a_two_port_switch_at_zero_load() {
+    // Star of 2, 1x SDR: port 2's VL15 queue is the switch's last input
+    // queue, and its VL15 the last crossbar port (port, VL slot) of a per-VL
+    // crossbar. A VL15 packet of 64 B (90 B on the wire) from h1 has the
+    // zero-load latency 5 + 80 + 100 + 5 + 360 = 550 ns; a data packet from
+    // h0 at 2 000 ns, 1 318 ns, after the pointer has wrapped past that queue.
     let net = routed(star(2));
     for arbiter in ["islip", "round-robin"] {
         for crossbar in [CrossbarKind::Multiplexed, CrossbarKind::PerVl] {
