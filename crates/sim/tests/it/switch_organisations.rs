@@ -3,6 +3,7 @@
 
 use ibnetsim_fabric::Fabric;
 use ibnetsim_sim::{CrossbarKind, ProcessKind, SimConfig, Simulation};
+use ibnetsim_sm::{MulticastGroupConfig, SmConfig, SubnetManager};
 
 use crate::common::*;
 
@@ -80,6 +81,40 @@ fn voq_removes_head_of_line_blocking() {
         c.switch.input_buffer = buffer.into();
         c.switch.max_transfers_per_input = transfers;
         assert_eq!(delivery_ns(&net, &c, &inj), want, "{buffer}, {transfers} per input");
+    }
+}
+
+#[test]
+fn voq_does_not_let_a_multicast_packet_pass() {
+    // As above, with b replaced by a multicast packet m from h0 to the group
+    // {h0, h3} (its one copy goes to h3, whose output is free). p (h1 → h2)
+    // at 0 is delivered at 1258; a (h0 → h2) at 10 waits for output h2 until
+    // 1253, crosses 1253..2381, delivered 2386. m at 10, behind a, is routed
+    // at 417; a multicast packet is neither passed nor passes, so it waits
+    // until a has left: it crosses 2381..3509, delivered 3514, as under fifo.
+    // (Passing a, it would be delivered at 1550, as b above.)
+    let fabric = two_by_two();
+    let groups = vec![MulticastGroupConfig { mlid: 0xC000, members: vec!["h0".into(), "h3".into()] }];
+    let sn = SubnetManager::new(SmConfig { routing_engine: "updn".into(), multicast_groups: groups, ..SmConfig::default() }).configure(&fabric).unwrap();
+    for buffer in ["voq", "fifo"] {
+        let mut c = per_packet(&[("p", "h1", "h2"), ("a", "h0", "h2"), ("m", "h0", "h3")]);
+        c.switch.input_buffer = buffer.into();
+        let mut sim = Simulation::from_subnet(&fabric, &sn, &c, None).unwrap();
+        sim.inject(0, 0, 1, 2).unwrap();
+        sim.inject(10_000, 1, 0, 2).unwrap();
+        sim.inject_to_group(10_000, 2, 0, 0xC000, 256).unwrap();
+        sim.run(1_000_000_000).unwrap();
+        sim.check_conservation().unwrap();
+        let r = sim.results();
+        let at: Vec<u64> = [(0, 0), (1, 10), (2, 10)]
+            .iter()
+            .map(|&(k, t)| {
+                let l = &r.classes[k].latency;
+                assert_eq!((l.count, l.min_ps), (1, l.max_ps), "{buffer}, class {k}");
+                t + l.min_ps.unwrap() / 1000
+            })
+            .collect();
+        assert_eq!(at, [1258, 2386, 3514], "{buffer}");
     }
 }
 
