@@ -214,6 +214,25 @@ fn oldest_first_moves_its_pointer_past_the_granted_input() {
 }
 
 #[test]
+fn without_output_buffers_outputs_take_turns_from_one_past_the_last_granted() {
+    // The two-by-two switch without output buffers, two data VLs (SL n on
+    // VL n), a multiplexed crossbar. h0 sends p1 (→ h2, VL0) at 0, p2 (→ h2,
+    // VL0) at 10 and p3 (→ h3, VL1) at 300, after p2 has started: on h0's 4x
+    // link 0..282, 282..564 and 564..846. p1 is routed at 125 and crosses to
+    // output 3 125..1253 (the 1x link's pace), delivered 1258; p2 and p3 are
+    // routed at 407 and 689 and wait for h0's crossbar input. At 1253 it
+    // frees, and both outputs are free: they are offered in turn from one
+    // past output 3, the last granted, so output 4 first: p3 crosses
+    // 1253..2381, delivered 2386, and p2 2381..3509, delivered 3514.
+    let net = routed(two_by_two());
+    let mut c = per_packet(&[("p1", "h0", "h2"), ("p2", "h0", "h2"), ("p3", "h0", "h3")]);
+    c.traffic.classes[2].sl = 1;
+    c.data_vls = 2;
+    c.switch.output_buffer_bytes = 0;
+    assert_eq!(delivery_ns(&net, &c, &[(0, 0, 0, 2), (10, 1, 0, 2), (300, 2, 0, 3)]), [1258, 3514, 2386]);
+}
+
+#[test]
 fn islip_keeps_a_grant_pointer_per_output() {
     // Star of 5 (h_i on port i + 1), 1x SDR, 1 m: routed 185 ns after a
     // packet starts, 1128 ns per packet.
