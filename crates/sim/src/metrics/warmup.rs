@@ -353,6 +353,42 @@ mod tests {
     }
 
     #[test]
+    fn three_windows_are_enough_to_see_a_trend() {
+        // y = 100, 200, 300: slope 100 a window with no residual, a change of
+        // 200 over the span against 5 % of the mean 200 = 10.
+        assert!(!stationary(&series(&[100.0, 200.0, 300.0], 10_000, 10_000), 0.05));
+        // Two windows: no trend is fitted, and the backlog test alone passes.
+        assert!(stationary(&series(&[100.0, 300.0], 10_000, 10_000), 0.05));
+    }
+
+    #[test]
+    fn significance_uses_n_minus_2_degrees_of_freedom() {
+        // y_i = 1000 + 10 i + 30 (i even) − 30 (i odd), i = 0..10. By hand
+        // (x̄ = 4.5, Sxx = 82.5, Sxy = 675): slope 90/11 ≈ 8.18, residual sum of
+        // squares 96 000/11, se = √(96 000/11 / 8 / 82.5) = 40/11 ≈ 3.64. The slope
+        // is 2.25 standard errors (significant at 2) and changes the mean
+        // 1 045 by 73.6 over the span, more than 5 % (52.25): a trend.
+        let lat: Vec<f64> = (0..10).map(|i| 1000.0 + 10.0 * i as f64 + if i % 2 == 0 { 30.0 } else { -30.0 }).collect();
+        assert!(!stationary(&series(&lat, 10_000, 10_000), 0.05));
+    }
+
+    #[test]
+    fn growth_must_be_large_against_the_mean() {
+        // y = 10 000 + 10 i over 10 windows: a clean upward slope (se 0), but
+        // the change over the span, 90, is below 5 % of the mean 10 045.
+        let lat: Vec<f64> = (0..10).map(|i| 10_000.0 + 10.0 * i as f64).collect();
+        assert!(!grows(&series(&lat, 10_000, 10_000), 0.05));
+        // y = 100 + 10 i: the change, 90, is 62 % of the mean 145.
+        let lat: Vec<f64> = (0..10).map(|i| 100.0 + 10.0 * i as f64).collect();
+        assert!(grows(&series(&lat, 10_000, 10_000), 0.05));
+        // y = 1 855 + 10 i: the span is 9 windows (first to last), so the
+        // change is 90, within 5 % of the mean 1 900 (95); over 10 it would not be.
+        let lat: Vec<f64> = (0..10).map(|i| 1_855.0 + 10.0 * i as f64).collect();
+        assert!(!grows(&series(&lat, 10_000, 10_000), 0.05));
+        assert!(stationary(&series(&lat, 10_000, 10_000), 0.05));
+    }
+
+    #[test]
     fn backlog_growth_is_not_stationary() {
         // 100 packets of 100 B a window: slack √1000·100 B = 3 162 B plus 5 %
         // of 100 000 B = 8 162 B. Accepting 92 % (8 000 B short) passes, 91 %

@@ -273,6 +273,33 @@ mod tests {
     }
 
     #[test]
+    fn an_input_asking_an_output_twice_is_granted_its_first_request() {
+        // Two VL queues of one port (a multiplexed crossbar input) want the
+        // same output: the grant goes to the first request, as documented.
+        let r = reqs(&[(1, 0), (0, 0), (1, 0)]);
+        let (mut g, mut a) = (vec![1; 1], vec![0; 2]);
+        let mut m = Vec::new();
+        Matcher::default().run(&r, &[1; 2], &mut g, &mut a, &mut m);
+        assert_eq!(m, vec![true, false, false]);
+        assert_eq!((g, a), (vec![0], vec![0, 0]));
+    }
+
+    #[test]
+    fn an_input_accepts_the_grant_first_at_or_after_its_accept_pointer() {
+        // One input, outputs 0..5, accept pointer 3; outputs 1, 2 and 4 grant
+        // it (it is their only requester). In the order 3, 4, 0, 1, 2 output 4
+        // comes first: it is accepted, and the pointers move one past the
+        // partners (output 4's grant pointer to input 0 again, since there is
+        // one input; the accept pointer wraps to output 0).
+        let r = reqs(&[(0, 1), (0, 2), (0, 4)]);
+        let (mut g, mut a) = (vec![0; 5], vec![3; 1]);
+        let mut m = Vec::new();
+        Matcher::default().run(&r, &[1], &mut g, &mut a, &mut m);
+        assert_eq!(matches(&r, &m), vec![(0, 4)]);
+        assert_eq!(a, vec![0]);
+    }
+
+    #[test]
     fn an_input_with_room_for_two_takes_two_outputs() {
         let r = reqs(&[(0, 0), (0, 1), (1, 1)]);
         let (mut g, mut a) = (vec![0; 2], vec![0; 2]);
