@@ -93,13 +93,8 @@ fn cables(fabric: &Fabric, hops: &SwitchHops) -> Vec<Vec<Cable>> {
         .iter()
         .map(|&s| {
             fabric
-                .node(s)
-                .connected_ports()
-                .filter_map(|(port, _)| {
-                    let end = fabric.peer(s, port)?;
-                    let peer = hops.index_of(end.node)?;
-                    Some(Cable { port, peer, peer_port: end.port })
-                })
+                .switch_neighbors(s)
+                .map(|(port, end)| Cable { port, peer: hops.index_of(end.node).expect("a switch"), peer_port: end.port })
                 .collect()
         })
         .collect()
