@@ -235,6 +235,48 @@ def test_opensm_lid_order_gives_opensms_lids_and_tables_without_its_guid2lid(net
     assert xc.differences(osm.tables, ours) == []
 
 
+def _check_json(*args) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "ibnetsim.cli", "check", *map(str, args), "--json"], capture_output=True, text=True)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_check_reads_every_file_of_an_opensm_run_without_edits(nets, tmp_path):
+    # One OpenSM run (minhop, QoS on with QOS_CONF), then ibnetsim check on
+    # its files as they are: the LFT dump and opensm.fdbs (with guid2lid),
+    # the SL2VL dump and the LID matrix, against the ibsim net file and
+    # against OpenSM's own opensm-subnet.lst. Every reading sees the same
+    # tables, and the SL2VL dump's maps are the ones the credit-loop check uses.
+    conf = tmp_path / "opensm.conf"
+    conf.write_text(QOS_CONF)
+    net = nets["irregular16"]
+    xc.run_opensm(net, "minhop", tmp_path, ["-Q", "-F", str(conf)])
+    d, g2l = tmp_path / "dumps", tmp_path / "cache" / "guid2lid"
+    runs = {
+        "net+lfts": _check_json(net, "--lfts", d / "opensm-lfts.dump", "--guid2lid", g2l, "--lid-matrix", d / "opensm-lid-matrix.dump"),
+        "net+fdbs": _check_json(net, "--lfts", d / "opensm.fdbs", "--guid2lid", g2l),
+        "lst+lfts": _check_json(d / "opensm-subnet.lst", "--lfts", d / "opensm-lfts.dump"),
+        "lst+fdbs": _check_json(d / "opensm-subnet.lst", "--lfts", d / "opensm.fdbs", "--guid2lid", g2l),
+    }
+    for name, r in runs.items():
+        assert (r["fabric"]["switches"], r["fabric"]["ca_ports"]) == (16, 64), name
+        assert (r["paths"]["reachable_pairs"], r["paths"]["unreachable_pairs"]) == (64 * 63, 0), name
+    for key in ("max_load", "mean_load"):
+        # Summed in another node order, so equal to rounding.
+        assert len({round(r["channel_load"][key], 9) for r in runs.values()}) == 1, key
+    assert len({r["credit_loops"]["dependencies"] for r in runs.values()}) == 1
+    # minhop's matrix holds the fabric's own hop counts: every row agrees.
+    m = runs["net+lfts"]["lid_matrix"]
+    # One row per switch and switch LID.
+    assert m["rows_checked"] == 16 * 16 and (m["rows_differing"], m["routes_longer"]) == (0, 0)
+    # With the SL2VL dump, SL 0 runs on VL 1 out of the CAs and VL 7 between
+    # switches (QOS_CONF's qos_ca_ and qos_swe_ maps); SL 8 on VL 3 and 9 -> 1.
+    for sl, vls in ((0, [1, 7]), (8, [1, 3])):
+        r = _check_json(net, "--lfts", d / "opensm-lfts.dump", "--guid2lid", g2l, "--sl2vl", d / "opensm-sl2vl.dump", "--sl", sl)
+        assert r["fabric"]["sl_config"] == f"SL2VL from tables, SL {sl} on every route"
+        assert r["credit_loops"]["vls_used"] == vls
+
+
 def test_a_differing_entry_is_reported(nets, tmp_path):
     # The comparison itself: one port changed in ibnetsim's dump is found.
     osm = xc.run_opensm(nets["mesh4x4"], "dor", tmp_path)
