@@ -39,10 +39,10 @@
 
 use ibnetsim_fabric::{Fabric, PortNum};
 
-use super::ucast::{build_lfts, switch_table_order, unroutable, PathSet};
+use super::ucast::{build_lfts, switch_table_order, PathSet};
 use super::{Routing, RoutingEngine, RoutingOptions};
 use crate::error::SmError;
-use crate::hops::{attachment, SwitchHops};
+use crate::hops::SwitchHops;
 use crate::lft::ForwardingTables;
 use crate::lid::LidMap;
 
@@ -201,26 +201,6 @@ impl DnUpPaths {
     }
 }
 
-impl DnUpPaths {
-    /// A leaf switch (one with CAs) that cannot reach a CA means a host pair
-    /// without a route: an error, where a switch that no path passes through
-    /// may keep empty entries.
-    fn check_leaves_reach_every_ca(&self, fabric: &Fabric, lids: &LidMap, hops: &SwitchHops, rank: &[u32]) -> Result<(), SmError> {
-        for p in lids.ports() {
-            let Some(t) = attachment(fabric, p.end).and_then(|e| hops.index_of(e.node)) else {
-                continue;
-            };
-            if hops.index_of(p.end.node).is_some() {
-                continue;
-            }
-            if let Some(s) = (0..self.n).find(|&s| s != t && rank[s] == 0 && !self.reachable(s, t)) {
-                return Err(unroutable(fabric, hops.switches()[s], p.base, p.end));
-            }
-        }
-        Ok(())
-    }
-}
-
 impl PathSet for DnUpPaths {
     fn reachable(&self, sw: usize, dst: usize) -> bool {
         self.least[dst * self.n + sw] != NO_PATH
@@ -256,7 +236,6 @@ impl RoutingEngine for DnUp {
         }
         let rank = ranks(fabric, &hops, &cables)?;
         let paths = DnUpPaths::compute(cables, &rank);
-        paths.check_leaves_reach_every_ca(fabric, lids, &hops, &rank)?;
         let tables = build_lfts(fabric, lids, &hops, &paths, false)?;
         let top = rank.iter().filter(|&&r| r != u32::MAX).max().copied().unwrap_or(0);
         let mut notes = vec![format!("dnup: switches ranked from {} leaf switches, highest rank {top}", rank.iter().filter(|&&r| r == 0).count())];

@@ -63,9 +63,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn route(f: &Fabric, lmc: u8) -> (LidMap, Routing) {
-        let lids = LidMap::assign(f, lmc).unwrap();
-        let r = MinHop.route(f, &lids).unwrap();
-        (lids, r)
+        testfab::routed(&MinHop, f, lmc)
     }
 
     #[test]

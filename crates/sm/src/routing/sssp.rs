@@ -503,9 +503,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn route(f: &Fabric, lmc: u8) -> (LidMap, Routing) {
-        let lids = LidMap::assign(f, lmc).unwrap();
-        let r = Sssp.route(f, &lids).unwrap();
-        (lids, r)
+        testfab::routed(&Sssp, f, lmc)
     }
 
     fn max_load(f: &Fabric, lids: &LidMap, tables: &ForwardingTables) -> f64 {

@@ -217,3 +217,10 @@ pub fn sls_used(lids: &LidMap, r: &crate::routing::Routing) -> Vec<u8> {
     }
     (0..16).filter(|&i| used[i as usize]).collect()
 }
+
+/// `engine`'s routing of `f` on LIDs assigned at `lmc`, with the LIDs.
+pub fn routed(engine: &dyn crate::routing::RoutingEngine, f: &Fabric, lmc: u8) -> (LidMap, crate::routing::Routing) {
+    let lids = LidMap::assign(f, lmc).unwrap();
+    let r = engine.route(f, &lids).unwrap();
+    (lids, r)
+}

@@ -67,10 +67,11 @@ pub(crate) trait PathSet {
     fn lmc_stride(&self, _sw: usize, _dst: usize) -> Option<u32> {
         None
     }
-    /// Whether a LID a switch has no path to is left empty (OpenSM's
+    /// Whether a LID a switch has no path to may be left empty (OpenSM's
     /// `OSM_NO_PATH`) instead of failing the build: `dnup`, whose rule keeps
-    /// some switches from reaching others, as in OpenSM. Such an engine checks
-    /// itself that every switch with CAs reaches every CA.
+    /// some switches from reaching others, as in OpenSM. Only switch LIDs, and
+    /// any LID at a switch without CAs (no route passes through such an
+    /// entry); a switch with CAs that cannot reach a CA still fails the build.
     fn leaves_unreachable_entries(&self) -> bool {
         false
     }
@@ -224,6 +225,7 @@ pub(crate) fn build_lfts_offsets(
             .collect();
         // OpenSM's `num_ports` counts port 0 too.
         let num_ports = node.num_ports as u32 + 1;
+        let has_ca = node.connected_ports().any(|(p, _)| fabric.peer(sw, p).is_some_and(|e| !fabric.node(e.node).kind.is_switch()));
         let mut counts = vec![0u32; num_ports as usize];
         remote_len.fill(0);
         for offset in 0..max_count {
@@ -245,7 +247,7 @@ pub(crate) fn build_lfts_offsets(
                     Ok(port) => port,
                     Err(t) => {
                         if !paths.reachable(si, t) {
-                            if paths.leaves_unreachable_entries() {
+                            if paths.leaves_unreachable_entries() && (matches!(d.target, Target::Switch(_)) || !has_ca) {
                                 continue;
                             }
                             return Err(unroutable(fabric, sw, lid, d.end));
