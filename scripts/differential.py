@@ -106,8 +106,8 @@ def scenarios():
             {**ib.traffic.uniform(0.2, 256), "name": "be", "process": "bernoulli", "path_bits": "random"},
             {**ib.traffic.uniform(0.1, 128), "name": "rt", "sl": 1},
             {**ib.traffic.uniform(0.01, 64), "name": "mad", "vl15": True},
-            {"name": "hot", "load": 0.05, "pattern": {"kind": "hot-spot", "hosts": ["h3"], "fraction": 0.5},
-             "payload_size": {"kind": "empirical", "sizes": [[32, 0.5], [200, 0.5]]}},
+            {"name": "hot", "load": 0.05, "pattern": "hot-spot", "hot_hosts": ["h3"], "hot_fraction": 0.5,
+             "payload_sizes": [32, 200], "payload_size_weights": [0.5, 0.5]},
         ]
         return ib.simulate(fab, sm, traffic=traffic, time_us=200.0, warmup_us=20.0, seed=11, mtu_bytes=256, data_vls=2,
                            switch={"crossbar": "multiplexed", "speedup": 1.5, "output_buffer_bytes": 2048},

@@ -43,7 +43,7 @@ DRAWN = {
     "switch": [k.name for k in section("switch").keys],
     "hca": [k.name for k in section("hca").keys],
     "simulation": ["time_us", "warmup_us", "data_vls", "mtu_bytes", "watchdog_us"],
-    "traffic": ["load", "packet_bytes", "sl", "adaptive_fraction"],
+    "traffic": ["load", "payload_bytes", "sl", "adaptive_fraction"],
 }
 KEYS = [(s, section(s).keys_for(None)[k]) for s, names in DRAWN.items() for k in names]
 

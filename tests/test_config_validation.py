@@ -34,8 +34,8 @@ speedup = 1.0
 routing_delay_ns = 100.0
 [traffic]
 load = 0.1
-packet_sizes = [32, 256]
-packet_size_weights = [1.0, 1.0]
+payload_sizes = [32, 256]
+payload_size_weights = [1.0, 1.0]
 [trace]
 file = "t.trace"
 time_scale = 1.0
@@ -73,10 +73,10 @@ SCENARIO_CASES = [
     (SIMULATE, "switch", "speedup", "nan", "expected a finite number, got nan"),
     (SIMULATE, "switch", "routing_delay_ns", "inf", "expected a finite number, got inf"),
     (SIMULATE, "trace", "time_scale", "nan", "expected a finite number, got nan"),
-    (SIMULATE, "traffic", "packet_size_weights", "[1.0, nan]", "expected a finite number, got nan"),
+    (SIMULATE, "traffic", "payload_size_weights", "[1.0, nan]", "expected a finite number, got nan"),
     (SIMULATE, "fabric", "cable_length_m", "nan", "expected a finite number, got nan"),
     (SIMULATE, "fabric", "cable_length_m", "-1", "-1 is below the minimum 0"),
-    (SIMULATE, "traffic", "packet_sizes", "[32, -256]", "-256 is below the minimum 1"),
+    (SIMULATE, "traffic", "payload_sizes", "[32, -256]", "-256 is below the minimum 1"),
     (QOS_SETUP, "qos_setup", "connections", "4294967296", "4294967296 is above the maximum 4294967295"),
     (SIMULATE, "simulation", "warmup_us", "5.0", "warm-up (5.0 µs) must end before the run does (time_us = 5.0 µs)"),
     # The core's own limit (MAX_LOAD), exported; found by the property test.
@@ -183,10 +183,10 @@ API_CASES = [
     ("simulate hca.sl_priority=[300]", lambda n: run(n, hca={"sl_priority": [300]}), ConfigError, "simulation config: hca.sl_priority[0]: invalid value: integer `300`, expected u8"),
     ("traffic load=nan", lambda n: T.uniform(math.nan), ConfigError, "load: expected a finite number, got nan"),
     ("traffic load='0.1'", lambda n: T.uniform("0.1"), ConfigError, "load: expected a number, got '0.1' (str)"),
-    ("traffic packet_bytes=2.5", lambda n: T.uniform(0.1, 2.5), ConfigError, "packet_bytes: expected a whole number in 0..=4294967295, got 2.5 (float)"),
-    ("traffic packet_bytes=nan", lambda n: T.uniform(0.1, math.nan), ConfigError, "packet_bytes: expected a whole number in 0..=4294967295, got nan (float)"),
-    ("traffic sizes -256", lambda n: T.empirical_sizes([(32, 1), (-256, 1)]), ConfigError, "sizes[1] bytes: -256 is out of range 0..=4294967295"),
-    ("traffic weight nan", lambda n: T.empirical_sizes([(32, 1), (256, math.nan)]), ConfigError, "sizes[1] weight: expected a finite number, got nan"),
+    ("traffic payload_bytes=2.5", lambda n: T.uniform(0.1, 2.5), ConfigError, "payload_bytes: expected a whole number in 0..=4294967295, got 2.5 (float)"),
+    ("traffic payload_bytes=nan", lambda n: T.uniform(0.1, math.nan), ConfigError, "payload_bytes: expected a whole number in 0..=4294967295, got nan (float)"),
+    ("traffic sizes -256", lambda n: T.empirical_sizes([(32, 1), (-256, 1)]), ConfigError, "payload_sizes[1]: -256 is out of range 0..=4294967295"),
+    ("traffic weight nan", lambda n: T.empirical_sizes([(32, 1), (256, math.nan)]), ConfigError, "payload_size_weights[1]: expected a finite number, got nan"),
     ("traffic trace time_scale=nan", lambda n: T.trace("x.trace", time_scale=math.nan), ConfigError, "time_scale: expected a finite number, got nan"),
     ("topology cable_length_m=-1", lambda n: ib.topology.irregular(**IRREGULAR, cable_length_m=-1), TopologyError, "cable_length_m: -1 is below the minimum 0"),
     ("topology cable_length_m=nan", lambda n: ib.topology.irregular(**IRREGULAR, cable_length_m=math.nan), TopologyError, "cable_length_m: expected a finite number, got nan"),

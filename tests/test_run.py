@@ -35,7 +35,7 @@ warmup_us = {warmup_us}
 
 [traffic]
 pattern = "uniform"
-packet_bytes = 256
+payload_bytes = 256
 load = {load}
 """
 
@@ -113,22 +113,22 @@ def test_load_list_is_a_sweep(tmp_path):
 
 
 def test_bad_traffic_key_names_file_line_and_key(tmp_path):
-    text = tiny().replace('pattern = "uniform"', 'pattern = "uniform"\npacket_byts = 256')
+    text = tiny().replace('pattern = "uniform"', 'pattern = "uniform"\npayload_byts = 256')
     f = tmp_path / "bad.toml"
     f.write_text(text)
-    line = text.splitlines().index("packet_byts = 256") + 1
+    line = text.splitlines().index("payload_byts = 256") + 1
     with pytest.raises(ScenarioError) as e:
         load_scenario(f)
-    assert e.value.file == str(f) and e.value.line == line and e.value.key == "traffic.packet_byts"
-    assert "packet_bytes" in str(e.value)  # the suggestion
+    assert e.value.file == str(f) and e.value.line == line and e.value.key == "traffic.payload_byts"
+    assert "payload_bytes" in str(e.value)  # the suggestion
     proc = _cli("run", f, "-o", tmp_path / "o", check=False)
     assert proc.returncode == 2
-    assert f"bad.toml:{line}: traffic.packet_byts" in proc.stderr
+    assert f"bad.toml:{line}: traffic.payload_byts" in proc.stderr
 
 
 def test_packet_larger_than_mtu_is_rejected():
-    text = tiny().replace("packet_bytes = 256", "packet_bytes = 512")  # martinez2003 has MTU 256
-    with pytest.raises(ScenarioError, match=r"traffic.packet_bytes: 512 B of payload exceed the MTU of 256 B"):
+    text = tiny().replace("payload_bytes = 256", "payload_bytes = 512")  # martinez2003 has MTU 256
+    with pytest.raises(ScenarioError, match=r"traffic.payload_bytes: must be 1..=256 \(the MTU\), got 512"):
         loads_scenario(text)
 
 
@@ -283,10 +283,12 @@ def test_histogram_columns_fill_gaps_and_sum_classes():
 
 def test_hot_spot_keys_are_checked_and_reach_the_core():
     text = tiny().replace('pattern = "uniform"', 'pattern = "hot-spot"')
-    with pytest.raises(ScenarioError, match=r"traffic.hot_hosts: pattern 'hot-spot' needs hot_hosts"):
+    with pytest.raises(ScenarioError, match=r"traffic.hot_hosts: pattern \"hot-spot\" needs hot_hosts"):
         loads_scenario(text)
-    with pytest.raises(ScenarioError, match=r"traffic.tornado_dims: tornado_dims is read only with pattern = \"tornado\""):
+    with pytest.raises(ScenarioError, match=r"traffic.tornado_dims: is read only with pattern = \"tornado\", not \"uniform\""):
         loads_scenario(tiny().replace('pattern = "uniform"', 'pattern = "uniform"\ntornado_dims = [2, 4]'))
+    with pytest.raises(ScenarioError, match=r"traffic.pattern: needs a multicast group on the subnet manager"):
+        loads_scenario(tiny().replace('pattern = "uniform"', 'pattern = "multicast"\nmlid = 0xC001'))
     good = text.replace('pattern = "hot-spot"', 'pattern = "hot-spot"\nhot_hosts = ["h0"]\nhot_fraction = 0.2')
     (point,) = loads_scenario(good).points
     row = kinds.get("simulate").run(point.config)
@@ -356,11 +358,11 @@ def test_class_and_switch_errors_name_the_table_and_line(tmp_path):
     bad = text.replace('name = "bronze"', 'name = "gold"')
     with pytest.raises(ScenarioError, match=r"traffic\[1\]\.name: two traffic classes are named 'gold'"):
         loads_scenario(bad, base_dir=tmp_path)
-    bad = text.replace("sl = 0\n", "sl = 0\npacket_size = 3\n")
-    line = bad.splitlines().index("packet_size = 3") + 1
+    bad = text.replace("sl = 0\n", "sl = 0\npayload_size = 3\n")
+    line = bad.splitlines().index("payload_size = 3") + 1
     with pytest.raises(ScenarioError) as e:
         loads_scenario(bad, base_dir=tmp_path)
-    assert e.value.key == "traffic[1].packet_size" and e.value.line == line
+    assert e.value.key == "traffic[1].payload_size" and e.value.line == line
     # The core's own buffer check (the one building the simulation makes) runs at load time.
     bad = text.replace("speedup = 2.0", "input_buffer_bytes = 128")
     with pytest.raises(ScenarioError) as e:
@@ -446,18 +448,18 @@ def test_a_scenario_without_workload_or_with_two_size_keys_is_refused(tmp_path):
     no_work = TRACE_ONLY.split("[[trace]]")[0]
     with pytest.raises(ScenarioError, match=r"traffic: no workload"):
         loads_scenario(no_work)
-    with pytest.raises(ScenarioError, match=r"traffic\.packet_sizes: give one of packet_bytes, packet_sizes or packet_size_range"):
-        loads_scenario(tiny().replace("packet_bytes = 256", "packet_bytes = 256\npacket_sizes = [32, 256]"))
-    with pytest.raises(ScenarioError, match=r"traffic\.packet_size_weights: 1 weights for 2 packet_sizes"):
-        loads_scenario(tiny().replace("packet_bytes = 256", "packet_sizes = [32, 256]\npacket_size_weights = [1.0]"))
-    with pytest.raises(ScenarioError, match=r"traffic\.packet_size_range: 300 B of payload exceed the MTU of 256 B"):
-        loads_scenario(tiny().replace("packet_bytes = 256", "packet_size_range = [32, 300]"))
+    with pytest.raises(ScenarioError, match=r"traffic\.payload_sizes: give one of payload_bytes, payload_sizes or payload_size_range"):
+        loads_scenario(tiny().replace("payload_bytes = 256", "payload_bytes = 256\npayload_sizes = [32, 256]"))
+    with pytest.raises(ScenarioError, match=r"traffic\.payload_size_weights: 1 weights for 2 payload_sizes"):
+        loads_scenario(tiny().replace("payload_bytes = 256", "payload_sizes = [32, 256]\npayload_size_weights = [1.0]"))
+    with pytest.raises(ScenarioError, match=r"traffic\.payload_size_range: payload must be 1..=256 bytes \(the MTU\), got 300"):
+        loads_scenario(tiny().replace("payload_bytes = 256", "payload_size_range = [32, 300]"))
 
 
 def test_packet_size_mix_reaches_the_core():
     # Paper 002's two sizes, 3:1 in packets. The wire bytes are 58 and 282; at a
     # fixed load the mix sends more, smaller packets than 256 B alone would.
-    mixed = tiny(load="0.2").replace("packet_bytes = 256", "packet_sizes = [32, 256]\npacket_size_weights = [3.0, 1.0]")
+    mixed = tiny(load="0.2").replace("payload_bytes = 256", "payload_sizes = [32, 256]\npayload_size_weights = [3.0, 1.0]")
     (point,) = loads_scenario(mixed).points
     row = kinds.get("simulate").run(point.config)
     (point,) = loads_scenario(tiny(load="0.2")).points

@@ -124,11 +124,11 @@ def sixteen():
         ib.traffic.bit_complement(0.05),
         ib.traffic.transpose(0.05),
         ib.traffic.perfect_shuffle(0.05),
-        ib.traffic.tornado(0.05, dims=[8, 8]),
+        ib.traffic.tornado(0.05, tornado_dims=[8, 8]),
         ib.traffic.random_permutation(0.05),
         ib.traffic.hot_spot(["h0"], 0.1, 0.05),
     ],
-    ids=lambda c: c["pattern"]["kind"],
+    ids=lambda c: c["pattern"],
 )
 def test_every_pattern_runs_and_conserves_packets(sixteen, cls):
     fab, sm = sixteen
@@ -140,7 +140,7 @@ def test_every_pattern_runs_and_conserves_packets(sixteen, cls):
     # here from the definitions (64 hosts, 6 address bits, host i = "hi").
     got = r["delivered_per_host"]
     assert len(got) == 64 and sum(got) == r["delivered"]
-    kind = cls["pattern"]["kind"]
+    kind = cls["pattern"]
     rev = lambda s: int(format(s, "06b")[::-1], 2)  # noqa: E731
     maps = {
         "bit-reversal": rev,
@@ -169,7 +169,7 @@ def test_bit_complement_has_no_silent_host_but_bit_reversal_has_palindromes(sixt
     per_host = {}
     for cls in (ib.traffic.bit_complement(0.05), ib.traffic.bit_reversal(0.05)):
         r = ib.simulate(fab, sm, traffic=cls, time_us=2000, seed=2)
-        per_host[cls["pattern"]["kind"]] = r.offered
+        per_host[cls["pattern"]] = r.offered
     # Offered load is averaged over all 64 hosts, so the silent ones lower it by 8/64.
     assert per_host["bit-complement"] == pytest.approx(0.05, rel=0.1)
     assert per_host["bit-reversal"] == pytest.approx(0.05 * 56 / 64, rel=0.1)
@@ -177,7 +177,7 @@ def test_bit_complement_has_no_silent_host_but_bit_reversal_has_palindromes(sixt
 
 def test_pattern_errors_name_the_key(sixteen):
     fab, sm = sixteen
-    with pytest.raises(ib.ConfigError, match=r"pattern\.hosts\[0\].*unknown node 'nope'"):
+    with pytest.raises(ib.ConfigError, match=r"traffic.classes\[0\].hot_hosts\[0\].*unknown node 'nope'"):
         ib.simulate(fab, sm, traffic=ib.traffic.hot_spot(["nope"], 0.1, 0.05), time_us=10, seed=1)
     small = ib.topology.irregular(switches=8, switch_ports=8, links_per_switch=4, hosts_per_switch=3, seed=1)
     with pytest.raises(ib.ConfigError, match=r"power-of-two number of hosts; the fabric has 24"):
@@ -302,7 +302,7 @@ def test_auto_warmup_errors(small):
 
 def test_row_and_summary_columns_are_consistent(small):
     fab, sm = small
-    classes = [ib.traffic.uniform(0.04, name="a"), ib.traffic.uniform(0.02, packet_bytes=64, name="b", sl=1)]
+    classes = [ib.traffic.uniform(0.04, name="a"), ib.traffic.uniform(0.02, payload_bytes=64, name="b", sl=1)]
     r = ib.simulate(fab, sm, traffic=classes, time_us=1500, warmup_us=100, seed=5)
     row, s = r.row(), r.summary.set_index("name")
     # 16 hosts × 0.25 B/ns over 8 switches: bytes/ns/switch = fraction × 0.5.

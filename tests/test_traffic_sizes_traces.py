@@ -104,9 +104,9 @@ def test_missing_trace_and_bad_scale_name_the_key(pair, tmp_path):
 def test_size_mix_zero_load_latencies_and_offered_load(pair):
     fab, sm = pair
     mix = ib.traffic.empirical_sizes({32: 1, 256: 1})
-    assert mix == {"kind": "empirical", "sizes": [[32, 1.0], [256, 1.0]]}
-    cls = ib.traffic.fixed_pairs([("h0", "h1")], load=0.3, packet_bytes=mix, process="bernoulli")
-    assert "payload_bytes" not in cls and cls["payload_size"] == mix
+    assert mix == {"payload_sizes": [32, 256], "payload_size_weights": [1.0, 1.0]}
+    cls = ib.traffic.fixed_pairs([("h0", "h1")], load=0.3, payload_bytes=mix, process="bernoulli")
+    assert "payload_bytes" not in cls and {k: cls[k] for k in mix} == mix
     r = ib.simulate(fab, sm, traffic=cls, time_us=2000, seed=5, mtu_bytes=256)
     s = r.summary.iloc[0]
     # Once on the wire nothing waits: network latencies are exactly those of
@@ -120,13 +120,13 @@ def test_size_mix_zero_load_latencies_and_offered_load(pair):
 
 def test_uniform_sizes_and_size_errors(pair):
     fab, sm = pair
-    assert ib.traffic.uniform_sizes(1, 64) == {"kind": "uniform", "min": 1, "max": 64}
-    r = ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.2, packet_bytes=ib.traffic.uniform_sizes(1, 64)), time_us=200, seed=2)
+    assert ib.traffic.uniform_sizes(1, 64) == {"payload_size_range": [1, 64]}
+    r = ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.2, payload_bytes=ib.traffic.uniform_sizes(1, 64)), time_us=200, seed=2)
     c = r.raw["classes"][0]
     assert c["generated_packets"] > 0
     assert 27 * c["generated_packets"] <= c["generated_bytes"] <= 90 * c["generated_packets"]
-    with pytest.raises(ib.ConfigError, match=r"traffic.classes\[0\].payload_size.sizes\[1\].*1..=256"):
-        ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.1, packet_bytes=ib.traffic.empirical_sizes([(32, 1), (512, 1)])), time_us=1, mtu_bytes=256)
-    bad = {**ib.traffic.uniform(0.1), "payload_size": ib.traffic.uniform_sizes(1, 2)}
-    with pytest.raises(ib.ConfigError, match="both payload_bytes and payload_size"):
+    with pytest.raises(ib.ConfigError, match=r"traffic.classes\[0\].payload_sizes\[1\].*1..=256"):
+        ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.1, payload_bytes=ib.traffic.empirical_sizes([(32, 1), (512, 1)])), time_us=1, mtu_bytes=256)
+    bad = {**ib.traffic.uniform(0.1), **ib.traffic.uniform_sizes(1, 2)}
+    with pytest.raises(ib.ConfigError, match="payload_size_range: give one of payload_bytes, payload_sizes or payload_size_range"):
         ib.simulate(fab, sm, traffic=bad, time_us=1)

@@ -4,7 +4,7 @@ The core parses the document (``serde``) and reports a wrong type or an
 out-of-range integer at a *column* of it: a position in text the user never
 saw. :func:`encode` writes the document and remembers where each key and value
 starts, so :func:`core_error` can name the key path instead
-(``traffic.classes[0].payload_size.sizes[1][0]``). JSON cannot carry NaN or
+(``traffic.classes[0].payload_sizes[1]``). JSON cannot carry NaN or
 infinities at all, so :func:`encode` refuses them up front, naming the key.
 """
 

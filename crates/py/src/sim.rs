@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use ibnetsim_sim::arbitration::VlArbiter;
-use ibnetsim_sim::config::{section_schema, MTU_BYTES, SCHEMA_SECTIONS};
+use ibnetsim_sim::config::{section_default_json, section_schema, MTU_BYTES, SCHEMA_SECTIONS};
 use ibnetsim_sim::engine::{Queue, MAX_TIME_PS};
 use ibnetsim_sim::selection::Selection;
 use ibnetsim_sim::traffic::{GapDistribution, PathBits, Pattern, ProcessKind};
@@ -192,6 +192,26 @@ fn sim_section_schema(name: &str) -> PyResult<String> {
     Ok(schema.as_value().to_string())
 }
 
+/// The default of config section `name` as JSON, its keys in the order of
+/// the struct's fields (the order the scenario section lists them in).
+#[pyfunction]
+fn sim_section_default(name: &str) -> PyResult<String> {
+    section_default_json(name).ok_or_else(|| {
+        ConfigError::new_err(format!("no schema for config section '{name}' (known: {})", SCHEMA_SECTIONS.join(", ")))
+    })
+}
+
+/// Checks one traffic class document (a `ClassDoc` as JSON, whose values a
+/// scenario has already typed): None when it describes a class, else the
+/// (key of the document, message) of its first problem (keys that exclude
+/// each other, a pattern's parameter given to another pattern, …).
+#[pyfunction]
+fn sim_check_class(doc_json: &str) -> PyResult<Option<(String, String)>> {
+    let doc: ibnetsim_sim::traffic::ClassDoc =
+        serde_json::from_str(doc_json).map_err(|e| ConfigError::new_err(format!("traffic class: {e}")))?;
+    Ok(doc.to_class().err().map(|(key, msg)| (key.to_string(), msg)))
+}
+
 /// Checks a full `SimConfig` (JSON) as far as it can be without a fabric:
 /// None when building a simulation from it would get past the config, else
 /// the (dotted key, message) of the first problem. A document that does not
@@ -248,6 +268,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim_registries, m)?)?;
     m.add_function(wrap_pyfunction!(sim_check_config, m)?)?;
     m.add_function(wrap_pyfunction!(sim_section_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_section_default, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_check_class, m)?)?;
     m.add_function(wrap_pyfunction!(sim_auto_warmup_default_json, m)?)?;
     Ok(())
 }

@@ -211,6 +211,8 @@ impl Default for AutoWarmupConfig {
 
 /// The path MTUs IBA defines, in payload bytes: the values `mtu_bytes` may take.
 pub const MTU_BYTES: [u32; 5] = [256, 512, 1024, 2048, 4096];
+/// The largest payload a packet can carry, whatever the MTU.
+pub const MAX_MTU_BYTES: u32 = MTU_BYTES[MTU_BYTES.len() - 1];
 
 /// Everything the data plane needs besides the fabric and its tables.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -314,15 +316,31 @@ impl SimConfig {
 
 /// The sections whose JSON schema declares a scenario section of the same
 /// name: each field a key, its doc comment the key's documentation.
-pub const SCHEMA_SECTIONS: [&str; 2] = ["switch", "hca"];
+/// `traffic` is one open-loop class ([`crate::traffic::ClassDoc`]).
+pub const SCHEMA_SECTIONS: [&str; 3] = ["switch", "hca", "traffic"];
 
 /// The JSON schema of section `name` (one of [`SCHEMA_SECTIONS`]), or None.
 pub fn section_schema(name: &str) -> Option<schemars::Schema> {
     match name {
         "switch" => Some(schemars::schema_for!(SwitchConfig)),
         "hca" => Some(schemars::schema_for!(HcaConfig)),
+        "traffic" => Some(schemars::schema_for!(crate::traffic::ClassDoc)),
         _ => None,
     }
+}
+
+/// The default of section `name` (one of [`SCHEMA_SECTIONS`]) as a JSON
+/// document whose keys are in the order of the struct's fields (the schema's
+/// are sorted), or None.
+pub fn section_default_json(name: &str) -> Option<String> {
+    let c = SimConfig::default();
+    let text = match name {
+        "switch" => serde_json::to_string(&c.switch),
+        "hca" => serde_json::to_string(&c.hca),
+        "traffic" => serde_json::to_string(&crate::traffic::ClassDoc::default()),
+        _ => return None,
+    };
+    Some(text.expect("config serializes"))
 }
 
 /// Converts a duration in nanoseconds to picoseconds, rejecting NaN, infinities
@@ -371,13 +389,14 @@ mod tests {
             name = "be"
             load = 0.3
             process = "bernoulli"
-            pattern = { kind = "uniform" }
+            pattern = "uniform"
             [[traffic.classes]]
             name = "rt"
             sl = 2
             load = 0.1
             path_bits = "random"
-            pattern = { kind = "fixed-pairs", pairs = [["h0", "h1:1"]] }
+            pattern = "fixed-pairs"
+            pairs = ["h0>h1:1"]
             [[buffer_overrides]]
             node = "sw1"
             port = 3
@@ -390,7 +409,7 @@ mod tests {
         assert_eq!((k[0].process, k[1].sl, k[1].path_bits), (ProcessKind::Bernoulli, 2, PathBits::Random));
         assert_eq!(k[1].pattern, PatternConfig::FixedPairs { pairs: vec![("h0".into(), "h1:1".into())] });
         assert_eq!(c.buffer_overrides[0].input_bytes, Some(4096));
-        let e = SimConfig::from_toml("[[traffic.classes]]\npattern = { kind = \"hotspot\" }\n", "s.toml")
+        let e = SimConfig::from_toml("[[traffic.classes]]\npattern = \"hotspot\"\n", "s.toml")
             .unwrap_err()
             .to_string();
         assert!(e.contains("uniform") && e.contains("fixed-pairs"), "{e}");
@@ -405,15 +424,19 @@ mod tests {
             [[traffic.classes]]
             name = "mix"
             load = 0.3
-            payload_size = { kind = "empirical", sizes = [[32, 0.5], [256, 0.5]] }
+            payload_sizes = [32, 256]
+            payload_size_weights = [0.5, 0.5]
             [[traffic.classes]]
             name = "u"
-            payload_size = { kind = "uniform", min = 32, max = 256 }
+            load = 0.1
+            payload_size_range = [32, 256]
             [[traffic.classes]]
             name = "fixed"
+            load = 0.1
             payload_bytes = 64
             [[traffic.classes]]
             name = "plain"
+            load = 0.1
             [[traffic.traces]]
             file = "io.trace"
             time_scale = 0.5
@@ -430,20 +453,26 @@ mod tests {
         // JSON (the Python binding's route) round-trips, a distribution without payload_bytes.
         let j = serde_json::to_value(&c).unwrap();
         let classes = &j["traffic"]["classes"];
-        assert!(classes[0].get("payload_bytes").is_none(), "{j}");
-        assert_eq!((&classes[2]["payload_bytes"], classes[2].get("payload_size")), (&serde_json::json!(64), None));
+        assert!(classes[0]["payload_bytes"].is_null(), "{j}");
+        assert_eq!((&classes[2]["payload_bytes"], &classes[2]["payload_sizes"]), (&serde_json::json!(64), &serde_json::json!([])));
         assert_eq!(serde_json::from_value::<SimConfig>(j).unwrap(), c);
         let e = SimConfig::from_toml(
-            "[[traffic.classes]]\nname = \"x\"\npayload_bytes = 64\npayload_size = { kind = \"uniform\", min = 1, max = 2 }\n",
+            "[[traffic.classes]]\nname = \"x\"\nload = 0.1\npayload_bytes = 64\npayload_size_range = [1, 2]\n",
             "s.toml",
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("s.toml") && e.contains("'x' gives both payload_bytes and payload_size"), "{e}");
-        let e = SimConfig::from_toml("[[traffic.classes]]\npayload_size = { kind = \"normal\" }\n", "s.toml")
+        assert!(e.contains("s.toml") && e.contains("payload_size_range: give one of payload_bytes, payload_sizes or payload_size_range"), "{e}");
+        let e = SimConfig::from_toml("[[traffic.classes]]\nload = 0.1\npattern = \"hot-spot\"\nhot_hosts = [\"h1\"]\n", "s.toml")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("empirical") && e.contains("uniform"), "{e}");
+        assert!(e.contains("hot_fraction: pattern \"hot-spot\" needs hot_fraction"), "{e}");
+        let e = SimConfig::from_toml("[[traffic.classes]]\nload = 0.1\ntornado_dims = [4, 4]\n", "s.toml").unwrap_err().to_string();
+        assert!(e.contains("tornado_dims: is read only with pattern = \"tornado\", not \"uniform\""), "{e}");
+        let e = SimConfig::from_toml("[[traffic.classes]]\nload = 0.1\npayload_sizes = [32, 64]\npayload_size_weights = [1.0]\n", "s.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("1 weights for 2 payload_sizes"), "{e}");
         let e = SimConfig::from_toml("[[traffic.traces]]\nfile = \"a\"\nscale = 2\n", "s.toml").unwrap_err().to_string();
         assert!(e.contains("scale") && e.contains("line 3"), "{e}");
         let e = SimConfig::from_toml("[[traffic.traces]]\nname = \"a\"\n", "s.toml").unwrap_err().to_string();
@@ -506,11 +535,11 @@ mod tests {
 
     #[test]
     fn section_schemas_declare_every_field_with_its_doc() {
-        let defaults = serde_json::to_value(SimConfig::default()).unwrap();
         for name in SCHEMA_SECTIONS {
             let schema = section_schema(name).unwrap();
             let props = schema.get("properties").and_then(|p| p.as_object()).unwrap();
-            let fields: Vec<&String> = defaults[name].as_object().unwrap().keys().collect();
+            let defaults: serde_json::Value = serde_json::from_str(&section_default_json(name).unwrap()).unwrap();
+            let fields: Vec<&String> = defaults.as_object().unwrap().keys().collect();
             let mut declared: Vec<&String> = props.keys().collect();
             declared.sort();
             let mut expected = fields.clone();
@@ -521,7 +550,11 @@ mod tests {
                 assert!(!doc.is_empty(), "{name}.{key} has no doc comment");
             }
         }
-        assert_eq!(section_schema("traffic"), None);
+        assert_eq!(section_schema("simulation"), None);
+        let class = section_schema("traffic").unwrap();
+        assert_eq!(class.get("required").unwrap(), &serde_json::json!(["load"]));
+        assert_eq!(class.get("properties").unwrap()["load"]["maximum"], crate::MAX_LOAD);
+        assert_eq!(class.get("properties").unwrap()["sl"]["maximum"], 15);
         let switch = section_schema("switch").unwrap();
         assert_eq!(switch.get("properties").unwrap()["input_buffer_bytes"]["format"], "uint32");
     }

@@ -49,7 +49,7 @@ pub(crate) struct Routing<'a> {
 pub(crate) fn check_config(c: &SimConfig) -> Result<(), SimError> {
     let r = params::resolve(c)?;
     ports::buffers(c, r.params.output_buffers)?;
-    Ok(())
+    traffic::check_classes(c)
 }
 
 pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: QosTables) -> Result<Simulation, SimError> {

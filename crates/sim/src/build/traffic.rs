@@ -66,36 +66,16 @@ pub(super) fn build(
     let mut sources = Vec::new();
     for (ci, k) in c.traffic.classes.iter().enumerate() {
         let key = format!("traffic.classes[{ci}]");
-        if k.name.is_empty() {
-            return Err(SimError::config(format!("{key}.name"), "must not be empty"));
-        }
-        if c.traffic.classes[..ci].iter().any(|o| o.name == k.name) {
-            return Err(SimError::config(format!("{key}.name"), format!("class name '{}' is used twice", k.name)));
-        }
-        if k.sl > 15 {
-            return Err(SimError::config(format!("{key}.sl"), format!("SL {} is not 0..=15", k.sl)));
-        }
-        let (max_payload, why) = if k.vl15 { (VL15_MAX_PAYLOAD, "VL15 packets are at most 256 B") } else { (c.mtu_bytes, "the MTU") };
-        let size = match &k.payload_size {
-            None if k.payload_bytes == 0 || k.payload_bytes > max_payload => {
-                return Err(SimError::config(
-                    format!("{key}.payload_bytes"),
-                    format!("must be 1..={max_payload} ({why}), got {}", k.payload_bytes),
-                ));
-            }
-            None => PayloadSize::Fixed(k.payload_bytes),
-            Some(d) => PayloadSize::build(d, max_payload, why, &format!("{key}.payload_size"))?,
-        };
-        if !k.load.is_finite() || !(0.0..=MAX_LOAD).contains(&k.load) {
+        let size = check_class(c, ci)?;
+        if k.adaptive_fraction > 0.0 && hosts.iter().any(|h| h.lid_count < 2) {
             return Err(SimError::config(
-                format!("{key}.load"),
-                format!("must be a fraction of the link rate in 0..={MAX_LOAD}, got {}", k.load),
+                format!("{key}.adaptive_fraction"),
+                "needs two LIDs per port (LMC ≥ 1, e.g. the 'fa' routing engine at LMC 1)",
             ));
         }
-        check_adaptive_fraction(k, hosts, &key)?;
         let pattern = match k.pattern {
-            PatternConfig::Multicast { mlid } => multicast_pattern(mlid, num_hosts, mcast, &format!("{key}.pattern.mlid"))?,
-            _ => Pattern::build(&k.pattern, num_hosts, &resolve_host, c.seed, &format!("{key}.pattern"))?,
+            PatternConfig::Multicast { mlid } => multicast_pattern(mlid, num_hosts, mcast, &format!("{key}.mlid"))?,
+            _ => Pattern::build(&k.pattern, num_hosts, &resolve_host, c.seed, &key)?,
         };
         let mean_wire = size.mean_wire_bytes(c.header_bytes + c.extra_header_bytes);
         if k.load > 0.0 {
@@ -187,7 +167,7 @@ pub(super) fn build(
             return Err(SimError::config(format!("{key}.message_bytes"), "must be at least 1 byte"));
         }
         let gap_ps = ns_to_ps(&format!("{key}.gap_ns"), k.gap_ns)?;
-        let pattern = Pattern::build(&k.pattern, num_hosts, &resolve_host, c.seed, &format!("{key}.pattern"))?;
+        let pattern = Pattern::build(&k.pattern, num_hosts, &resolve_host, c.seed, &key)?;
         let class = classes.len() as u8;
         for h in 0..num_hosts {
             if pattern.sends(h) {
@@ -342,25 +322,57 @@ pub(super) fn check_sls_have_data_vls(qos: &QosTables, sls: &[u8], data_vls: u8,
     Ok(())
 }
 
-/// A class's `adaptive_fraction`: a fraction, for a class whose destinations
-/// have a second LID, that does not choose its path bits another way.
-fn check_adaptive_fraction(k: &crate::traffic::ClassConfig, hosts: &[crate::hca::HostModel], key: &str) -> Result<(), SimError> {
+/// What can be checked of the open-loop classes without a fabric (each
+/// class's names, SL, sizes against the MTU, load and adaptive fraction), so
+/// that `SimConfig::check` refuses what building would.
+pub(super) fn check_classes(c: &SimConfig) -> Result<(), SimError> {
+    (0..c.traffic.classes.len()).try_for_each(|ci| check_class(c, ci).map(|_| ()))
+}
+
+/// Class `ci`'s fabric-free checks; its payload sizes, ready to draw from.
+fn check_class(c: &SimConfig, ci: usize) -> Result<PayloadSize, SimError> {
+    let k = &c.traffic.classes[ci];
+    let key = format!("traffic.classes[{ci}]");
+    if k.name.is_empty() {
+        return Err(SimError::config(format!("{key}.name"), "must not be empty"));
+    }
+    if c.traffic.classes[..ci].iter().any(|o| o.name == k.name) {
+        return Err(SimError::config(format!("{key}.name"), format!("class name '{}' is used twice", k.name)));
+    }
+    if k.sl > 15 {
+        return Err(SimError::config(format!("{key}.sl"), format!("SL {} is not 0..=15", k.sl)));
+    }
+    let (max_payload, why) = if k.vl15 { (VL15_MAX_PAYLOAD, "VL15 packets are at most 256 B") } else { (c.mtu_bytes, "the MTU") };
+    let size = match &k.payload_size {
+        None if k.payload_bytes == 0 || k.payload_bytes > max_payload => {
+            return Err(SimError::config(
+                format!("{key}.payload_bytes"),
+                format!("must be 1..={max_payload} ({why}), got {}", k.payload_bytes),
+            ));
+        }
+        None => PayloadSize::Fixed(k.payload_bytes),
+        Some(d) => PayloadSize::build(d, max_payload, why, &key)?,
+    };
+    if !k.load.is_finite() || !(0.0..=MAX_LOAD).contains(&k.load) {
+        return Err(SimError::config(
+            format!("{key}.load"),
+            format!("must be a fraction of the link rate in 0..={MAX_LOAD}, got {}", k.load),
+        ));
+    }
+    if k.load > 0.0 {
+        // The packet time only scales the gaps; the process's own limits do not depend on it.
+        Process::new(k.process, k.load, 1.0).map_err(|m| SimError::config(format!("{key}.load"), m))?;
+    }
     let f = k.adaptive_fraction;
-    let key = format!("{key}.adaptive_fraction");
+    let fkey = format!("{key}.adaptive_fraction");
     if !(0.0..=1.0).contains(&f) {
-        return Err(SimError::config(key, format!("must be a fraction in 0..=1, got {f}")));
+        return Err(SimError::config(fkey, format!("must be a fraction in 0..=1, got {f}")));
     }
-    if f == 0.0 {
-        return Ok(());
+    if f > 0.0 && k.path_bits != PathBits::Base {
+        return Err(SimError::config(fkey, "chooses the DLID's path bits itself; leave path_bits = \"base\""));
     }
-    if k.path_bits != PathBits::Base {
-        return Err(SimError::config(key, "chooses the DLID's path bits itself; leave path_bits = \"base\""));
+    if f > 0.0 && (matches!(k.pattern, PatternConfig::Multicast { .. }) || k.vl15) {
+        return Err(SimError::config(fkey, "applies to unicast data classes only"));
     }
-    if matches!(k.pattern, PatternConfig::Multicast { .. }) || k.vl15 {
-        return Err(SimError::config(key, "applies to unicast data classes only"));
-    }
-    if hosts.iter().any(|h| h.lid_count < 2) {
-        return Err(SimError::config(key, "needs two LIDs per port (LMC ≥ 1, e.g. the 'fa' routing engine at LMC 1)"));
-    }
-    Ok(())
+    Ok(size)
 }

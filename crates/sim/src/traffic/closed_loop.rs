@@ -12,7 +12,7 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::{PathBits, PatternConfig, Source};
+use super::{PathBits, PatternConfig, PatternKeys, PatternKind, Source};
 use crate::engine::Time;
 
 /// How the gap after a completed message is drawn, with mean `gap_ns`.
@@ -48,10 +48,10 @@ impl GapDistribution {
     }
 }
 
-/// One closed-loop class (`[[traffic.closed_loop]]`); in results it is one
-/// more class, after the traces.
+/// One closed-loop class (`[[traffic.closed_loop]]`, written as a
+/// [`ClosedLoopDoc`]); in results it is one more class, after the traces.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(try_from = "ClosedLoopDoc", into = "ClosedLoopDoc")]
 pub struct ClosedLoopConfig {
     /// Name used in results.
     pub name: String,
@@ -84,6 +84,80 @@ impl Default for ClosedLoopConfig {
             gap_distribution: GapDistribution::Constant,
             path_bits: PathBits::Base,
         }
+    }
+}
+
+/// A closed-loop class as a config document writes it: the pattern's
+/// parameters are keys beside `pattern`, as in an open-loop class
+/// ([`super::ClassDoc`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClosedLoopDoc {
+    name: String,
+    sl: u8,
+    pattern: PatternKind,
+    pairs: Vec<String>,
+    hot_hosts: Vec<String>,
+    hot_fraction: Option<f64>,
+    tornado_dims: Vec<u32>,
+    permutation_seed: Option<u64>,
+    mlid: Option<u16>,
+    window: u32,
+    message_bytes: u32,
+    gap_ns: f64,
+    gap_distribution: GapDistribution,
+    path_bits: PathBits,
+}
+
+impl Default for ClosedLoopDoc {
+    fn default() -> Self {
+        ClosedLoopConfig::default().into()
+    }
+}
+
+impl From<ClosedLoopConfig> for ClosedLoopDoc {
+    fn from(c: ClosedLoopConfig) -> Self {
+        let (pattern, k) = c.pattern.to_keys();
+        ClosedLoopDoc {
+            name: c.name,
+            sl: c.sl,
+            pattern,
+            pairs: k.pairs,
+            hot_hosts: k.hot_hosts,
+            hot_fraction: k.hot_fraction,
+            tornado_dims: k.tornado_dims,
+            permutation_seed: k.permutation_seed,
+            mlid: k.mlid,
+            window: c.window,
+            message_bytes: c.message_bytes,
+            gap_ns: c.gap_ns,
+            gap_distribution: c.gap_distribution,
+            path_bits: c.path_bits,
+        }
+    }
+}
+
+impl TryFrom<ClosedLoopDoc> for ClosedLoopConfig {
+    type Error = String;
+    fn try_from(d: ClosedLoopDoc) -> Result<Self, String> {
+        let keys = PatternKeys {
+            pairs: d.pairs,
+            hot_hosts: d.hot_hosts,
+            hot_fraction: d.hot_fraction,
+            tornado_dims: d.tornado_dims,
+            permutation_seed: d.permutation_seed,
+            mlid: d.mlid,
+        };
+        Ok(ClosedLoopConfig {
+            name: d.name,
+            sl: d.sl,
+            pattern: PatternConfig::from_keys(d.pattern, keys).map_err(|(key, msg)| format!("{key}: {msg}"))?,
+            window: d.window,
+            message_bytes: d.message_bytes,
+            gap_ns: d.gap_ns,
+            gap_distribution: d.gap_distribution,
+            path_bits: d.path_bits,
+        })
     }
 }
 

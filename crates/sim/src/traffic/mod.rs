@@ -21,12 +21,13 @@ pub mod trace;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
 pub use closed_loop::{ClosedLoopConfig, ClosedLoopSource, GapDistribution};
 pub use connection::{Connection, ConnectionConfig};
-pub use pattern::{Pattern, PatternConfig};
+pub use pattern::{Pattern, PatternConfig, PatternKeys, PatternKind};
 pub use process::{Process, ProcessKind};
 pub use size::{PayloadSize, SizeConfig};
 pub use trace::{Message, Trace, TraceConfig};
@@ -51,7 +52,7 @@ pub(crate) struct Workload {
 }
 
 /// How the source picks the path bits (low LMC bits) of the DLID.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PathBits {
     /// Always the destination's base LID.
@@ -67,10 +68,10 @@ impl PathBits {
     pub const NAMES: &'static [&'static str] = &["base", "random"];
 }
 
-/// One traffic class.
-///
-/// In a config document `payload_bytes` and `payload_size` exclude each other
-/// (giving both is an error); with neither, packets carry 256 bytes.
+/// Payload bytes of a class that gives no size.
+pub const DEFAULT_PAYLOAD_BYTES: u32 = 256;
+
+/// One traffic class; a config document writes it as a [`ClassDoc`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "ClassDoc", into = "ClassDoc")]
 pub struct ClassConfig {
@@ -107,12 +108,12 @@ pub struct ClassConfig {
 impl Default for ClassConfig {
     fn default() -> Self {
         ClassConfig {
-            name: "default".into(),
+            name: PatternKind::Uniform.name().into(),
             sl: 0,
             vl15: false,
             load: 0.0,
             process: ProcessKind::Poisson,
-            payload_bytes: 256,
+            payload_bytes: DEFAULT_PAYLOAD_BYTES,
             payload_size: None,
             pattern: PatternConfig::Uniform,
             path_bits: PathBits::Base,
@@ -121,83 +122,189 @@ impl Default for ClassConfig {
     }
 }
 
-/// [`ClassConfig`] as written in a document, where an absent `payload_bytes`
-/// can be told from an explicit 256.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-struct ClassDoc {
-    name: String,
-    sl: u8,
-    vl15: bool,
-    load: f64,
-    process: ProcessKind,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    payload_bytes: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    payload_size: Option<SizeConfig>,
-    pattern: PatternConfig,
-    path_bits: PathBits,
-    adaptive_fraction: f64,
+/// A traffic class as a config document writes it (`[[traffic.classes]]`,
+/// a scenario's `[traffic]`, the dicts of Python's `ibnetsim.traffic`): flat
+/// keys, so that a scenario can sweep any of them. Its JSON schema declares
+/// the scenario section. `load` is the one key without a default: a class
+/// that offers nothing is a mistake. Of `payload_bytes`, `payload_sizes` and
+/// `payload_size_range` at most one may be given; with none, packets carry
+/// 256 bytes.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClassDoc {
+    /// Name of the class in results; unset = the pattern's name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Service level, 0..=15.
+    #[schemars(range(max = 15))]
+    #[serde(default)]
+    pub sl: u8,
+    /// Management traffic on VL15 (strict priority, not flow controlled; payload at most 256 bytes).
+    #[serde(default)]
+    pub vl15: bool,
+    /// Offered load per source, as a fraction of its link's data rate counted in wire bytes (payload + `header_bytes`,
+    /// 26 B of headers by default); above 1 overloads. With a size distribution the arrival rate follows the mean wire size.
+    #[schemars(range(min = 0.0, max = crate::build::MAX_LOAD))]
+    pub load: f64,
+    /// Inter-arrival process of each source.
+    #[serde(default)]
+    pub process: ProcessKind,
+    /// Payload bytes of every packet, 1..=MTU; unset = 256, or the distribution below.
+    #[schemars(range(min = 1, max = crate::config::MAX_MTU_BYTES))]
+    #[serde(default)]
+    pub payload_bytes: Option<u32>,
+    /// Payload sizes drawn per packet (e.g. `[32, 256]`, the mix of paper 002), with `payload_size_weights`.
+    #[schemars(inner(range(min = 1, max = crate::config::MAX_MTU_BYTES)))]
+    #[serde(default)]
+    pub payload_sizes: Vec<u32>,
+    /// Relative weight of each of `payload_sizes`; empty = equal weights.
+    #[schemars(inner(range(min = 0.0)))]
+    #[serde(default)]
+    pub payload_size_weights: Vec<f64>,
+    /// `[min, max]`: payload sizes drawn uniformly from min..=max per packet.
+    #[schemars(inner(range(min = 1, max = crate::config::MAX_MTU_BYTES)))]
+    #[serde(default)]
+    pub payload_size_range: Vec<u32>,
+    /// Destinations; the hosts a pattern maps onto themselves do not send.
+    #[serde(default)]
+    pub pattern: PatternKind,
+    /// For `fixed-pairs`: `"SOURCE>DESTINATION"` host-name pairs (`node` or `node:port`).
+    #[serde(default)]
+    pub pairs: Vec<String>,
+    /// For `hot-spot`: the hot hosts, by name.
+    #[serde(default)]
+    pub hot_hosts: Vec<String>,
+    /// For `hot-spot`: share of every source's packets sent to the hot hosts; the rest is uniform.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    #[serde(default)]
+    pub hot_fraction: Option<f64>,
+    /// For `tornado`: radices of the host layout, first dimension fastest; empty = one ring of all hosts.
+    #[schemars(inner(range(min = 1)))]
+    #[serde(default)]
+    pub tornado_dims: Vec<u32>,
+    /// For `random-permutation`: seed of the permutation; unset = the run's seed.
+    #[serde(default)]
+    pub permutation_seed: Option<u64>,
+    /// For `multicast`: the group's multicast LID, 0xC000..=0xFFFE.
+    #[schemars(range(min = 0xC000, max = 0xFFFE))]
+    #[serde(default)]
+    pub mlid: Option<u16>,
+    /// DLID path bits with LMC > 0: always the base LID, or a random one per packet.
+    #[serde(default)]
+    pub path_bits: PathBits,
+    /// Share (0..=1) of packets sent to the destination's adaptive LID (base + 1) for `fully-adaptive` switches and the
+    /// `fa` engine (paper 002: the sender enables adaptive routing per packet); the rest use the base LID, routed
+    /// deterministically on the escape path. Needs LMC ≥ 1 and `path_bits = "base"`.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    #[serde(default)]
+    pub adaptive_fraction: f64,
 }
 
 impl Default for ClassDoc {
     fn default() -> Self {
-        // The documented default leaves the size unset (256 B), unlike a
-        // converted class, which always states its size.
-        let c = ClassConfig::default();
+        ClassConfig::default().into()
+    }
+}
+
+impl From<ClassConfig> for ClassDoc {
+    fn from(c: ClassConfig) -> Self {
+        let (pattern, k) = c.pattern.to_keys();
+        let (mut payload_sizes, mut payload_size_weights, mut payload_size_range) = (Vec::new(), Vec::new(), Vec::new());
+        let payload_bytes = match c.payload_size {
+            None => Some(c.payload_bytes),
+            Some(SizeConfig::Empirical { sizes }) => {
+                (payload_sizes, payload_size_weights) = sizes.into_iter().unzip();
+                None
+            }
+            Some(SizeConfig::Uniform { min, max }) => {
+                payload_size_range = vec![min, max];
+                None
+            }
+        };
         ClassDoc {
-            name: c.name,
+            // The default class's name is its pattern's, so the documented default leaves it unset.
+            name: if c.name == pattern.name() { None } else { Some(c.name) },
             sl: c.sl,
             vl15: c.vl15,
             load: c.load,
             process: c.process,
-            payload_bytes: None,
-            payload_size: None,
-            pattern: c.pattern,
+            payload_bytes: if payload_bytes == Some(DEFAULT_PAYLOAD_BYTES) { None } else { payload_bytes },
+            payload_sizes,
+            payload_size_weights,
+            payload_size_range,
+            pattern,
+            pairs: k.pairs,
+            hot_hosts: k.hot_hosts,
+            hot_fraction: k.hot_fraction,
+            tornado_dims: k.tornado_dims,
+            permutation_seed: k.permutation_seed,
+            mlid: k.mlid,
             path_bits: c.path_bits,
             adaptive_fraction: c.adaptive_fraction,
         }
     }
 }
 
-impl From<ClassConfig> for ClassDoc {
-    fn from(c: ClassConfig) -> Self {
-        ClassDoc {
-            name: c.name,
-            sl: c.sl,
-            vl15: c.vl15,
-            load: c.load,
-            process: c.process,
-            payload_bytes: if c.payload_size.is_some() { None } else { Some(c.payload_bytes) },
-            payload_size: c.payload_size,
-            pattern: c.pattern,
-            path_bits: c.path_bits,
-            adaptive_fraction: c.adaptive_fraction,
+impl ClassDoc {
+    /// The class this document describes; the error is (key, message), the
+    /// key one of this document's.
+    pub fn to_class(self) -> Result<ClassConfig, (&'static str, String)> {
+        let given: Vec<&'static str> = [
+            ("payload_bytes", self.payload_bytes.is_some()),
+            ("payload_sizes", !self.payload_sizes.is_empty()),
+            ("payload_size_range", !self.payload_size_range.is_empty()),
+        ]
+        .into_iter()
+        .filter_map(|(k, g)| g.then_some(k))
+        .collect();
+        if given.len() > 1 {
+            return Err((given[1], format!("give one of payload_bytes, payload_sizes or payload_size_range, not {}", given.join(" and "))));
         }
+        if !self.payload_size_weights.is_empty() && self.payload_size_weights.len() != self.payload_sizes.len() {
+            return Err((
+                "payload_size_weights",
+                format!("{} weights for {} payload_sizes: give one weight per size", self.payload_size_weights.len(), self.payload_sizes.len()),
+            ));
+        }
+        let payload_size = if !self.payload_sizes.is_empty() {
+            let weights = if self.payload_size_weights.is_empty() { vec![1.0; self.payload_sizes.len()] } else { self.payload_size_weights };
+            Some(SizeConfig::Empirical { sizes: self.payload_sizes.into_iter().zip(weights).collect() })
+        } else if !self.payload_size_range.is_empty() {
+            let &[min, max] = self.payload_size_range.as_slice() else {
+                return Err(("payload_size_range", format!("expected [min, max] payload bytes, got {} values", self.payload_size_range.len())));
+            };
+            Some(SizeConfig::Uniform { min, max })
+        } else {
+            None
+        };
+        let keys = PatternKeys {
+            pairs: self.pairs,
+            hot_hosts: self.hot_hosts,
+            hot_fraction: self.hot_fraction,
+            tornado_dims: self.tornado_dims,
+            permutation_seed: self.permutation_seed,
+            mlid: self.mlid,
+        };
+        Ok(ClassConfig {
+            name: self.name.unwrap_or_else(|| self.pattern.name().to_string()),
+            sl: self.sl,
+            vl15: self.vl15,
+            load: self.load,
+            process: self.process,
+            payload_bytes: self.payload_bytes.unwrap_or(DEFAULT_PAYLOAD_BYTES),
+            payload_size,
+            pattern: PatternConfig::from_keys(self.pattern, keys)?,
+            path_bits: self.path_bits,
+            adaptive_fraction: self.adaptive_fraction,
+        })
     }
 }
 
 impl TryFrom<ClassDoc> for ClassConfig {
     type Error = String;
     fn try_from(d: ClassDoc) -> Result<Self, String> {
-        if d.payload_bytes.is_some() && d.payload_size.is_some() {
-            return Err(format!(
-                "traffic class '{}' gives both payload_bytes and payload_size; give one (a fixed size or a distribution)",
-                d.name
-            ));
-        }
-        Ok(ClassConfig {
-            name: d.name,
-            sl: d.sl,
-            vl15: d.vl15,
-            load: d.load,
-            process: d.process,
-            payload_bytes: d.payload_bytes.unwrap_or(ClassConfig::default().payload_bytes),
-            payload_size: d.payload_size,
-            pattern: d.pattern,
-            path_bits: d.path_bits,
-            adaptive_fraction: d.adaptive_fraction,
-        })
+        // serde's message carries the class's position; the key is named here.
+        d.to_class().map_err(|(key, msg)| format!("{key}: {msg}"))
     }
 }
 

@@ -9,13 +9,15 @@
 //! distribution, which is the same process with one draw per packet.
 
 use rand::Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Process names as they appear in configs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProcessKind {
     /// Exponential inter-arrival times.
+    #[default]
     Poisson,
     /// Slotted arrivals with probability `load` per packet slot.
     Bernoulli,

@@ -3,9 +3,13 @@
 //! Config: `payload_bytes = 256` (fixed, the default) or one of
 //!
 //! ```toml
-//! payload_size = { kind = "empirical", sizes = [[32, 0.5], [256, 0.5]] }  # (payload bytes, weight)
-//! payload_size = { kind = "uniform", min = 32, max = 256 }                # every integer in min..=max
+//! payload_sizes = [32, 256]            # drawn with the weights below
+//! payload_size_weights = [0.5, 0.5]    # unset = equal weights
+//! payload_size_range = [32, 256]       # every integer in min..=max
 //! ```
+//!
+//! The keys are flat, beside the class's others, so that a scenario can sweep
+//! them; [`SizeConfig`] is the distribution they describe.
 //!
 //! A size is drawn per packet from the source's own random stream, so a run
 //! stays deterministic per seed; a fixed size draws nothing, so classes that
@@ -16,14 +20,11 @@
 use rand::distr::weighted::WeightedIndex;
 use rand::distr::Distribution;
 use rand::Rng;
-use serde::{Deserialize, Serialize};
-
 use crate::error::SimError;
 use crate::link::wire_bytes;
 
-/// A size distribution as written in a config (`payload_size`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+/// A size distribution (`payload_sizes` with `payload_size_weights`, or `payload_size_range`).
+#[derive(Debug, Clone, PartialEq)]
 pub enum SizeConfig {
     /// A discrete distribution: `(payload bytes, weight)` pairs; weights need
     /// not sum to 1.
@@ -40,10 +41,6 @@ pub enum SizeConfig {
     },
 }
 
-impl SizeConfig {
-    /// Registry names.
-    pub const NAMES: &'static [&'static str] = &["empirical", "uniform"];
-}
 
 /// Payload sizes of one class, ready to draw from.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,8 +67,9 @@ pub enum PayloadSize {
 
 impl PayloadSize {
     /// Validates `cfg` (payloads 1..=`max_payload`, weights finite, ≥ 0, not
-    /// all 0); `key` is the config key of the distribution, `why` says where
-    /// `max_payload` comes from.
+    /// all 0); `key` is the class's config key, which the error keys
+    /// (`KEY.payload_sizes[1]`, …) extend; `why` says where `max_payload`
+    /// comes from.
     pub fn build(cfg: &SizeConfig, max_payload: u32, why: &str, key: &str) -> Result<Self, SimError> {
         let check = |k: String, b: u32| {
             if b == 0 || b > max_payload {
@@ -84,17 +82,17 @@ impl PayloadSize {
             SizeConfig::Empirical { sizes } => {
                 if sizes.is_empty() {
                     return Err(SimError::config(
-                        format!("{key}.sizes"),
-                        "needs at least one [payload bytes, weight] pair",
+                        format!("{key}.payload_sizes"),
+                        "needs at least one payload size",
                     ));
                 }
                 let mut total = 0.0;
                 let mut sum = 0.0;
                 for (i, &(b, w)) in sizes.iter().enumerate() {
-                    check(format!("{key}.sizes[{i}]"), b)?;
+                    check(format!("{key}.payload_sizes[{i}]"), b)?;
                     if !w.is_finite() || w < 0.0 {
                         return Err(SimError::config(
-                            format!("{key}.sizes[{i}]"),
+                            format!("{key}.payload_size_weights[{i}]"),
                             format!("weight must be a finite number >= 0, got {w}"),
                         ));
                     }
@@ -102,17 +100,20 @@ impl PayloadSize {
                     sum += w * b as f64;
                 }
                 if total <= 0.0 {
-                    return Err(SimError::config(format!("{key}.sizes"), "the weights add up to 0"));
+                    return Err(SimError::config(format!("{key}.payload_size_weights"), "the weights add up to 0"));
                 }
                 let index = WeightedIndex::new(sizes.iter().map(|&(_, w)| w))
-                    .map_err(|e| SimError::config(format!("{key}.sizes"), e.to_string()))?;
+                    .map_err(|e| SimError::config(format!("{key}.payload_size_weights"), e.to_string()))?;
                 Ok(PayloadSize::Empirical { sizes: sizes.iter().map(|&(b, _)| b).collect(), index, mean: sum / total })
             }
             &SizeConfig::Uniform { min, max } => {
-                check(format!("{key}.min"), min)?;
-                check(format!("{key}.max"), max)?;
+                check(format!("{key}.payload_size_range[0]"), min)?;
+                check(format!("{key}.payload_size_range[1]"), max)?;
                 if min > max {
-                    return Err(SimError::config(format!("{key}.max"), format!("must be >= min ({min}), got {max}")));
+                    return Err(SimError::config(
+                        format!("{key}.payload_size_range"),
+                        format!("[min, max] needs min <= max, got [{min}, {max}]"),
+                    ));
                 }
                 Ok(PayloadSize::Uniform { min, max })
             }
@@ -213,24 +214,24 @@ mod tests {
 
     #[test]
     fn bad_distributions_name_the_key() {
-        let e = |cfg: SizeConfig| PayloadSize::build(&cfg, 256, "the MTU", "c.payload_size").unwrap_err().to_string();
+        let e = |cfg: SizeConfig| PayloadSize::build(&cfg, 256, "the MTU", "c").unwrap_err().to_string();
         let m = e(SizeConfig::Empirical { sizes: vec![(32, 1.0), (300, 1.0)] });
-        assert!(m.contains("'c.payload_size.sizes[1]'") && m.contains("1..=256") && m.contains("300"), "{m}");
+        assert!(m.contains("'c.payload_sizes[1]'") && m.contains("1..=256") && m.contains("300"), "{m}");
         let m = e(SizeConfig::Empirical { sizes: vec![(0, 1.0)] });
-        assert!(m.contains("'c.payload_size.sizes[0]'"), "{m}");
+        assert!(m.contains("'c.payload_sizes[0]'"), "{m}");
         let m = e(SizeConfig::Empirical { sizes: vec![(32, -1.0)] });
-        assert!(m.contains("'c.payload_size.sizes[0]'") && m.contains(">= 0"), "{m}");
+        assert!(m.contains("'c.payload_size_weights[0]'") && m.contains(">= 0"), "{m}");
         let m = e(SizeConfig::Empirical { sizes: vec![(32, f64::NAN)] });
         assert!(m.contains("finite"), "{m}");
         let m = e(SizeConfig::Empirical { sizes: vec![(32, 0.0)] });
-        assert!(m.contains("'c.payload_size.sizes'") && m.contains("add up to 0"), "{m}");
+        assert!(m.contains("'c.payload_size_weights'") && m.contains("add up to 0"), "{m}");
         let m = e(SizeConfig::Empirical { sizes: vec![] });
         assert!(m.contains("at least one"), "{m}");
         let m = e(SizeConfig::Uniform { min: 32, max: 257 });
-        assert!(m.contains("'c.payload_size.max'") && m.contains("257"), "{m}");
+        assert!(m.contains("'c.payload_size_range[1]'") && m.contains("257"), "{m}");
         let m = e(SizeConfig::Uniform { min: 0, max: 10 });
-        assert!(m.contains("'c.payload_size.min'"), "{m}");
+        assert!(m.contains("'c.payload_size_range[0]'"), "{m}");
         let m = e(SizeConfig::Uniform { min: 64, max: 32 });
-        assert!(m.contains("'c.payload_size.max'") && m.contains(">= min (64)"), "{m}");
+        assert!(m.contains("'c.payload_size_range'") && m.contains("[64, 32]"), "{m}");
     }
 }

@@ -141,7 +141,7 @@ fn multicast_errors_name_the_group() {
     let sn = subnet(&net.fabric, &["h0", "h2"]);
     let c = config(vec![class("m", 0, 0.1, ProcessKind::Poisson, 128, PatternConfig::Multicast { mlid: 0xC001 })]);
     let e = Simulation::from_subnet(&net.fabric, &sn, &c, None).unwrap_err().to_string();
-    assert!(e.contains("traffic.classes[0].pattern.mlid") && e.contains("0xc001"), "{e}");
+    assert!(e.contains("traffic.classes[0].mlid") && e.contains("0xc001"), "{e}");
     let mut sim = Simulation::from_subnet(&net.fabric, &sn, &quiet(), None).unwrap();
     let e = sim.inject_to_group(0, 0, 1, 0xC000, 64).unwrap_err().to_string();
     assert!(e.contains("not a member"), "{e}");

@@ -190,12 +190,12 @@ fn sizes_beyond_the_mtu_name_the_key() {
         other => panic!("{other:?}"),
     };
     let e = err(&sized(0.1, ProcessKind::Poisson, SizeConfig::Empirical { sizes: vec![(32, 1.0), (512, 1.0)] }, PatternConfig::Uniform));
-    assert!(e.contains("'traffic.classes[0].payload_size.sizes[1]'") && e.contains("1..=256 bytes (the MTU)"), "{e}");
+    assert!(e.contains("'traffic.classes[0].payload_sizes[1]'") && e.contains("1..=256 bytes (the MTU)"), "{e}");
     let e = err(&sized(0.1, ProcessKind::Poisson, SizeConfig::Uniform { min: 1, max: 300 }, PatternConfig::Uniform));
-    assert!(e.contains("'traffic.classes[0].payload_size.max'"), "{e}");
+    assert!(e.contains("'traffic.classes[0].payload_size_range[1]'"), "{e}");
     let mut c = sized(0.1, ProcessKind::Poisson, SizeConfig::Uniform { min: 1, max: 300 }, PatternConfig::Uniform);
     c.mtu_bytes = 512;
     c.traffic.classes[0].vl15 = true;
     let e = err(&c);
-    assert!(e.contains("'traffic.classes[0].payload_size.max'") && e.contains("VL15"), "{e}");
+    assert!(e.contains("'traffic.classes[0].payload_size_range[1]'") && e.contains("VL15"), "{e}");
 }

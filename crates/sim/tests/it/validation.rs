@@ -90,12 +90,12 @@ fn each_bad_value_names_its_key() {
         ),
         (
             Box::new(|c| c.traffic.classes[0].pattern = PatternConfig::FixedPairs { pairs: vec![("h0".into(), "s1".into())] }),
-            "'traffic.classes[0].pattern.pairs[0]'",
+            "'traffic.classes[0].pairs[0]'",
             "is a switch",
         ),
         (
             Box::new(|c| c.traffic.classes[0].pattern = PatternConfig::FixedPairs { pairs: vec![("h0".into(), "nobody".into())] }),
-            "'traffic.classes[0].pattern.pairs[0]'",
+            "'traffic.classes[0].pairs[0]'",
             "unknown node 'nobody'",
         ),
         (

@@ -32,7 +32,6 @@ from ibnetsim.errors import ConfigWarning
 from ibnetsim.experiment.core_keys import keys_from_core
 from ibnetsim.experiment.schema import FROM_SEED, Key, Section, register_section
 from ibnetsim.sim import max_time_us, overload_warning, warmup_warning
-from ibnetsim.traffic import PATTERNS as _PATTERNS
 
 __all__ = ["class_names", "traffic_class", "sim_overrides", "class_columns", "utilization_summary", "histogram_columns", "run_config"]
 
@@ -42,7 +41,6 @@ _REGISTRIES = _core.sim_registries()
 _PRESETS = tuple(_REGISTRIES["presets"])
 _MTUS = tuple(_REGISTRIES["mtu_bytes"])
 _SELECTIONS = tuple(_REGISTRIES["selections"])
-_PROCESSES = tuple(_REGISTRIES["processes"])
 #: Longest time any key may give, in µs (the core's picosecond clock).
 _MAX_US = max_time_us()
 
@@ -215,56 +213,14 @@ METRICS = register_section(
 
 
 
-#: Keys read only by one pattern, with the pattern.
-_PATTERN_KEYS = {
-    "pairs": "fixed-pairs",
-    "hot_hosts": "hot-spot",
-    "hot_fraction": "hot-spot",
-    "tornado_dims": "tornado",
-    "permutation_seed": "random-permutation",
-}
-
-
 def _check_traffic(s: dict, cfg: dict) -> Optional[tuple[str, str]]:
-    if s["process"] == "bernoulli" and s["load"] > 1.0:
-        return ("load", f"a Bernoulli process sends at most one packet per packet time: load {s['load']} > 1 (use process = \"poisson\")")
-    for key, owner in _PATTERN_KEYS.items():
-        if s["pattern"] != owner and s[key] not in (None, []):
-            return (key, f"{key} is read only with pattern = \"{owner}\", not '{s['pattern']}'")
-    if s["pattern"] == "fixed-pairs":
-        if not s["pairs"]:
-            return ("pairs", "pattern 'fixed-pairs' needs pairs = [\"SRC>DST\", …] (host names)")
-        for p in s["pairs"]:
-            parts = p.split(">")
-            if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
-                return ("pairs", f"'{p}' is not a pair: write \"SOURCE>DESTINATION\" with host names")
-    if s["pattern"] == "hot-spot":
-        if not s["hot_hosts"]:
-            return ("hot_hosts", "pattern 'hot-spot' needs hot_hosts = [\"NODE\", …] (host names)")
-        if s["hot_fraction"] is None:
-            return ("hot_fraction", "pattern 'hot-spot' needs hot_fraction, the share of packets sent to the hot hosts (e.g. 0.05)")
-    if s["adaptive_fraction"] > 0:
-        # The core checks these when it builds the simulation, against the LIDs the subnet manager gave.
-        if s["path_bits"] != "base":
-            return ("adaptive_fraction", "chooses the DLID's path bits itself; leave path_bits = \"base\"")
-        routing = cfg.get("routing")
-        if routing is not None and routing["lmc"] < 1:
-            return ("adaptive_fraction", "needs two LIDs per port: routing.lmc = 1 or more (e.g. engine 'fa' with lmc = 1)")
-    given = [k for k in ("packet_bytes", "packet_sizes", "packet_size_range") if s[k] not in (None, [])]
-    if len(given) > 1:
-        return (given[1], f"give one of packet_bytes, packet_sizes or packet_size_range, not {' and '.join(given)}")
-    if s["packet_size_weights"] and len(s["packet_size_weights"]) != len(s["packet_sizes"]):
-        return ("packet_size_weights", f"{len(s['packet_size_weights'])} weights for {len(s['packet_sizes'])} packet_sizes: give one weight per size")
-    if s["packet_size_range"] and (len(s["packet_size_range"]) != 2 or not 1 <= s["packet_size_range"][0] <= s["packet_size_range"][1]):
-        return ("packet_size_range", f"expected [min, max] payload bytes with 1 <= min <= max, got {s['packet_size_range']}")
-    sim = cfg.get("simulation")
-    if sim is not None:
-        mtu = sim["mtu_bytes"] if sim["mtu_bytes"] is not None else _preset_config(sim["preset"])["mtu_bytes"]
-        largest = max(s["packet_sizes"] or s["packet_size_range"] or [s["packet_bytes"] or 256])
-        if largest > mtu:
-            key = given[0] if given else "packet_bytes"
-            where = "simulation.mtu_bytes" if sim["mtu_bytes"] is not None else f"preset {sim['preset'] or '(none)'}"
-            return (key, f"{largest} B of payload exceed the MTU of {mtu} B ({where})")
+    # The class's own rules are the core's (`_core_problem`); these need the rest of the scenario.
+    if s["pattern"] == "multicast":
+        return ("pattern", "needs a multicast group on the subnet manager, which a scenario cannot declare; "
+                "use the Python API: ibnetsim.traffic.multicast with SubnetManager(..., multicast_groups={mlid: [hosts]})")
+    routing = cfg.get("routing")
+    if s["adaptive_fraction"] > 0 and routing is not None and routing["lmc"] < 1:
+        return ("adaptive_fraction", "needs two LIDs per port: routing.lmc = 1 or more (e.g. engine 'fa' with lmc = 1)")
     return None
 
 
@@ -278,58 +234,11 @@ TRAFFIC = register_section(
         "traffic",
         "The workload of a `simulate` point: an open-loop traffic class sent by every host the pattern lets send. "
         "A list of loads is the load sweep of a latency-vs-accepted-traffic curve. Several `[[traffic]]` tables "
-        "run several classes at once (e.g. real-time and best-effort traffic on different SLs).",
+        "run several classes at once (e.g. real-time and best-effort traffic on different SLs). The keys are the "
+        "fields of the core's `ClassDoc` (crates/sim/src/traffic/mod.rs), as `ibnetsim.traffic` and the core's "
+        "`[[traffic.classes]]` write them; unset `name` = the pattern's name, or `classN` with several classes.",
         repeated=True,
-        keys=(
-            Key("name", "str", "Name of the class in results (`class_NAME_*` columns); unset = the pattern's name, or `classN` with several classes.", default=None),
-            Key(
-                "pattern",
-                "str",
-                "Destinations: `uniform` (every other host alike), `fixed-pairs` (the `pairs` below), the bit permutations "
-                "`bit-reversal`, `bit-complement`, `transpose`, `perfect-shuffle` (power-of-two host counts; hosts in fabric order), "
-                "`tornado`, `hot-spot` (`hot_hosts`, `hot_fraction`) or `random-permutation`.",
-                default="uniform",
-                choices=_PATTERNS,
-            ),
-            Key(
-                "load",
-                "float",
-                "Offered load per source, as a fraction of its link's data rate counted in wire bytes "
-                "(payload + `header_bytes`, 26 B of headers by default); above 1 overloads.",
-                min=0.0,
-                max=_REGISTRIES["max_load"],
-            ),
-            Key("packet_bytes", "int", "Payload bytes of every packet (at most the MTU); unset = 256, or the sizes below.", default=None, min=1, max=max(_MTUS)),
-            Key(
-                "packet_sizes",
-                "list[int]",
-                "Payload sizes drawn per packet (e.g. `[32, 256]`, the mix of paper 002), with `packet_size_weights`; "
-                "the load is timed by the mean wire size.",
-                default=[],
-                min=1,
-                max=max(_MTUS),
-            ),
-            Key("packet_size_weights", "list[float]", "Relative weight of each of `packet_sizes`; empty = equal weights.", default=[], min=0.0),
-            Key("packet_size_range", "list[int]", "`[min, max]`: payload sizes drawn uniformly from min..=max per packet.", default=[], min=1, max=max(_MTUS)),
-            Key("process", "str", "Inter-arrival process of each source.", default="poisson", choices=_PROCESSES),
-            Key("sl", "int", "Service level of the traffic.", default=0, min=0, max=15),
-            Key("path_bits", "str", "DLID path bits with LMC > 0: always the base LID, or a random one per packet.", default="base", choices=tuple(_REGISTRIES["path_bits"])),
-            Key(
-                "adaptive_fraction",
-                "float",
-                "Share of packets sent to the destination's adaptive LID (base + 1) for `fully-adaptive` switches and the `fa` "
-                "engine (paper 002: the sender enables adaptive routing per packet); the rest use the base LID, routed "
-                "deterministically on the escape path. Needs LMC ≥ 1 and `path_bits = \"base\"`.",
-                default=0.0,
-                min=0.0,
-                max=1.0,
-            ),
-            Key("pairs", "list[str]", "For `fixed-pairs`: `\"SRC>DST\"` host-name pairs.", default=[]),
-            Key("hot_hosts", "list[str]", "For `hot-spot`: the hot hosts, by node name.", default=[]),
-            Key("hot_fraction", "float", "For `hot-spot`: share of every source's packets sent to the hot hosts; the rest is uniform.", default=None, min=0.0, max=1.0),
-            Key("tornado_dims", "list[int]", "For `tornado`: radices of the host layout, first dimension fastest; empty = one ring of all hosts.", default=[], min=1),
-            Key("permutation_seed", "int", "For `random-permutation`: seed of the permutation; unset = the traffic seed.", default=None, min=0, max=2**63 - 1),
-        ),
+        keys=keys_from_core("traffic", core_defaults=True),
         checks=(_check_traffic,),
         warns=(_warn_traffic,),
     )
@@ -362,37 +271,9 @@ def class_names(specs: list[dict]) -> list[str]:
 
 
 def traffic_class(spec: dict, name: Optional[str] = None) -> dict[str, Any]:
-    """The traffic class (``ibnetsim.traffic`` dict) of one resolved ``[traffic]`` table."""
-    from ibnetsim import traffic
-
-    extra: dict[str, Any] = {}
-    if spec["pattern"] == "fixed-pairs":
-        extra["pairs"] = [[x.strip() for x in p.split(">")] for p in spec["pairs"]]
-    elif spec["pattern"] == "hot-spot":
-        extra["hosts"] = list(spec["hot_hosts"])
-        extra["fraction"] = spec["hot_fraction"]
-    elif spec["pattern"] == "tornado" and spec["tornado_dims"]:
-        extra["dims"] = list(spec["tornado_dims"])
-    elif spec["pattern"] == "random-permutation" and spec["permutation_seed"] is not None:
-        extra["seed"] = spec["permutation_seed"]
-    if spec["packet_sizes"]:
-        weights = spec["packet_size_weights"] or [1.0] * len(spec["packet_sizes"])
-        size: Any = traffic.empirical_sizes(list(zip(spec["packet_sizes"], weights)))
-    elif spec["packet_size_range"]:
-        size = traffic.uniform_sizes(*spec["packet_size_range"])
-    else:
-        size = spec["packet_bytes"] or 256
-    return traffic.pattern(
-        spec["pattern"],
-        spec["load"],
-        size,
-        sl=spec["sl"],
-        process=spec["process"],
-        path_bits=spec["path_bits"],
-        adaptive_fraction=spec["adaptive_fraction"],
-        name=name or spec["name"],
-        **extra,
-    )
+    """The traffic class (a ``traffic.classes`` entry of the core's config) of
+    one resolved ``[traffic]`` table: the same keys, with its result name."""
+    return {**spec, "name": name or spec["name"]}
 
 
 def sim_overrides(config: dict) -> dict[str, Any]:
@@ -542,21 +423,38 @@ def _run(config: dict) -> dict:
 _SIMULATION_KEYS = {"watchdog_ns": "watchdog_us", "selection.max_options": "max_options"}
 
 
+def _class_key(config: dict, i: int, key: str) -> str:
+    """The scenario's name of key ``key`` of traffic class ``i``: ``traffic.KEY``
+    for a single ``[traffic]`` table, ``traffic[i].KEY`` with several."""
+    return f"traffic.{key}" if len(config["traffic"]) == 1 else f"traffic[{i}].{key}"
+
+
 def _core_problem(config: dict) -> Optional[tuple[str, str]]:
     """The core's own check of the point's data-plane parameters (values,
-    delays, buffers against the MTU, partitions), the one building the
-    simulation makes, with the key named as the scenario writes it."""
+    delays, buffers against the MTU, partitions, each traffic class), the one
+    building the simulation makes, with the key named as the scenario writes it."""
     from ibnetsim.sim import _merge
 
+    specs = config["traffic"]
+    classes = [traffic_class(t, n) for t, n in zip(specs, class_names(specs))] if specs else []
+    for i, cls in enumerate(classes):
+        problem = _core.sim_check_class(json.dumps(cls))
+        if problem is not None:
+            return (_class_key(config, i, problem[0]), problem[1])
     overrides = sim_overrides(config)
     # The QoS file is read when the simulation is built; its VLs replace data_vls.
     overrides.pop("qos_file", None)
-    problem = _core.sim_check_config(json.dumps(_merge(_preset_config(config["simulation"]["preset"]), overrides)))
+    doc = _merge(_preset_config(config["simulation"]["preset"]), overrides)
+    doc["traffic"] = {"classes": classes}
+    problem = _core.sim_check_config(json.dumps(doc))
     if problem is None:
         return None
     key, msg = problem
     # The line is the list's (a scenario gives it on one line); the message names the element.
     key = re.sub(r"\[\d+\]$", "", key)
+    m = re.fullmatch(r"traffic\.classes\[(\d+)\]\.(.+)", key)
+    if m:
+        return (_class_key(config, int(m.group(1)), m.group(2)), msg)
     if key.split(".", 1)[0] in ("switch", "hca"):
         return (key, msg)
     return ("simulation." + _SIMULATION_KEYS.get(key, key.split(".", 1)[0]), msg)
