@@ -42,7 +42,7 @@ load = 0.2
 DRAWN = {
     "switch": [k.name for k in section("switch").keys],
     "hca": [k.name for k in section("hca").keys],
-    "simulation": ["time_us", "warmup_us", "data_vls", "mtu_bytes", "watchdog_us"],
+    "simulation": ["time_us", "warmup_us", "data_vls", "mtu_bytes", "watchdog_ns"],
     "traffic": ["load", "payload_bytes", "sl", "adaptive_fraction"],
 }
 KEYS = [(s, section(s).keys_for(None)[k]) for s, names in DRAWN.items() for k in names]

@@ -148,7 +148,7 @@ engine = "dor"
 [simulation]
 preset = "martinez2003"
 time_us = 300.0
-watchdog_us = 20.0
+watchdog_ns = 20000.0
 [traffic]
 load = [0.01, 2.0]
 """
@@ -505,3 +505,71 @@ def test_scenario_points_bound_source_queues_and_fare_as_unbounded():
     assert free["injection_queue_packets"] > 8 * SWEEP_SOURCE_QUEUE_PACKETS
     for col in ("generated_packets", "delivered_packets", "in_flight_packets", "injection_queue_packets", "latency_mean_ns", "accepted_load"):
         assert bounded[col] == free[col], col
+
+
+# --------------------------------------------------------------------------- closed-loop, CBR and transport sections
+PAIR = """
+kind = "simulate"
+seed = 1
+[fabric]
+kind = "single_switch"
+hosts = 2
+[simulation]
+time_us = {time_us}
+"""
+
+ONE_PACKET_MESSAGES = """
+[[closed_loop]]
+pattern = "fixed-pairs"
+pairs = ["h0>h1"]
+message_bytes = 256
+"""
+
+
+def _row(text):
+    (point,) = loads_scenario(text).points
+    return kinds.get("simulate").run(point.config)
+
+
+def test_closed_loop_messages_follow_each_other_at_the_zero_load_latency():
+    # One switch, 1x SDR, 1 m cables: a 256 B message is one 282 B packet, in
+    # 1 318 ns (1 128 ns on the wire, worked by hand in crates/sim/tests/it/zero_load.rs).
+    # With a window of 1 and no gap, message k leaves at 1 318·k ns: in 100 µs,
+    # 76 leave (the last at 98 850 ns) and 75 arrive.
+    row = _row(PAIR.format(time_us=100.0) + ONE_PACKET_MESSAGES)
+    assert (row["generated_packets"], row["delivered_packets"], row["latency_mean_ns"]) == (76, 75, 1318.0)
+    # With message acknowledgements a message completes when its 30 B ACK is
+    # back: 120 ns on the wire + the same 190 ns of header, routing and
+    # cables, so every 1 318 + 310 = 1 628 ns. 62 messages leave, 61 arrive
+    # and 61 ACKs are back (the 61st at 99 308 ns).
+    row = _row(PAIR.format(time_us=100.0) + ONE_PACKET_MESSAGES + '[transport]\nack = "message"\n')
+    assert (row["generated_packets"], row["delivered_packets"]) == (62 + 61, 61 + 61)
+    assert (row["class_closed_loop_delivered_packets"], row["class_transport_delivered_packets"]) == (61, 61)
+
+
+def test_a_cbr_connection_sends_at_its_bandwidth():
+    # 282 B at 100 Mb/s: one packet every 22.56 µs from a random phase, so
+    # 44 or 45 in 1 ms, all delivered (the link is 2 Gb/s).
+    row = _row(PAIR.format(time_us=1000.0) + '[[connection]]\nsource = "h0"\ndestination = "h1"\nbandwidth_bps = 100000000\npacket_bytes = 282\n')
+    assert row["generated_packets"] in (44, 45) and row["delivered_packets"] == row["generated_packets"]
+    assert row["latency_mean_ns"] == 1318.0
+
+
+@pytest.mark.parametrize(
+    "extra, key, message",
+    [
+        ('[[connection]]\nsource = "h0"\ndestination = "h1"\nbandwidth_bps = 0\n', "connection.bandwidth_bps", "0 is below the minimum 1"),
+        ('[[connection]]\nsource = "h0"\nbandwidth_bps = 1\n', "connection", "missing key `destination`"),
+        ('[[connection]]\nsource = "h0"\ndestination = "h1"\nbandwidth_bps = 1\npacket_bytes = 26\n', "connection.packet_bytes", "headers (26 B) included"),
+        ("[[closed_loop]]\nwindow = 0\n", "closed_loop.window", "below the minimum 1"),
+        ("[[closed_loop]]\n[[closed_loop]]\n", "closed_loop[1].name", "class name 'closed-loop' is used twice"),
+        ('[[closed_loop]]\npattern = "uniform"\nhot_fraction = 0.5\n', "closed_loop.hot_fraction", "is read only with pattern = \"hot-spot\", not \"uniform\""),
+        ('[[closed_loop]]\n[transport]\nack = "message"\nreply_sl = 16\n', "transport.reply_sl", "above the maximum 15"),
+        ('[[closed_loop]]\n[transport]\nack = "all"\n', "transport.ack", "none"),
+    ],
+)
+def test_closed_loop_connection_and_transport_errors_name_the_key(extra, key, message):
+    text = PAIR.format(time_us=10.0) + extra
+    with pytest.raises(ScenarioError) as e:
+        loads_scenario(text)
+    assert e.value.key == key and message in str(e.value), str(e.value)

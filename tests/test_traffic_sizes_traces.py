@@ -130,3 +130,15 @@ def test_uniform_sizes_and_size_errors(pair):
     bad = {**ib.traffic.uniform(0.1), **ib.traffic.uniform_sizes(1, 2)}
     with pytest.raises(ib.ConfigError, match="payload_size_range: give one of payload_bytes, payload_sizes or payload_size_range"):
         ib.simulate(fab, sm, traffic=bad, time_us=1)
+
+
+def test_a_cbr_connection_from_the_api(pair):
+    fab, sm = pair
+    conn = ib.traffic.connection("h0", "h1", bandwidth_bps=100_000_000, packet_bytes=282)
+    assert ib.traffic.is_connection(conn) and not ib.traffic.is_closed_loop(conn)
+    r = ib.simulate(fab, sm, traffic=conn, time_us=1000, seed=1)
+    (c,) = r.connections.to_dict(orient="records")
+    # 282 B × 8 at 100 Mb/s: one packet every 22.56 µs, 44 or 45 in 1 ms.
+    assert (c["source"], c["destination"], c["iat_ps"]) == ("h0", "h1", 22_560_000.0)
+    assert c["generated_packets"] in (44, 45) and c["delivered_packets"] == c["generated_packets"]
+    assert list(r.summary["name"]) == ["connections"]

@@ -180,6 +180,14 @@ class SimResult:
         """As :attr:`summary`, per SL (the classes that share an SL together)."""
         return self._flows(self.raw["sls"])
 
+    @property
+    def connections(self) -> pd.DataFrame:
+        """Per CBR connection (:func:`ibnetsim.traffic.connection`): what it
+        asked for (``bandwidth_bps``, ``packet_bytes``, ``iat_ps``) and what it
+        got in the measurement window (packets, ``delivered_bps``, delays in
+        ps); empty without connections."""
+        return pd.DataFrame(self.raw["connections"])
+
     @staticmethod
     def _flows(flows: list[dict]) -> pd.DataFrame:
         rows = []
@@ -383,8 +391,10 @@ def simulate(
 
     ``traffic`` is one class dict or a list of them (:mod:`ibnetsim.traffic`):
     open-loop classes, :func:`ibnetsim.traffic.trace` replays and
-    :func:`ibnetsim.traffic.closed_loop` classes may be mixed; results list the
-    open-loop classes first, then the traces, then the closed-loop classes
+    :func:`ibnetsim.traffic.closed_loop` classes and
+    :func:`ibnetsim.traffic.connection` CBR connections may be mixed; results
+    list the open-loop classes first, then the traces, then the closed-loop
+    classes, then ``connections``
     (and ``transport``, the replies' class, when acknowledgements or FECN are
     on), each with its per-class and per-SL statistics. ``transport={...}``
     and ``mechanisms={...}`` set the transport layer and the mechanisms
@@ -429,9 +439,10 @@ def simulate(
     cfg["seed"] = seed
     _set_warmup(cfg, warmup_us, warmup_max_fraction, time_us)
     cfg["traffic"] = {
-        "classes": [c for c in classes if not (_traffic.is_trace(c) or _traffic.is_closed_loop(c))],
+        "classes": [c for c in classes if not (_traffic.is_trace(c) or _traffic.is_closed_loop(c) or _traffic.is_connection(c))],
         "traces": [c for c in classes if _traffic.is_trace(c)],
         "closed_loop": [c for c in classes if _traffic.is_closed_loop(c)],
+        "connections": [c for c in classes if _traffic.is_connection(c)],
     }
     notes = _warnings_of(cfg, time_us)
     for note in notes:

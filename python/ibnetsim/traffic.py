@@ -37,6 +37,8 @@ __all__ = [
     "is_trace",
     "closed_loop",
     "is_closed_loop",
+    "connection",
+    "is_connection",
     "multicast",
     "PATTERNS",
     "pattern",
@@ -171,6 +173,28 @@ def is_closed_loop(cls: Mapping[str, Any]) -> bool:
     """Whether a class dict is a closed-loop class (from :func:`closed_loop`),
     kept in ``traffic.closed_loop``."""
     return "window" in cls
+
+
+def connection(source: str, destination: str, bandwidth_bps: int, packet_bytes: int = 256, sl: int = 0) -> dict[str, Any]:
+    """A constant-bit-rate connection from host ``source`` to ``destination``
+    (``node`` or ``node:port``): packets of ``packet_bytes`` on the wire,
+    headers included, at a mean of ``bandwidth_bps`` bit/s with a random
+    phase (paper 001's CBR sources; docs/traffic.md). All connections of a
+    run together are one class, ``connections``, and each is also measured
+    on its own (``SimResult.connections``)."""
+    return {
+        "source": source,
+        "destination": destination,
+        "sl": _args.integer("sl", sl, 0, _args.U8_MAX),
+        "bandwidth_bps": _args.integer("bandwidth_bps", bandwidth_bps, 0, _args.U64_MAX),
+        "packet_bytes": _args.integer("packet_bytes", packet_bytes, 0, _args.U32_MAX),
+    }
+
+
+def is_connection(cls: Mapping[str, Any]) -> bool:
+    """Whether a class dict is a CBR connection (from :func:`connection`),
+    kept in ``traffic.connections``."""
+    return "bandwidth_bps" in cls
 
 
 def is_trace(cls: Mapping[str, Any]) -> bool:

@@ -201,15 +201,22 @@ fn sim_section_default(name: &str) -> PyResult<String> {
     })
 }
 
-/// Checks one traffic class document (a `ClassDoc` as JSON, whose values a
+/// Checks one class document of section `section` (`traffic`: a
+/// `ClassDoc`, `closed_loop`: a `ClosedLoopDoc`, as JSON whose values a
 /// scenario has already typed): None when it describes a class, else the
 /// (key of the document, message) of its first problem (keys that exclude
 /// each other, a pattern's parameter given to another pattern, …).
 #[pyfunction]
-fn sim_check_class(doc_json: &str) -> PyResult<Option<(String, String)>> {
-    let doc: ibnetsim_sim::traffic::ClassDoc =
-        serde_json::from_str(doc_json).map_err(|e| ConfigError::new_err(format!("traffic class: {e}")))?;
-    Ok(doc.to_class().err().map(|(key, msg)| (key.to_string(), msg)))
+fn sim_check_class(section: &str, doc_json: &str) -> PyResult<Option<(String, String)>> {
+    let parse_err = |e: serde_json::Error| ConfigError::new_err(format!("{section} class: {e}"));
+    let problem = match section {
+        "traffic" => serde_json::from_str::<ibnetsim_sim::traffic::ClassDoc>(doc_json).map_err(parse_err)?.to_class().err(),
+        "closed_loop" => {
+            serde_json::from_str::<ibnetsim_sim::traffic::closed_loop::ClosedLoopDoc>(doc_json).map_err(parse_err)?.to_class().err()
+        }
+        _ => return Err(ConfigError::new_err(format!("no class document for section '{section}' (known: traffic, closed_loop)"))),
+    };
+    Ok(problem.map(|(key, msg)| (key.to_string(), msg)))
 }
 
 /// Checks a full `SimConfig` (JSON) as far as it can be without a fabric:

@@ -211,32 +211,44 @@ impl Default for AutoWarmupConfig {
 
 /// The path MTUs IBA defines, in payload bytes: the values `mtu_bytes` may take.
 pub const MTU_BYTES: [u32; 5] = [256, 512, 1024, 2048, 4096];
+/// The most header bytes a config may give (`header_bytes`, and
+/// `extra_header_bytes` beyond them): more than any IBA header stack.
+pub const MAX_HEADER_BYTES: u32 = 1024;
 /// The largest payload a packet can carry, whatever the MTU.
 pub const MAX_MTU_BYTES: u32 = MTU_BYTES[MTU_BYTES.len() - 1];
 
 /// Everything the data plane needs besides the fabric and its tables.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Its JSON schema (`section_schema("simulation")`) declares the scalar
+/// keys; the tables are sections of their own (`switch`, `hca`, one traffic
+/// class) or left out of it (`#[schemars(skip)]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SimConfig {
     /// Seed; each traffic source gets its own ChaCha stream derived from it.
     pub seed: u64,
-    /// Data VLs per port, 1..=15 (VL15 exists in addition).
+    /// Data VLs per port, 1..=15 (VL15 exists in addition); without QoS tables SL i uses VL i mod `data_vls`.
+    #[schemars(range(min = 1, max = 15))]
     pub data_vls: u8,
     /// Path MTU in payload bytes: 256, 512, 1024, 2048 or 4096.
+    #[schemars(extend("enum" = MTU_BYTES))]
     pub mtu_bytes: u32,
     /// Bytes of headers and CRCs on every packet: LRH 8 + BTH 12 + ICRC 4 +
     /// VCRC 2 = 26 in IBA. Flit-level models often carry none (0); a switch
     /// then starts routing as soon as a packet's first byte is in, and
     /// otherwise once the LRH and BTH (20 B), or the whole header if shorter,
     /// have arrived.
+    #[schemars(range(max = MAX_HEADER_BYTES))]
     pub header_bytes: u32,
     /// Header bytes beyond `header_bytes` on every packet, e.g. 8 for a DETH
     /// or 40 for a GRH.
+    #[schemars(range(max = MAX_HEADER_BYTES))]
     pub extra_header_bytes: u32,
     /// Packets generated before this time are excluded from the statistics, in
     /// nanoseconds. Must be 0 with `auto_warmup`.
     pub warmup_ns: f64,
     /// Detect the end of warm-up from the run instead of a fixed `warmup_ns`.
+    #[schemars(skip)]
     pub auto_warmup: Option<AutoWarmupConfig>,
     /// Deadlock watchdog, in nanoseconds: the run stops with a deadlock error
     /// if no packet moves for this long while some wait, or if a set of
@@ -249,27 +261,37 @@ pub struct SimConfig {
     /// with the run length and fabric size in mind.
     pub series_interval_ns: f64,
     /// Event queue implementation: `fifo` or `heap` (identical results).
+    #[schemars(extend("enum" = crate::engine::Queue::NAMES))]
     pub event_queue: String,
     /// Selection policy among routing options: `deterministic`, `adaptive-by-credits`
     /// (both at arbitration time) or `lfu` (at routing time); a name, or a
     /// table `{ kind = …, parameters… }` (`prefer_first_within` for
     /// adaptive-by-credits, `counters` for lfu).
+    #[schemars(skip)]
     pub selection: SelectionConfig,
     /// Switch parameters.
+    #[schemars(skip)]
     pub switch: SwitchConfig,
     /// Channel adapter parameters.
+    #[schemars(skip)]
     pub hca: HcaConfig,
     /// SL to VL mapping.
+    #[schemars(skip)]
     pub sl2vl: Sl2VlConfig,
     /// Output VL arbitration.
+    #[schemars(skip)]
     pub vl_arbitration: VlArbitrationConfig,
     /// Per-port buffer sizes.
+    #[schemars(skip)]
     pub buffer_overrides: Vec<BufferOverride>,
     /// The workload.
+    #[schemars(skip)]
     pub traffic: TrafficConfig,
     /// The transport layer at the HCAs: acknowledgements and replies.
+    #[schemars(skip)]
     pub transport: TransportConfig,
     /// Mechanisms beyond plain IBA, each off unless its table is present.
+    #[schemars(skip)]
     pub mechanisms: MechanismsConfig,
 }
 
@@ -317,14 +339,21 @@ impl SimConfig {
 /// The sections whose JSON schema declares a scenario section of the same
 /// name: each field a key, its doc comment the key's documentation.
 /// `traffic` is one open-loop class ([`crate::traffic::ClassDoc`]).
-pub const SCHEMA_SECTIONS: [&str; 3] = ["switch", "hca", "traffic"];
+/// `simulation` is the scalar keys of [`SimConfig`]; `closed_loop` and
+/// `connection` are one entry of `traffic.closed_loop` and
+/// `traffic.connections`.
+pub const SCHEMA_SECTIONS: [&str; 7] = ["simulation", "switch", "hca", "traffic", "closed_loop", "connection", "transport"];
 
 /// The JSON schema of section `name` (one of [`SCHEMA_SECTIONS`]), or None.
 pub fn section_schema(name: &str) -> Option<schemars::Schema> {
     match name {
+        "simulation" => Some(schemars::schema_for!(SimConfig)),
         "switch" => Some(schemars::schema_for!(SwitchConfig)),
         "hca" => Some(schemars::schema_for!(HcaConfig)),
         "traffic" => Some(schemars::schema_for!(crate::traffic::ClassDoc)),
+        "closed_loop" => Some(schemars::schema_for!(crate::traffic::closed_loop::ClosedLoopDoc)),
+        "connection" => Some(schemars::schema_for!(crate::traffic::ConnectionConfig)),
+        "transport" => Some(schemars::schema_for!(crate::hca::transport::TransportConfig)),
         _ => None,
     }
 }
@@ -335,9 +364,14 @@ pub fn section_schema(name: &str) -> Option<schemars::Schema> {
 pub fn section_default_json(name: &str) -> Option<String> {
     let c = SimConfig::default();
     let text = match name {
+        // The whole config; its schema declares only the scalar keys.
+        "simulation" => serde_json::to_string(&c),
         "switch" => serde_json::to_string(&c.switch),
         "hca" => serde_json::to_string(&c.hca),
         "traffic" => serde_json::to_string(&crate::traffic::ClassDoc::default()),
+        "closed_loop" => serde_json::to_string(&crate::traffic::closed_loop::ClosedLoopDoc::default()),
+        "connection" => serde_json::to_string(&crate::traffic::ConnectionConfig::default()),
+        "transport" => serde_json::to_string(&c.transport),
         _ => return None,
     };
     Some(text.expect("config serializes"))
@@ -542,7 +576,12 @@ mod tests {
             let fields: Vec<&String> = defaults.as_object().unwrap().keys().collect();
             let mut declared: Vec<&String> = props.keys().collect();
             declared.sort();
-            let mut expected = fields.clone();
+            let mut expected: Vec<&String> = fields.clone();
+            if name == "simulation" {
+                // The tables are sections of their own, or not scenario keys.
+                let tables = ["switch", "hca", "traffic", "sl2vl", "vl_arbitration", "buffer_overrides", "transport", "mechanisms", "auto_warmup", "selection"];
+                expected.retain(|f| !tables.contains(&f.as_str()));
+            }
             expected.sort();
             assert_eq!(declared, expected, "[{name}]");
             for (key, p) in props {
@@ -550,7 +589,10 @@ mod tests {
                 assert!(!doc.is_empty(), "{name}.{key} has no doc comment");
             }
         }
-        assert_eq!(section_schema("simulation"), None);
+        assert_eq!(section_schema("connections"), None);
+        let sim = section_schema("simulation").unwrap();
+        assert_eq!(sim.get("properties").unwrap()["event_queue"]["enum"], serde_json::json!(crate::engine::Queue::NAMES));
+        assert_eq!(sim.get("properties").unwrap()["data_vls"]["maximum"], 15);
         let class = section_schema("traffic").unwrap();
         assert_eq!(class.get("required").unwrap(), &serde_json::json!(["load"]));
         assert_eq!(class.get("properties").unwrap()["load"]["maximum"], crate::MAX_LOAD);

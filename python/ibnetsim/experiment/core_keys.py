@@ -76,7 +76,9 @@ def _key(name: str, node: dict, defs: dict, default: Any) -> Key:
     alts = _choices(node)
     if alts is not None:
         variants = " ".join(f"`{a['const']}`: {_text(a['description'])}" for a in alts if "description" in a)
-        return Key(name, "str", f"{doc} {variants}".strip(), default=default, choices=tuple(a["const"] for a in alts))
+        # An enum's variants are names; a number's choices keep its type (`mtu_bytes`).
+        kind = "int" if node.get("type") == "integer" else "str"
+        return Key(name, kind, f"{doc} {variants}".strip(), default=default, choices=tuple(a["const"] for a in alts))
     kind = _type(node)
     if kind == "array":
         item = _resolve(node["items"], defs)
@@ -108,4 +110,5 @@ def keys_from_core(section: str, core_defaults: bool = False) -> tuple[Key, ...]
             return None
         return REQUIRED if name in required else defaults[name]
 
-    return tuple(_key(name, props[name], defs, default(name)) for name in defaults)
+    # `simulation`'s default is the whole config, whose tables its schema leaves out.
+    return tuple(_key(name, props[name], defs, default(name)) for name in defaults if name in props)

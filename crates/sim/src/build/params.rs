@@ -39,10 +39,10 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
     if !MTU_BYTES.contains(&c.mtu_bytes) {
         return Err(SimError::config("mtu_bytes", format!("must be 256, 512, 1024, 2048 or 4096, got {}", c.mtu_bytes)));
     }
-    if c.extra_header_bytes > 1024 {
+    if c.extra_header_bytes > crate::config::MAX_HEADER_BYTES {
         return Err(SimError::config("extra_header_bytes", format!("{} is beyond any IBA header stack", c.extra_header_bytes)));
     }
-    if c.header_bytes > 1024 {
+    if c.header_bytes > crate::config::MAX_HEADER_BYTES {
         return Err(SimError::config("header_bytes", format!("{} is beyond any IBA header stack (IBA's is 26)", c.header_bytes)));
     }
     let sc = &c.switch;

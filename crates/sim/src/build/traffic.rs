@@ -151,22 +151,11 @@ pub(super) fn build(
     let mut closed_loop = Vec::new();
     for (i, k) in c.traffic.closed_loop.iter().enumerate() {
         let key = format!("traffic.closed_loop[{i}]");
-        if k.name.is_empty() {
-            return Err(SimError::config(format!("{key}.name"), "must not be empty"));
-        }
+        let gap_ps = check_closed_loop_class(c, i)?;
+        // The traces' names come from their files.
         if classes.iter().any(|o| o.name == k.name) {
             return Err(SimError::config(format!("{key}.name"), format!("class name '{}' is used twice", k.name)));
         }
-        if k.sl > 15 {
-            return Err(SimError::config(format!("{key}.sl"), format!("SL {} is not 0..=15", k.sl)));
-        }
-        if k.window == 0 {
-            return Err(SimError::config(format!("{key}.window"), "must be at least 1 message"));
-        }
-        if k.message_bytes == 0 {
-            return Err(SimError::config(format!("{key}.message_bytes"), "must be at least 1 byte"));
-        }
-        let gap_ps = ns_to_ps(&format!("{key}.gap_ns"), k.gap_ns)?;
         let pattern = Pattern::build(&k.pattern, num_hosts, &resolve_host, c.seed, &key)?;
         let class = classes.len() as u8;
         for h in 0..num_hosts {
@@ -206,25 +195,7 @@ pub(super) fn build(
         if src == dst {
             return Err(SimError::config(format!("{key}.destination"), "is the source host; a connection joins two hosts"));
         }
-        if k.sl > 15 {
-            return Err(SimError::config(format!("{key}.sl"), format!("SL {} is not 0..=15", k.sl)));
-        }
-        if k.bandwidth_bps == 0 {
-            return Err(SimError::config(format!("{key}.bandwidth_bps"), "must be > 0 bit/s"));
-        }
-        let headers = wire_bytes(0, c.header_bytes + c.extra_header_bytes);
-        if k.packet_bytes <= headers || k.packet_bytes - headers > c.mtu_bytes {
-            return Err(SimError::config(
-                format!("{key}.packet_bytes"),
-                format!(
-                    "is the packet on the wire, headers ({headers} B) included: must be {}..={} with the MTU of {} B, got {}",
-                    headers + 1,
-                    headers + c.mtu_bytes,
-                    c.mtu_bytes,
-                    k.packet_bytes
-                ),
-            ));
-        }
+        let headers = check_connection(c, i)?;
         connections.push(Connection::new(c.seed, i as u32, src, dst, k.sl, k.packet_bytes - headers, k.packet_bytes, k.bandwidth_bps));
     }
     if !connections.is_empty() {
@@ -254,15 +225,7 @@ pub(super) fn build(
         if classes.iter().any(|k| k.name == name) {
             return Err(SimError::config("transport.ack", format!("class name '{name}' (the replies' class) is used twice")));
         }
-        if c.transport.reply_sl > 15 {
-            return Err(SimError::config("transport.reply_sl", format!("SL {} is not 0..=15", c.transport.reply_sl)));
-        }
-        if c.transport.reply_payload_bytes == 0 || c.transport.reply_payload_bytes > c.mtu_bytes {
-            return Err(SimError::config(
-                "transport.reply_payload_bytes",
-                format!("must be 1..={} (the MTU), got {}", c.mtu_bytes, c.transport.reply_payload_bytes),
-            ));
-        }
+        check_transport(c)?;
         classes.push(Class {
             name: name.into(),
             sl: c.transport.reply_sl,
@@ -322,11 +285,81 @@ pub(super) fn check_sls_have_data_vls(qos: &QosTables, sls: &[u8], data_vls: u8,
     Ok(())
 }
 
-/// What can be checked of the open-loop classes without a fabric (each
-/// class's names, SL, sizes against the MTU, load and adaptive fraction), so
-/// that `SimConfig::check` refuses what building would.
+/// What can be checked of the open-loop and closed-loop classes without a
+/// fabric (each class's names, SL, sizes against the MTU, load and adaptive
+/// fraction; windows and gaps), so that `SimConfig::check` refuses what
+/// building would.
 pub(super) fn check_classes(c: &SimConfig) -> Result<(), SimError> {
-    (0..c.traffic.classes.len()).try_for_each(|ci| check_class(c, ci).map(|_| ()))
+    (0..c.traffic.classes.len()).try_for_each(|ci| check_class(c, ci).map(|_| ()))?;
+    (0..c.traffic.closed_loop.len()).try_for_each(|i| check_closed_loop_class(c, i).map(|_| ()))?;
+    (0..c.traffic.connections.len()).try_for_each(|i| check_connection(c, i).map(|_| ()))?;
+    if c.transport.ack != AckMode::None || c.mechanisms.fecn.is_some() {
+        check_transport(c)?;
+    }
+    Ok(())
+}
+
+/// The replies' SL and size, when there are replies.
+fn check_transport(c: &SimConfig) -> Result<(), SimError> {
+    if c.transport.reply_sl > 15 {
+        return Err(SimError::config("transport.reply_sl", format!("SL {} is not 0..=15", c.transport.reply_sl)));
+    }
+    if c.transport.reply_payload_bytes == 0 || c.transport.reply_payload_bytes > c.mtu_bytes {
+        return Err(SimError::config(
+            "transport.reply_payload_bytes",
+            format!("must be 1..={} (the MTU), got {}", c.mtu_bytes, c.transport.reply_payload_bytes),
+        ));
+    }
+    Ok(())
+}
+
+/// Connection `i`'s fabric-free checks; the header bytes of its packets.
+fn check_connection(c: &SimConfig, i: usize) -> Result<u32, SimError> {
+    let k = &c.traffic.connections[i];
+    let key = format!("traffic.connections[{i}]");
+    if k.sl > 15 {
+        return Err(SimError::config(format!("{key}.sl"), format!("SL {} is not 0..=15", k.sl)));
+    }
+    if k.bandwidth_bps == 0 {
+        return Err(SimError::config(format!("{key}.bandwidth_bps"), "must be > 0 bit/s"));
+    }
+    let headers = wire_bytes(0, c.header_bytes + c.extra_header_bytes);
+    if k.packet_bytes <= headers || k.packet_bytes - headers > c.mtu_bytes {
+        return Err(SimError::config(
+            format!("{key}.packet_bytes"),
+            format!(
+                "is the packet on the wire, headers ({headers} B) included: must be {}..={} with the MTU of {} B, got {}",
+                headers + 1,
+                headers + c.mtu_bytes,
+                c.mtu_bytes,
+                k.packet_bytes
+            ),
+        ));
+    }
+    Ok(headers)
+}
+
+/// Closed-loop class `i`'s fabric-free checks; its gap in picoseconds.
+fn check_closed_loop_class(c: &SimConfig, i: usize) -> Result<u64, SimError> {
+    let k = &c.traffic.closed_loop[i];
+    let key = format!("traffic.closed_loop[{i}]");
+    if k.name.is_empty() {
+        return Err(SimError::config(format!("{key}.name"), "must not be empty"));
+    }
+    let earlier = c.traffic.classes.iter().map(|o| &o.name).chain(c.traffic.closed_loop[..i].iter().map(|o| &o.name));
+    if earlier.into_iter().any(|n| *n == k.name) {
+        return Err(SimError::config(format!("{key}.name"), format!("class name '{}' is used twice", k.name)));
+    }
+    if k.sl > 15 {
+        return Err(SimError::config(format!("{key}.sl"), format!("SL {} is not 0..=15", k.sl)));
+    }
+    if k.window == 0 {
+        return Err(SimError::config(format!("{key}.window"), "must be at least 1 message"));
+    }
+    if k.message_bytes == 0 {
+        return Err(SimError::config(format!("{key}.message_bytes"), "must be at least 1 byte"));
+    }
+    ns_to_ps(&format!("{key}.gap_ns"), k.gap_ns)
 }
 
 /// Class `ci`'s fabric-free checks; its payload sizes, ready to draw from.

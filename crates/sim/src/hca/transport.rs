@@ -26,13 +26,14 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
 use crate::packet::{Packet, PacketKind};
 
 /// Which acknowledgements a destination sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum AckMode {
     /// None: a message completes when its last packet is delivered.
@@ -50,12 +51,13 @@ impl AckMode {
 }
 
 /// The transport layer (`[transport]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TransportConfig {
     /// Acknowledgements: `none`, `packet` or `message`.
     pub ack: AckMode,
-    /// SL of replies (ACKs, NACKs and congestion notifications).
+    /// SL of replies (ACKs, NACKs and congestion notifications), 0..=15.
+    #[schemars(range(max = 15))]
     pub reply_sl: u8,
     /// Payload bytes of a reply: the AETH (4 B) by default, so a reply is
     /// 30 B on the wire before extra headers.

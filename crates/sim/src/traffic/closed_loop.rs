@@ -10,13 +10,14 @@
 //! messages larger than the MTU are split into MTU-sized packets.
 
 use rand::Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{PathBits, PatternConfig, PatternKeys, PatternKind, Source};
 use crate::engine::Time;
 
 /// How the gap after a completed message is drawn, with mean `gap_ns`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum GapDistribution {
     /// Always `gap_ns`; nothing is drawn.
@@ -90,23 +91,43 @@ impl Default for ClosedLoopConfig {
 /// A closed-loop class as a config document writes it: the pattern's
 /// parameters are keys beside `pattern`, as in an open-loop class
 /// ([`super::ClassDoc`]).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ClosedLoopDoc {
-    name: String,
-    sl: u8,
-    pattern: PatternKind,
-    pairs: Vec<String>,
-    hot_hosts: Vec<String>,
-    hot_fraction: Option<f64>,
-    tornado_dims: Vec<u32>,
-    permutation_seed: Option<u64>,
-    mlid: Option<u16>,
-    window: u32,
-    message_bytes: u32,
-    gap_ns: f64,
-    gap_distribution: GapDistribution,
-    path_bits: PathBits,
+    /// Name of the class in results (unique among classes).
+    pub name: String,
+    /// Service level, 0..=15.
+    #[schemars(range(max = 15))]
+    pub sl: u8,
+    /// Destinations, drawn per message; the keys below are its parameters,
+    /// as in an open-loop class (`multicast` is for open-loop classes only).
+    pub pattern: PatternKind,
+    /// For `fixed-pairs`: `"SOURCE>DESTINATION"` host-name pairs (`node` or `node:port`).
+    pub pairs: Vec<String>,
+    /// For `hot-spot`: the hot hosts, by name.
+    pub hot_hosts: Vec<String>,
+    /// For `hot-spot`: share of every source's messages sent to the hot hosts; the rest is uniform.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub hot_fraction: Option<f64>,
+    /// For `tornado`: radices of the host layout, first dimension fastest; empty = one ring of all hosts.
+    #[schemars(inner(range(min = 1)))]
+    pub tornado_dims: Vec<u32>,
+    /// For `random-permutation`: seed of the permutation; unset = the run's seed.
+    pub permutation_seed: Option<u64>,
+    /// Not for closed-loop classes (a message has one destination); kept so that the error says so.
+    pub mlid: Option<u16>,
+    /// Messages a source keeps outstanding, at least 1.
+    #[schemars(range(min = 1))]
+    pub window: u32,
+    /// Payload bytes per message, at least 1 (split into packets of at most the MTU).
+    #[schemars(range(min = 1))]
+    pub message_bytes: u32,
+    /// Nanoseconds between a message's completion and the next message (the mean, when `gap_distribution` draws it).
+    pub gap_ns: f64,
+    /// How the gap is drawn.
+    pub gap_distribution: GapDistribution,
+    /// DLID path bits with LMC > 0, per message: always the base LID, or a random one.
+    pub path_bits: PathBits,
 }
 
 impl Default for ClosedLoopDoc {
@@ -137,9 +158,11 @@ impl From<ClosedLoopConfig> for ClosedLoopDoc {
     }
 }
 
-impl TryFrom<ClosedLoopDoc> for ClosedLoopConfig {
-    type Error = String;
-    fn try_from(d: ClosedLoopDoc) -> Result<Self, String> {
+impl ClosedLoopDoc {
+    /// The class this document describes; the error is (key, message), the
+    /// key one of this document's.
+    pub fn to_class(self) -> Result<ClosedLoopConfig, (&'static str, String)> {
+        let d = self;
         let keys = PatternKeys {
             pairs: d.pairs,
             hot_hosts: d.hot_hosts,
@@ -151,13 +174,21 @@ impl TryFrom<ClosedLoopDoc> for ClosedLoopConfig {
         Ok(ClosedLoopConfig {
             name: d.name,
             sl: d.sl,
-            pattern: PatternConfig::from_keys(d.pattern, keys).map_err(|(key, msg)| format!("{key}: {msg}"))?,
+            pattern: PatternConfig::from_keys(d.pattern, keys)?,
             window: d.window,
             message_bytes: d.message_bytes,
             gap_ns: d.gap_ns,
             gap_distribution: d.gap_distribution,
             path_bits: d.path_bits,
         })
+    }
+}
+
+impl TryFrom<ClosedLoopDoc> for ClosedLoopConfig {
+    type Error = String;
+    fn try_from(d: ClosedLoopDoc) -> Result<Self, String> {
+        // serde's message carries the class's position; the key is named here.
+        d.to_class().map_err(|(key, msg)| format!("{key}: {msg}"))
     }
 }
 

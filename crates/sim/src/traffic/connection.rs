@@ -13,6 +13,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
@@ -24,8 +25,10 @@ pub const PS_PER_S: u128 = 1_000_000_000_000;
 /// `(class << 32) | host`, below 2^40).
 const CONN_STREAM: u64 = 1 << 48;
 
-/// One connection in the config (a `traffic.connections` entry).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One connection in the config (a `traffic.connections` entry). The hosts
+/// and the bandwidth are required; the `Default` (empty names, no bandwidth)
+/// only lists the fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConnectionConfig {
     /// Sending host as the fabric names it (`node` or `node:port`).
@@ -33,12 +36,26 @@ pub struct ConnectionConfig {
     /// Receiving host.
     pub destination: String,
     /// Service level 0..=15 (what admission control assigned).
+    #[schemars(range(max = 15))]
+    #[serde(default)]
     pub sl: u8,
     /// Mean bandwidth in bit/s on the wire (headers included), > 0.
+    #[schemars(range(min = 1))]
     pub bandwidth_bps: u64,
     /// Packet size on the wire, headers included (paper: 256 or 4096); the
     /// payload is this minus 26 B and `extra_header_bytes`, at most the MTU.
+    #[serde(default = "default_packet_bytes")]
     pub packet_bytes: u32,
+}
+
+fn default_packet_bytes() -> u32 {
+    256
+}
+
+impl Default for ConnectionConfig {
+    fn default() -> Self {
+        ConnectionConfig { source: String::new(), destination: String::new(), sl: 0, bandwidth_bps: 0, packet_bytes: default_packet_bytes() }
+    }
 }
 
 /// A validated connection and its cursor.

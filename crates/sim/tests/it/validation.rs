@@ -245,3 +245,56 @@ fn inject_checks_its_arguments() {
     sim.run(1_000).unwrap();
     assert!(sim.inject(10, 0, 1, 2).unwrap_err().to_string().contains("in the past"));
 }
+
+/// What a fabric cannot change is refused by `SimConfig::check` already, with
+/// the key building names (so that a scenario's `--dry-run` sees it).
+#[test]
+fn the_fabric_free_check_refuses_workloads_building_would() {
+    use ibnetsim_sim::traffic::ConnectionConfig;
+    use ibnetsim_sim::AckMode;
+    use ibnetsim_sim::ClosedLoopConfig;
+    let cases: Vec<(Edit, &str)> = vec![
+        (Box::new(|c| c.traffic.classes[0].payload_bytes = 4096), "traffic.classes[0].payload_bytes"),
+        (Box::new(|c| c.traffic.classes[0].load = 1.5), "traffic.classes[0].load"),
+        (Box::new(|c| c.traffic.classes.push(c.traffic.classes[0].clone())), "traffic.classes[1].name"),
+        (Box::new(|c| c.traffic.closed_loop.push(ClosedLoopConfig { window: 0, ..Default::default() })), "traffic.closed_loop[0].window"),
+        (
+            Box::new(|c| {
+                let name = c.traffic.classes[0].name.clone();
+                c.traffic.closed_loop.push(ClosedLoopConfig { name, ..Default::default() })
+            }),
+            "traffic.closed_loop[0].name",
+        ),
+        (
+            Box::new(|c| {
+                c.traffic.connections.push(ConnectionConfig { source: "h0".into(), destination: "h1".into(), sl: 0, bandwidth_bps: 0, packet_bytes: 256 })
+            }),
+            "traffic.connections[0].bandwidth_bps",
+        ),
+        (
+            // 26 B of headers: 26 B on the wire leave no payload.
+            Box::new(|c| {
+                c.traffic.connections.push(ConnectionConfig { source: "h0".into(), destination: "h1".into(), sl: 0, bandwidth_bps: 1, packet_bytes: 26 })
+            }),
+            "traffic.connections[0].packet_bytes",
+        ),
+        (
+            Box::new(|c| {
+                c.transport.ack = AckMode::Packet;
+                c.transport.reply_sl = 16;
+            }),
+            "transport.reply_sl",
+        ),
+    ];
+    for (i, (edit, key)) in cases.iter().enumerate() {
+        // MTU 2048 and a Bernoulli process: 4096 B and a load of 1.5 cannot be.
+        let mut c = uniform(0.5, ProcessKind::Bernoulli, 256);
+        edit(&mut c);
+        match c.check() {
+            Err(SimError::Config { key: k, .. }) => assert_eq!(k, *key, "case {i}"),
+            other => panic!("case {i}: {other:?}"),
+        }
+        assert!(err(&c).contains(&format!("'{key}'")), "case {i}: building names the same key");
+    }
+    assert!(ok().check().is_ok());
+}

@@ -39,10 +39,14 @@ __all__ = ["class_names", "traffic_class", "sim_overrides", "class_columns", "ut
 # added there is accepted here (and listed in docs/scenario.md) without an edit.
 _REGISTRIES = _core.sim_registries()
 _PRESETS = tuple(_REGISTRIES["presets"])
-_MTUS = tuple(_REGISTRIES["mtu_bytes"])
 _SELECTIONS = tuple(_REGISTRIES["selections"])
 #: Longest time any key may give, in µs (the core's picosecond clock).
 _MAX_US = max_time_us()
+#: The core's scalar keys, each unset by default (the preset's value applies),
+#: except those a scenario gives another way: the seed by its top-level
+#: convention, the warm-up in µs as `ibnetsim.simulate` takes it, the series
+#: interval in [metrics].
+_CORE_SIMULATION = tuple(k for k in keys_from_core("simulation") if k.name not in ("seed", "warmup_ns", "series_interval_ns"))
 
 
 def _preset_config(preset: Optional[str]) -> dict:
@@ -74,7 +78,8 @@ SIMULATION = register_section(
     Section(
         "simulation",
         "The packet-level data plane (`ibnetsim.simulate`): a paper's switch and HCA parameters and the "
-        "length of the run. Keys left unset take the preset's value (or the core's default without a preset).",
+        "length of the run. Keys left unset take the preset's value (or the core's default without a preset). "
+        "`data_vls` … `event_queue` are the scalar fields of the core's `SimConfig` (crates/sim/src/config.rs).",
         keys=(
             Key(
                 "preset",
@@ -102,7 +107,6 @@ SIMULATION = register_section(
                 min=0.01,
                 max=0.99,
             ),
-            Key("data_vls", "int", "Data VLs per port (SL i → VL i mod data_vls); unset = the preset's.", default=None, min=1, max=15),
             Key(
                 "qos_file",
                 "path",
@@ -110,16 +114,6 @@ SIMULATION = register_section(
                 "`qos_vlarb_high`/`low`, `qos_high_limit` and their `qos_ca_`/`qos_sw0_`/`qos_swe_` forms) program every port's "
                 "SL2VL and VLArbitration tables as OpenSM would; the ports then run `qos_max_vls` data VLs. Excludes `data_vls`.",
                 default=None,
-            ),
-            Key("mtu_bytes", "int", "Path MTU in payload bytes; unset = the preset's.", default=None, choices=_MTUS),
-            Key(
-                "header_bytes",
-                "int",
-                "Bytes of headers and CRCs on every packet: 26 in IBA (LRH 8 + BTH 12 + ICRC 4 + VCRC 2); 0 as in "
-                "flit-level models, whose switches then route a packet as soon as its first byte is in. Unset = the preset's.",
-                default=None,
-                min=0,
-                max=1024,
             ),
             Key(
                 "selection",
@@ -141,14 +135,7 @@ SIMULATION = register_section(
                 min=2,
                 max=16,
             ),
-            Key(
-                "watchdog_us",
-                "float",
-                "Deadlock watchdog: the run fails when no packet moves for this long while some wait; unset = the core's 100 µs.",
-                default=None,
-                min=0.001,
-                max=_MAX_US,
-            ),
+            *_CORE_SIMULATION,
             Key("seed", "int", "Seed of the traffic sources (each source has its own ChaCha stream).", default=FROM_SEED, min=0, max=2**63 - 1),
         ),
         checks=(_check_simulation,),
@@ -261,6 +248,39 @@ TRACE = register_section(
 )
 
 
+CLOSED_LOOP = register_section(
+    Section(
+        "closed_loop",
+        "Closed-loop classes of a `simulate` point, beside the `[[traffic]]` classes: every host the pattern lets send "
+        "keeps at most `window` messages outstanding and sends the next a gap after one completes (ib_flit_sim's "
+        "generator is `window = 1`; docs/traffic.md). The keys are the fields of the core's `ClosedLoopDoc` "
+        "(crates/sim/src/traffic/closed_loop.rs), as `ibnetsim.traffic.closed_loop` writes them.",
+        repeated=True,
+        keys=keys_from_core("closed_loop", core_defaults=True),
+    )
+)
+
+CONNECTION = register_section(
+    Section(
+        "connection",
+        "Constant-bit-rate connections of a `simulate` point (paper 001's CBR sources, docs/traffic.md): together one "
+        "more class, `connections`. Every key is required. The keys are the fields of the core's `ConnectionConfig`, "
+        "as `ibnetsim.traffic.connection` writes them.",
+        repeated=True,
+        keys=keys_from_core("connection", core_defaults=True),
+    )
+)
+
+TRANSPORT = register_section(
+    Section(
+        "transport",
+        "The transport layer at the HCAs of a `simulate` point: acknowledgements and their replies (docs/traffic.md, "
+        "\"The transport layer\"). Unset keys keep the core's defaults. The keys are the fields of the core's `TransportConfig`.",
+        keys=keys_from_core("transport"),
+    )
+)
+
+
 # --------------------------------------------------------------------------- running
 def class_names(specs: list[dict]) -> list[str]:
     """The result names of the ``[[traffic]]`` classes: ``name``, else the pattern
@@ -282,11 +302,9 @@ def sim_overrides(config: dict) -> dict[str, Any]:
     keep the preset's)."""
     spec = config["simulation"]
     out: dict[str, Any] = {}
-    for key in ("data_vls", "mtu_bytes", "header_bytes", "selection"):
+    for key in [k.name for k in _CORE_SIMULATION] + ["selection"]:
         if spec.get(key) is not None:
             out[key] = spec[key]
-    if spec.get("watchdog_us") is not None:
-        out["watchdog_ns"] = float(spec["watchdog_us"]) * 1000.0
     if spec.get("qos_file") is not None:
         out["qos_file"] = spec["qos_file"]
     if config.get("metrics", {}).get("series_interval_ns") is not None:
@@ -296,6 +314,9 @@ def sim_overrides(config: dict) -> dict[str, Any]:
     switch = {k: v for k, v in config.get("switch", {}).items() if v not in (None, [])}
     if switch:
         out["switch"] = switch
+    transport = {k: v for k, v in config.get("transport", {}).items() if v is not None}
+    if transport:
+        out["transport"] = transport
     hca = {k: v for k, v in config.get("hca", {}).items() if v not in (None, [])}
     # Load sweeps run points past saturation, where unbounded source queues grow
     # with the run: bounded, memory stays flat and (one class per host) the
@@ -358,6 +379,9 @@ def run_config(config: dict, progress: bool | float = False):
     sim = config["simulation"]
     specs = config["traffic"]
     traces = [ibnetsim.traffic.trace(t["file"], time_scale=t["time_scale"], name=t["name"]) for t in config["trace"]]
+    # The sections' keys are the core's, so their tables are the class dicts.
+    # Kinds built on this one (saturation) may have none of these sections.
+    others = [dict(t) for t in config.get("closed_loop", [])] + [dict(t) for t in config.get("connection", [])]
     # The scenario warned once, when it was loaded, of what simulate would warn
     # of at every point again.
     with warnings.catch_warnings():
@@ -365,7 +389,7 @@ def run_config(config: dict, progress: bool | float = False):
         res = ibnetsim.simulate(
             fabric,
             sm,
-            traffic=[traffic_class(t, n) for t, n in zip(specs, class_names(specs))] + traces,
+            traffic=[traffic_class(t, n) for t, n in zip(specs, class_names(specs))] + traces + others,
             time_us=sim["time_us"],
             seed=sim["seed"],
             warmup_us="auto" if sim["auto_warmup"] else sim["warmup_us"],
@@ -406,7 +430,7 @@ def _run(config: dict) -> dict:
     out = dict(res.row())
     out["nominal_load"] = float(sum(t["load"] for t in config["traffic"]))
     metrics = config["metrics"]
-    if metrics["per_class"] and len(config["traffic"]) + len(config["trace"]) > 1:
+    if metrics["per_class"] and len(res.summary) > 1:
         out.update(class_columns(res.summary))
     if metrics["port_utilization"]:
         nodes = fabric.nodes
@@ -419,14 +443,18 @@ def _run(config: dict) -> dict:
     return out
 
 
-#: Core keys the ``[simulation]`` section names otherwise (its times are in µs).
-_SIMULATION_KEYS = {"watchdog_ns": "watchdog_us", "selection.max_options": "max_options"}
+#: Core keys the ``[simulation]`` section names otherwise.
+_SIMULATION_KEYS = {"selection.max_options": "max_options"}
 
 
-def _class_key(config: dict, i: int, key: str) -> str:
-    """The scenario's name of key ``key`` of traffic class ``i``: ``traffic.KEY``
-    for a single ``[traffic]`` table, ``traffic[i].KEY`` with several."""
-    return f"traffic.{key}" if len(config["traffic"]) == 1 else f"traffic[{i}].{key}"
+def _class_key(config: dict, i: int, key: str, section: str = "traffic") -> str:
+    """The scenario's name of key ``key`` of entry ``i`` of a repeated section:
+    ``SECTION.KEY`` for a single table, ``SECTION[i].KEY`` with several."""
+    return f"{section}.{key}" if len(config[section]) == 1 else f"{section}[{i}].{key}"
+
+
+#: Lists of the core's ``traffic`` table, by the scenario section each entry comes from.
+_TRAFFIC_LISTS = {"classes": "traffic", "closed_loop": "closed_loop", "connections": "connection"}
 
 
 def _core_problem(config: dict) -> Optional[tuple[str, str]]:
@@ -437,25 +465,26 @@ def _core_problem(config: dict) -> Optional[tuple[str, str]]:
 
     specs = config["traffic"]
     classes = [traffic_class(t, n) for t, n in zip(specs, class_names(specs))] if specs else []
-    for i, cls in enumerate(classes):
-        problem = _core.sim_check_class(json.dumps(cls))
-        if problem is not None:
-            return (_class_key(config, i, problem[0]), problem[1])
+    for section, docs in (("traffic", classes), ("closed_loop", config.get("closed_loop", []))):
+        for i, cls in enumerate(docs):
+            problem = _core.sim_check_class(section, json.dumps(cls))
+            if problem is not None:
+                return (_class_key(config, i, problem[0], section), problem[1])
     overrides = sim_overrides(config)
     # The QoS file is read when the simulation is built; its VLs replace data_vls.
     overrides.pop("qos_file", None)
     doc = _merge(_preset_config(config["simulation"]["preset"]), overrides)
-    doc["traffic"] = {"classes": classes}
+    doc["traffic"] = {"classes": classes, "closed_loop": config.get("closed_loop", []), "connections": config.get("connection", [])}
     problem = _core.sim_check_config(json.dumps(doc))
     if problem is None:
         return None
     key, msg = problem
     # The line is the list's (a scenario gives it on one line); the message names the element.
     key = re.sub(r"\[\d+\]$", "", key)
-    m = re.fullmatch(r"traffic\.classes\[(\d+)\]\.(.+)", key)
+    m = re.fullmatch(r"traffic\.(classes|closed_loop|connections)\[(\d+)\]\.(.+)", key)
     if m:
-        return (_class_key(config, int(m.group(1)), m.group(2)), msg)
-    if key.split(".", 1)[0] in ("switch", "hca"):
+        return (_class_key(config, int(m.group(2)), m.group(3), _TRAFFIC_LISTS[m.group(1)]), msg)
+    if key.split(".", 1)[0] in ("switch", "hca", "transport"):
         return (key, msg)
     return ("simulation." + _SIMULATION_KEYS.get(key, key.split(".", 1)[0]), msg)
 
@@ -464,19 +493,23 @@ def _check(config: dict) -> Optional[tuple[str, str]]:
     r = config["routing"]
     f = config["fabric"]
     traces = config["trace"]
-    if not config["traffic"] and not traces:
-        return ("traffic", "no workload: give a [traffic] table (or several [[traffic]]) with a load, or a [[trace]]")
+    if not (config["traffic"] or traces or config.get("closed_loop", []) or config.get("connection", [])):
+        return ("traffic", "no workload: give a [traffic] table (or several [[traffic]]) with a load, a [[trace]], "
+                "a [[closed_loop]] or a [[connection]]")
     names = class_names(config["traffic"]) if config["traffic"] else []
     for i, n in enumerate(names):
         if n in names[:i]:
             return (f"traffic[{i}].name", f"two traffic classes are named '{n}'; give each [[traffic]] its own name")
+    trace_names: list[str] = []
     for i, t in enumerate(traces):
         n = t["name"] or Path(t["file"]).stem
-        if n in names:
-            # Keys are named as the sweep names them: trace.name for a single table.
-            key = "trace.name" if len(traces) == 1 else f"trace[{i}].name"
-            return (key, f"the name '{n}' is already used by another class or trace; give this trace another `name`")
-        names.append(n)
+        if n in names or n in trace_names:
+            return (_class_key(config, i, "name", "trace"), f"the name '{n}' is already used by another class or trace; give this trace another `name`")
+        trace_names.append(n)
+    for i, k in enumerate(config.get("closed_loop", [])):
+        # The core compares closed-loop names with the classes'; the traces' come from their files.
+        if k["name"] in trace_names:
+            return (_class_key(config, i, "name", "closed_loop"), f"the name '{k['name']}' is already used by a trace; give this class another `name`")
     if r["engine"] == "dor" and f["kind"] not in ("mesh", "hypercube", "file"):
         return ("routing.engine", f"engine 'dor' routes meshes, tori and hypercubes, not a fabric of kind '{f['kind']}'")
     return _core_problem(config)
@@ -489,7 +522,7 @@ KIND = register(
         "`traffic.load` as a list is a load sweep (latency vs accepted traffic). A deadlock fails the point "
         "with the watchdog's message.",
         run=_run,
-        sections=("fabric", "routing", "simulation", "switch", "hca", "traffic", "trace", "metrics"),
+        sections=("fabric", "routing", "simulation", "switch", "hca", "traffic", "trace", "closed_loop", "connection", "transport", "metrics"),
         required=("fabric",),
         check=_check,
         columns={
