@@ -170,7 +170,7 @@ impl Nue {
             colors.reset();
             let mut at: Vec<(u32, bool)> = Vec::with_capacity(ds.len());
             for p in ds {
-                let (n, _) = attach(p).ok_or_else(|| unroutable(fabric, g.nodes[0].sw, p.base, p.end))?;
+                let (n, _) = attach(p).ok_or_else(|| not_at_a_switch(fabric, p))?;
                 at.push((n, true));
             }
             let root = escape.mark(&g, &weight, &mut colors, &at).ok_or_else(|| detached(fabric, &g, &escape))?;
@@ -260,6 +260,19 @@ fn add_weights(g: &Graph, used: &[u32], dest: u32, weight: &mut [u64]) {
                 break;
             }
         }
+    }
+}
+
+/// A CA port with LIDs but no switch at the other end of its cable.
+fn not_at_a_switch(fabric: &Fabric, p: &PortLid) -> SmError {
+    SmError::Unsupported {
+        engine: NAME.into(),
+        reason: format!(
+            "{} port {} (LID {}) is cabled to no switch, and nue routes from a destination's switch; cable it to a switch",
+            fabric.node(p.end.node).name,
+            p.end.port,
+            p.base
+        ),
     }
 }
 

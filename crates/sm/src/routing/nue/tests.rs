@@ -175,3 +175,34 @@ proptest! {
         prop_assert_eq!(r.path_sl.is_none(), vls == 1);
     }
 }
+
+#[test]
+fn small_and_broken_fabrics_route_or_say_why() {
+    // One switch: every host one hop away, nothing to order.
+    let mut f = Fabric::new();
+    let s = f.add_switch("s", 4).unwrap();
+    for i in 0..3 {
+        let h = f.add_hca(format!("h{i}"), 1).unwrap();
+        f.connect(s, i + 1, h, 1, Default::default()).unwrap();
+    }
+    for vls in [1, 4] {
+        let (lids, r) = testfab::routed(&engine(vls), &f, 1);
+        check_routes(&f, &lids, &r.tables).unwrap();
+    }
+    // Two islands: an error naming a switch that cannot be reached.
+    let mut f = testfab::two_switch_parallel(1, 1);
+    let c = f.add_switch("c", 4).unwrap();
+    let h = f.add_hca("c0", 1).unwrap();
+    f.connect(c, 1, h, 1, Default::default()).unwrap();
+    let lids = LidMap::assign(&f, 0).unwrap();
+    let e = engine(1).route(&f, &lids).err().unwrap().to_string();
+    assert!(e.starts_with("routing engine 'nue' cannot route this fabric: switches [") && e.contains("cannot be reached"), "{e}");
+    // Two hosts cabled to each other, no switch: no switch to start from.
+    let mut f = Fabric::new();
+    let a = f.add_hca("a", 1).unwrap();
+    let b = f.add_hca("b", 1).unwrap();
+    f.connect(a, 1, b, 1, Default::default()).unwrap();
+    let lids = LidMap::assign(&f, 0).unwrap();
+    let e = engine(1).route(&f, &lids).err().unwrap().to_string();
+    assert_eq!(e, "routing engine 'nue' cannot route this fabric: a port 1 (LID 1) is cabled to no switch, and nue routes from a destination's switch; cable it to a switch");
+}
