@@ -39,11 +39,11 @@ impl Escape {
         Escape { parent: vec![NONE; n], dist: vec![INF; n], in_hull: vec![false; n], has_dest: vec![false; n], heap: ClHeap::new(n) }
     }
 
-    /// Colours the escape paths of a layer whose destinations sit at switches
-    /// `dest_switches` (one entry per destination, CAs as their switch; `ca`
-    /// says which are CAs). Returns the root, or `None` if some switch cannot
-    /// be reached.
-    pub(super) fn mark(&mut self, g: &Graph, weight: &[u64], colors: &mut Colors, dest_switches: &[(u32, bool)]) -> Option<u32> {
+    /// Colours the escape paths of a layer whose destinations, all CA ports
+    /// (switches are none, OpenSM's `nue_include_switches FALSE`), hang off
+    /// `dest_switches` (one entry per destination). Returns the root, or
+    /// `None` if some switch cannot be reached.
+    pub(super) fn mark(&mut self, g: &Graph, weight: &[u64], colors: &mut Colors, dest_switches: &[u32]) -> Option<u32> {
         self.convex_hull(g, dest_switches);
         let root = self.central(g, dest_switches);
         self.tree(g, weight, root);
@@ -99,11 +99,11 @@ impl Escape {
         Some(root)
     }
 
-    fn convex_hull(&mut self, g: &Graph, dest_switches: &[(u32, bool)]) {
+    fn convex_hull(&mut self, g: &Graph, dest_switches: &[u32]) {
         let n = g.nodes.len();
         self.in_hull.fill(false);
         self.has_dest.fill(false);
-        for &(s, _) in dest_switches {
+        for &s in dest_switches {
             self.in_hull[s as usize] = true;
             self.has_dest[s as usize] = true;
         }
@@ -159,14 +159,12 @@ impl Escape {
     }
 
     /// The hull switch of highest betweenness (first in LID order on ties).
-    fn central(&mut self, g: &Graph, dest_switches: &[(u32, bool)]) -> u32 {
+    fn central(&mut self, g: &Graph, dest_switches: &[u32]) -> u32 {
         let n = g.nodes.len();
         let mut betweenness = vec![0.0f64; n];
         let mut adj_terminals = vec![0u32; n];
-        for &(s, is_ca) in dest_switches {
-            if is_ca {
-                adj_terminals[s as usize] += 1;
-            }
+        for &s in dest_switches {
+            adj_terminals[s as usize] += 1;
         }
         let mut sigma = vec![0u64; n];
         let mut delta = vec![0.0f64; n];

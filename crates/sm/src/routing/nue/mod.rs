@@ -127,8 +127,7 @@ impl Nue {
     pub(crate) fn route_plan(&self, fabric: &Fabric, lids: &LidMap) -> Result<(Routing, Plan), SmError> {
         let g = Graph::new(fabric, lids);
         let mut tables = ForwardingTables::new(fabric, lids.top_lid());
-        // OpenSM's port_guid_tbl order; CA ports cabled to no switch have no
-        // switch to start from and stay unrouted (OpenSM would not get this far).
+        // OpenSM's port_guid_tbl order: the order destinations are dealt out.
         let mut ports: Vec<&PortLid> = lids.ports().iter().collect();
         ports.sort_by_key(|p| opensm_key(fabric.node(p.end.node).port_guid(p.end.port)));
         let total: u64 = ports.iter().map(|p| p.count() as u64).sum();
@@ -168,16 +167,15 @@ impl Nue {
                 continue;
             }
             colors.reset();
-            let mut at: Vec<(u32, bool)> = Vec::with_capacity(ds.len());
+            let mut at: Vec<(u32, u8)> = Vec::with_capacity(ds.len());
             for p in ds {
-                let (n, _) = attach(p).ok_or_else(|| not_at_a_switch(fabric, p))?;
-                at.push((n, true));
+                at.push(attach(p).ok_or_else(|| not_at_a_switch(fabric, p))?);
             }
-            let root = escape.mark(&g, &weight, &mut colors, &at).ok_or_else(|| detached(fabric, &g, &escape))?;
+            let switches: Vec<u32> = at.iter().map(|a| a.0).collect();
+            let root = escape.mark(&g, &weight, &mut colors, &switches).ok_or_else(|| detached(fabric, &g, &escape))?;
             plan.roots.push(Some(g.nodes[root as usize].sw));
             let mut color = ESCAPE + 1;
-            for (p, &(dest, _)) in ds.iter().zip(&at) {
-                let ca_port = attach(p).map_or(0, |a| a.1);
+            for (p, &(dest, ca_port)) in ds.iter().zip(&at) {
                 for lid in p.lids() {
                     if search.route(&g, &weight, &mut colors, &escape, dest, color) {
                         plan.fallbacks.push(lid);
