@@ -180,6 +180,36 @@ def test_nue_layers_match_opensm(nets, tmp_path, fabric, layers):
     assert r["paths"]["unreachable_pairs"] == 0
 
 
+def test_nue_layers_are_dealt_round_robin_as_in_opensms_log(nets, tmp_path):
+    # Which partitioner Debian's OpenSM uses for nue: with debug logging
+    # (-D 0x4B) it lists each layer's destination LIDs. They are the CA
+    # ports in OpenSM's port-GUID table order (GUIDs byte-swapped) dealt out
+    # round-robin, as distribute_lids_semi_randomly does when OpenSM is built
+    # without METIS; a METIS partition would group neighbouring switches.
+    layers = 3
+    net = nets["irregular16"]
+    osm = xc.run_opensm(net, "nue", tmp_path, ["-Q", "--nue_max_num_vls", str(layers), "-D", "0x4B"])
+    assert osm.engine == "nue"
+    log = (tmp_path / "opensm.log").read_text(errors="replace")
+    listed = {}
+    vl = None
+    for line in log.splitlines():
+        m = re.search(r"print_destination_distribution: destination lids \(base lid\) for vl (\d+):", line)
+        if m:
+            vl = int(m.group(1))
+            listed[vl] = []
+            continue
+        m = re.search(r"print_destination_distribution:   (\d+) \(", line)
+        if m and vl is not None:
+            listed[vl].append(int(m.group(1)))
+    nodes = ib.topology.read(net).nodes
+    lids = xc.parse_guid2lid(osm.guid2lid)
+    # ibsim gives a CA port the node GUID + port number; these CAs have port 1.
+    ca_ports = sorted((int(g, 16) + 1 for g, k in zip(nodes["guid"], nodes["kind"]) if k != "Switch"), key=lambda g: int.from_bytes(g.to_bytes(8, "big"), "little"))
+    dealt = {vl: [lids[g][0] for g in ca_ports[vl::layers]] for vl in range(layers)}
+    assert len(ca_ports) == 64 and listed == dealt
+
+
 @pytest.mark.parametrize("fabric,fallbacks", [("torus4x4x4", 12), ("irregular40", 0)])
 def test_nue_at_one_vl_is_credit_loop_free_as_opensms(nets, tmp_path, fabric, fallbacks):
     # One layer (OpenSM's default): OpenSM's own tables, read back by

@@ -17,7 +17,8 @@
 //! 2. Layers: the CA ports (OpenSM's port-GUID table order) are dealt out
 //!    round-robin over the `max_vls` layers (OpenSM's `distribute_lids_semi_randomly`,
 //!    used when OpenSM is built without METIS, as Debian's 3.3.23 is: its
-//!    binary has none of the METIS code's messages).
+//!    binary has none of the METIS code's messages, and its debug log lists
+//!    the layers dealt out this way).
 //! 3. Per layer: all colours reset, then the escape paths ([`escape`]): a
 //!    spanning tree rooted at the switch most central to the layer's
 //!    destinations, whose dependencies are coloured first.
