@@ -19,7 +19,7 @@
 //! indices are replaced by what they read (OpenSM's `fix_ccdg_colors`). The
 //! one-level reading is OpenSM's, and so are the cases where a subgraph merged
 //! during a search reads a colour older than the search's own (see
-//! `super::search`).
+//! `Search::closes_cycle` in `super::search`).
 
 use ibnetsim_fabric::{Fabric, NodeId, PortNum};
 

@@ -11,7 +11,7 @@
 //! credit loops by construction, whatever the topology and however few VLs
 //! (one included). The steps, as OpenSM takes them:
 //!
-//! 1. The network ([`graph`]): switches in OpenSM's LID order, their cables in
+//! 1. The network (`graph.rs`): switches in OpenSM's LID order, their cables in
 //!    port order; every link weight starts at P² (P: the LIDs of all CA ports
 //!    and switches), as in `sssp`.
 //! 2. Layers: the CA ports (OpenSM's port-GUID table order) are dealt out
@@ -19,11 +19,11 @@
 //!    used when OpenSM is built without METIS, as Debian's 3.3.23 is: its
 //!    binary has none of the METIS code's messages, and its debug log lists
 //!    the layers dealt out this way).
-//! 3. Per layer: all colours reset, then the escape paths ([`escape`]): a
+//! 3. Per layer: all colours reset, then the escape paths (`escape.rs`): a
 //!    spanning tree rooted at the switch most central to the layer's
 //!    destinations, whose dependencies are coloured first.
 //! 4. Per destination LID of the layer, in layer order (LMC > 0: each LID of a
-//!    port in turn), the search ([`search`]) from its switch, with a colour of
+//!    port in turn), the search (`search.rs`) from its switch, with a colour of
 //!    its own: the routes (each switch leaves by the reverse of the link it
 //!    was reached by), the fallback to the escape paths if the search gets
 //!    stuck, then every link of every switch's route grows by the switch's
