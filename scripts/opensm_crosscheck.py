@@ -2,7 +2,7 @@
 """Routes a fabric with real OpenSM 3.3.23 on ibsim and with ibnetsim, and
 compares the forwarding tables entry for entry.
 
-    python3 scripts/opensm_crosscheck.py FABRIC.net ENGINE [--lmc N] [--root NAME ...]
+    python3 scripts/opensm_crosscheck.py FABRIC.net ENGINE [--lmc N] [--root-guid GUID ...] [--max-vls N]
 
 needs Debian's ``opensm``, ``ibsim-utils`` (``ibsim`` and the
 ``libumad2sim.so`` preload) installed. ibsim serves FABRIC.net; OpenSM runs
@@ -12,7 +12,10 @@ the same engine, taking OpenSM's LIDs from that ``guid2lid``
 (``ibnetsim route --guid2lid``; or numbering them itself as OpenSM does,
 ``--lid-order opensm``), and the two dumps are compared per (switch GUID,
 LID). ibnetsim reads an ibsim ``.net`` file with ibsim's GUID rule, so
-the GUIDs agree without a translation. Prints the differing entries; exits 1
+the GUIDs agree without a translation. ``--max-vls N`` sets the virtual
+layers of ``nue`` on both sides (OpenSM's ``--nue_max_num_vls N``, with QoS on,
+``-Q``, since OpenSM's nue falls back to one layer without it) or of
+``dfsssp``/``lash`` on ibnetsim's. Prints the differing entries; exits 1
 if there are any, or if OpenSM fell back to another engine.
 
 ``tests/test_opensm_live.py`` runs it on generated fabrics; it is skipped where
@@ -188,12 +191,23 @@ def crosscheck(net: Path, engine: str, folder: Path, opensm_options: Sequence[st
     return osm, ours
 
 
+def layer_options(engine: str, layers: int) -> tuple[list[str], list[str]]:
+    """(OpenSM's options, ibnetsim's) for ``layers`` virtual layers of ``engine``.
+    OpenSM's nue takes them from ``nue_max_num_vls`` and uses one unless QoS is
+    on; its dfsssp and lash take the ports' VLs and have no such option."""
+    ours = ["--max-vls", str(layers)]
+    if engine == "nue":
+        return ["-Q", "--nue_max_num_vls", str(layers)], ours
+    return [], ours
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("net", type=Path)
     ap.add_argument("engine")
     ap.add_argument("--lmc", type=int, default=0)
     ap.add_argument("--root-guid", action="append", default=[], help="up*/down* root port GUID (hex); repeat for several")
+    ap.add_argument("--max-vls", type=int, default=None, help="virtual layers (nue: OpenSM's nue_max_num_vls, with QoS on)")
     ap.add_argument("--keep", type=Path, default=None, help="folder for both runs' files (default: a temporary one)")
     a = ap.parse_args()
     why = available()
@@ -208,6 +222,10 @@ def main() -> int:
         roots.write_text("".join(f"{g}\n" for g in a.root_guid))
         osm_opts += ["-a", str(roots)]
         our_opts += ["--root", str(roots)]
+    if a.max_vls is not None:
+        theirs, mine = layer_options(a.engine, a.max_vls)
+        osm_opts += theirs
+        our_opts += mine
     osm, ours = crosscheck(a.net, a.engine, folder, osm_opts, our_opts)
     diff = differences(osm.tables, ours)
     print(f"OpenSM routed with {osm.engine}; {len(osm.tables)} entries, {len(diff)} differ; files in {folder}")

@@ -304,6 +304,18 @@ def test_route_and_check_with_dfsssp_and_chains(tmp_path):
     assert proc.returncode != 0 and "unknown routing engine 'spf' in the chain 'dfsssp,spf'" in proc.stderr
 
 
+def test_route_and_check_with_nue(tmp_path):
+    topo = tmp_path / "torus.net"
+    run("topo", "gen", "mesh", "--dims", "4x4", "--torus", "--hosts", 2, "-o", topo)
+    assert "nue " in run("route", "--list").stdout
+    proc = run("check", topo, "--engine", "nue")
+    assert "credit loops: none" in proc.stdout
+    assert "note: nue: 1 virtual layer(s)" in proc.stderr
+    proc = run("check", topo, "--engine", "nue", "--max-vls", 4, "--vls", 4)
+    assert "credit loops: none" in proc.stdout and "SL chosen per route" in proc.stdout
+    assert "`ibnetsim check --vls 4`" in proc.stderr
+
+
 def test_route_and_check_with_lash(tmp_path):
     topo = tmp_path / "torus.net"
     run("topo", "gen", "mesh", "--dims", "4x4", "--torus", "--hosts", 2, "-o", topo)

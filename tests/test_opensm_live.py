@@ -35,6 +35,10 @@ FABRICS = {
     "fattree4-3": lambda: ib.topology.fat_tree(k=4, n=3),
     "mesh4x4": lambda: ib.topology.mesh([4, 4], hosts_per_switch=1),
     "torus4x4": lambda: ib.topology.torus([4, 4], hosts_per_switch=1),
+    "irregular200": lambda: ib.topology.irregular(switches=200, switch_ports=12, links_per_switch=5, hosts_per_switch=4, seed=7),
+    "fattree8-2": lambda: ib.topology.fat_tree(k=8, n=2),
+    "ring5": lambda: ib.topology.torus([5], hosts_per_switch=1),
+    "torus4x4x4": lambda: ib.topology.torus([4, 4, 4], hosts_per_switch=1),
 }
 
 #: Fabrics written by hand, in ibsim's format. `valley`: leaves a, b, l; the
@@ -86,6 +90,15 @@ CASES = [
     ("fattree4-3", "lash", 0, ()),
     ("mesh4x4", "lash", 0, ()),
     ("torus4x4", "lash", 0, ()),
+    ("irregular16", "nue", 0, ()),
+    ("irregular16", "nue", 2, ()),
+    ("irregular40", "nue", 0, ()),
+    ("irregular200", "nue", 0, ()),
+    ("fattree8-2", "nue", 0, ()),
+    ("fattree4-3", "nue", 0, ()),
+    ("mesh4x4", "nue", 0, ()),
+    ("torus4x4", "nue", 0, ()),
+    ("ring5", "nue", 0, ()),
 ]
 
 
@@ -140,6 +153,79 @@ def test_lash_layers_match_opensm(nets, tmp_path, fabric):
     assert layers >= 1 and len(counts) == 2 * layers, counts
     sm = ib.SubnetManager(ib.topology.read(nets[fabric]), routing="lash")
     assert f"ordered switch pairs per layer {counts[:layers]}, after balancing {counts[layers:]}" in sm.notes[0], (sm.notes[0], counts)
+
+
+def _check_nue(net: Path, layers: int) -> dict:
+    """ibnetsim check of ibnetsim's own nue routing of ``net`` with ``layers``
+    layers, SL i on VL i."""
+    return _check_json(net, "--engine", "nue", "--max-vls", layers, "--vls", layers)
+
+
+@pytest.mark.parametrize("fabric,layers", [("irregular16", 2), ("irregular40", 4), ("torus4x4", 2), ("irregular200", 8)])
+def test_nue_layers_match_opensm(nets, tmp_path, fabric, layers):
+    # OpenSM's nue on several virtual layers: nue_max_num_vls with QoS on (it
+    # uses one layer without). Each layer gets its own escape tree (one
+    # "central node" per layer in the log), and the tables agree entry for
+    # entry; ibnetsim's per-path SLs (the layers) keep every layer free of
+    # credit loops.
+    net = nets[fabric]
+    theirs, ours = xc.layer_options("nue", layers)
+    osm, tables = xc.crosscheck(net, "nue", tmp_path, theirs, ours)
+    assert osm.engine == "nue"
+    assert (tmp_path / "opensm.log").read_text(errors="replace").count("mark_escape_paths: central node:") == layers
+    assert xc.differences(osm.tables, tables) == []
+    r = _check_nue(net, layers)
+    assert r["credit_loops"]["cyclic_sccs"] == 0
+    assert r["credit_loops"]["vls_used"] == list(range(layers))
+    assert r["paths"]["unreachable_pairs"] == 0
+
+
+def test_nue_layers_are_dealt_round_robin_as_in_opensms_log(nets, tmp_path):
+    # Which partitioner Debian's OpenSM uses for nue: with debug logging
+    # (-D 0x4B) it lists each layer's destination LIDs. They are the CA
+    # ports in OpenSM's port-GUID table order (GUIDs byte-swapped) dealt out
+    # round-robin, as distribute_lids_semi_randomly does when OpenSM is built
+    # without METIS; a METIS partition would group neighbouring switches.
+    layers = 3
+    net = nets["irregular16"]
+    osm = xc.run_opensm(net, "nue", tmp_path, ["-Q", "--nue_max_num_vls", str(layers), "-D", "0x4B"])
+    assert osm.engine == "nue"
+    log = (tmp_path / "opensm.log").read_text(errors="replace")
+    listed = {}
+    vl = None
+    for line in log.splitlines():
+        m = re.search(r"print_destination_distribution: destination lids \(base lid\) for vl (\d+):", line)
+        if m:
+            vl = int(m.group(1))
+            listed[vl] = []
+            continue
+        m = re.search(r"print_destination_distribution:   (\d+) \(", line)
+        if m and vl is not None:
+            listed[vl].append(int(m.group(1)))
+    nodes = ib.topology.read(net).nodes
+    lids = xc.parse_guid2lid(osm.guid2lid)
+    # ibsim gives a CA port the node GUID + port number; these CAs have port 1.
+    ca_ports = sorted((int(g, 16) + 1 for g, k in zip(nodes["guid"], nodes["kind"]) if k != "Switch"), key=lambda g: int.from_bytes(g.to_bytes(8, "big"), "little"))
+    dealt = {vl: [lids[g][0] for g in ca_ports[vl::layers]] for vl in range(layers)}
+    assert len(ca_ports) == 64 and listed == dealt
+
+
+@pytest.mark.parametrize("fabric,fallbacks", [("torus4x4x4", 12), ("irregular40", 0)])
+def test_nue_at_one_vl_is_credit_loop_free_as_opensms(nets, tmp_path, fabric, fallbacks):
+    # One layer (OpenSM's default): OpenSM's own tables, read back by
+    # ibnetsim check, have no credit loop on any SL, and neither have
+    # ibnetsim's, which are the same. On the 4x4x4 torus the search gets
+    # stuck for 12 destinations, which fall back to the escape paths, in
+    # OpenSM's log and in ibnetsim's note alike.
+    net = nets[fabric]
+    osm, ours = xc.crosscheck(net, "nue", tmp_path)
+    assert osm.engine == "nue" and xc.differences(osm.tables, ours) == []
+    assert (tmp_path / "opensm.log").read_text(errors="replace").count("unsolvable impass reached; fallback to escape paths") == fallbacks
+    assert _credit_loops(net, tmp_path / "dumps" / "opensm-lfts.dump", osm.guid2lid) == 0
+    sm = ib.SubnetManager(ib.topology.read(net), routing="nue", guid2lid=osm.guid2lid)
+    assert f"escape-path fallbacks: {fallbacks}" in sm.notes[0]
+    r = _check_nue(net, 1)
+    assert r["credit_loops"]["cyclic_sccs"] == 0
 
 
 def test_opensm_falls_back_where_ibnetsim_refuses(nets, tmp_path):

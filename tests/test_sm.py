@@ -197,6 +197,25 @@ def test_lash_gives_per_path_sls_that_check_uses():
     assert chain.notes[0].startswith("routing chain 'lash,minhop': routed with 'minhop' after 'lash' failed: ")
 
 
+def test_nue_is_deadlock_free_on_one_vl_and_layers_its_sls():
+    # 4x4 torus, two hosts a switch. nue's default is one layer: no per-path
+    # SLs, and its routes need no second VL (minhop's close a loop there).
+    torus = ib.topology.torus([4, 4], hosts_per_switch=2)
+    sm = ib.SubnetManager(torus, routing="nue")
+    assert sm.routing == "nue"
+    assert sm.notes[0].startswith("nue: 1 virtual layer(s) (max_vls); CA LIDs per layer: [32]")
+    r = sm.check(data_vls=1)
+    assert r.ok and r["credit_loops"]["cyclic_sccs"] == 0
+    assert ib.SubnetManager(torus, routing="minhop").check(data_vls=1)["credit_loops"]["cyclic_sccs"] > 0
+    # Two layers: the hosts alternate between them; SL i on VL i is loop-free.
+    sm2 = ib.SubnetManager(torus, routing="nue", max_vls=2)
+    assert sm2.notes[0].startswith("nue: 2 virtual layer(s) (max_vls); CA LIDs per layer: [16, 16]")
+    r = sm2.check(data_vls=2)
+    assert r.ok and r["credit_loops"]["vls_used"] == [0, 1]
+    with pytest.raises(ib.ConfigError, match="max_vls"):
+        ib.SubnetManager(torus, routing="nue", max_vls=0)
+
+
 def test_engine_chains_fall_back():
     torus = ib.topology.torus([4, 4], hosts_per_switch=2)
     sm = ib.SubnetManager(torus, routing="dfsssp,updn", max_vls=2)

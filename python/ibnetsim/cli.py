@@ -188,7 +188,7 @@ def _routing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option("--fdbs-key", type=click.Path(exists=True, dir_okay=False), help="The .fdbs.ini key of an ib_flit_sim .fdbs table.")(fn)
     fn = click.option("--root", multiple=True, help="up*/down* root switch (name or GUID), or a file of root GUIDs (OpenSM's root_guid_file, opensm-updn-roots.dump); repeat for several.")(fn)
     fn = click.option("--lmc", type=click.IntRange(0, 7), default=0, show_default=True, help="LID mask control: 2^LMC LIDs per CA port.")(fn)
-    fn = click.option("--max-vls", type=click.IntRange(1, 15), default=None, help="dfsssp, lash: virtual layers (one VL each) their paths may use [default: 15].")(fn)
+    fn = click.option("--max-vls", type=click.IntRange(1, 15), default=None, help="dfsssp, lash, nue: virtual layers (one VL each) their paths may use [default: 15; nue: 1].")(fn)
     fn = click.option("--lash-start-vl", type=click.IntRange(0, 14), default=None, help="lash: first VL (SL) of its layers, below --max-vls [default: 0].")(fn)
     return fn
 
@@ -229,7 +229,7 @@ def route(file: Optional[str], engine: str, lmc: int, max_vls: Optional[int], la
 @click.option("--qos", "qos_file", type=click.Path(exists=True, dir_okay=False), help="opensm.conf-style QoS options (qos_sl2vl, qos_max_vls, ...).")
 @click.option("--sl2vl", "sl2vl_file", type=click.Path(exists=True, dir_okay=False), help="OpenSM's opensm-sl2vl.dump: the credit-loop check uses the SL2VL tables it lists.")
 @click.option("--lid-matrix", "lid_matrix_file", type=click.Path(exists=True, dir_okay=False), help="OpenSM's opensm-lid-matrix.dump: compare it with the fabric's hop counts and the routes with its least hops.")
-@click.option("--sl", type=click.IntRange(0, 15), default=0, show_default=True, help="Service level of every route in the credit-loop check, except routes the engine gave an SL (dfsssp, lash).")
+@click.option("--sl", type=click.IntRange(0, 15), default=0, show_default=True, help="Service level of every route in the credit-loop check, except routes the engine gave an SL (dfsssp, lash, nue).")
 @click.option("--include-switch-lids", is_flag=True, help="Add routes from and to switches (management traffic on data VLs) to the credit-loop check.")
 @click.option("--spread-lmc", is_flag=True, help="Spread uniform traffic over every LID of a port for the channel load.")
 @click.option("--escape-first", is_flag=True, help="Read the tables as the fa engine lays them out (LID offset 0 the escape path, the others adaptive) and check Duato's condition on the escape channels.")

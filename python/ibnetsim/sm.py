@@ -59,8 +59,9 @@ class SubnetManager:
     first engine that routes the fabric is used; :attr:`routing` names it and
     :attr:`notes` say why the earlier ones failed. ``max_vls`` is the number
     of virtual layers (VLs, 1..15, default 15) ``dfsssp`` or ``lash`` may spread
-    their paths over; their per-path SLs are then used by :meth:`check` and the
-    simulator. ``lash_start_vl`` is the first of ``lash``'s VLs (OpenSM's
+    their paths over, or ``nue`` splits its destinations over (OpenSM's
+    ``nue_max_num_vls``, default 1); their per-path SLs are then used by
+    :meth:`check` and the simulator. ``lash_start_vl`` is the first of ``lash``'s VLs (OpenSM's
     ``lash_start_vl``, default 0; its layers are ``lash_start_vl`` ..
     ``max_vls - 1``). ``root`` names the up*/down* root switch(es) by name or GUID,
     or is the path of a root GUID file (OpenSM's ``root_guid_file``, or the

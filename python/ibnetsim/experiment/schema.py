@@ -418,7 +418,7 @@ ROUTING = register_section(
             Key(
                 "max_vls",
                 "int",
-                "Virtual layers (VLs) `dfsssp` or `lash` may spread their paths over, each path then on its layer's SL; unset = 15.",
+                "Virtual layers (VLs) `dfsssp` or `lash` may spread their paths over, or `nue` splits its destinations over, each path then on its layer's SL; unset = 15 (`nue`: 1).",
                 default=None,
                 min=1,
                 max=15,

@@ -16,6 +16,7 @@ mod lfu;
 mod lifetime;
 mod md1;
 mod multicast;
+mod nue;
 mod partitions;
 mod path_sl;
 mod series;

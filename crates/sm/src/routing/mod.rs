@@ -19,6 +19,7 @@ use crate::lft::ForwardingTables;
 use crate::lid::{Lid, LidMap};
 use crate::path_sl::PathSl;
 
+pub(crate) mod cl_heap;
 pub mod dfsssp;
 pub mod dnup;
 pub mod dor;
@@ -26,6 +27,7 @@ pub mod fa;
 pub mod ftree;
 pub mod lash;
 pub mod minhop;
+pub mod nue;
 pub mod sssp;
 #[cfg(test)]
 pub(crate) mod testfab;
@@ -52,8 +54,9 @@ pub struct RoutingOptions {
     /// allows in a mixed fabric: their table holds the escape port at every
     /// LID of a destination.
     pub non_adaptive: Vec<String>,
-    /// `dfsssp` and `lash`: virtual layers (VLs) their paths may use, 1..=15;
-    /// `None` for OpenSM's default, 15 (see [`dfsssp`], [`lash`]).
+    /// `dfsssp`, `lash` and `nue`: virtual layers (VLs) their paths may use,
+    /// 1..=15; `None` for OpenSM's default, 15 for `dfsssp` and `lash`, 1 for
+    /// `nue` (its `nue_max_num_vls`; see [`dfsssp`], [`lash`], [`nue`]).
     pub max_vls: Option<u8>,
     /// `lash`: the first VL (SL) of its layers, OpenSM's `lash_start_vl`;
     /// `None` for 0 (see [`lash`]).
@@ -164,6 +167,11 @@ pub static ENGINES: &[EngineInfo] = &[
         summary: "OpenSM's lash: minimum-hop switch-to-switch paths, each switch pair on a layer (SL/VL) whose channel dependencies stay acyclic",
         build: lash::build,
     },
+    EngineInfo {
+        name: nue::NAME,
+        summary: "OpenSM's nue: per-destination Dijkstra on the complete channel dependency graph keeping each virtual layer acyclic; deadlock-free on any topology with any number of VLs (1 included); SL per path",
+        build: nue::build,
+    },
     EngineInfo { name: file::NAME, summary: "load forwarding tables from an OpenSM or ib_flit_sim dump", build: file::build },
 ];
 
@@ -183,10 +191,10 @@ pub fn build_engine(name: &str, options: &RoutingOptions) -> Result<Box<dyn Rout
     if !options.non_adaptive.is_empty() && !has(fa::NAME) {
         return Err(SmError::option("non_adaptive_switches", format!("lists switches for the '{}' engine only, not for '{name}'", fa::NAME)));
     }
-    if options.max_vls.is_some() && !has(dfsssp::NAME) && !has(lash::NAME) {
+    if options.max_vls.is_some() && !has(dfsssp::NAME) && !has(lash::NAME) && !has(nue::NAME) {
         return Err(SmError::option(
             "max_vls",
-            format!("sets the virtual layers of the '{}' and '{}' engines only, not of '{name}'", dfsssp::NAME, lash::NAME),
+            format!("sets the virtual layers of the '{}', '{}' and '{}' engines only, not of '{name}'", dfsssp::NAME, lash::NAME, nue::NAME),
         ));
     }
     if options.lash_start_vl.is_some() && !has(lash::NAME) {
@@ -375,7 +383,7 @@ mod tests {
         let o = RoutingOptions { max_vls: Some(4), ..RoutingOptions::default() };
         assert!(build_engine("dfsssp,updn", &o).is_ok());
         let err = build_engine("updn,minhop", &o).err().unwrap().to_string();
-        assert_eq!(err, "invalid option 'max_vls': sets the virtual layers of the 'dfsssp' and 'lash' engines only, not of 'updn,minhop'");
+        assert_eq!(err, "invalid option 'max_vls': sets the virtual layers of the 'dfsssp', 'lash' and 'nue' engines only, not of 'updn,minhop'");
         assert!(build_engine("lash,updn", &o).is_ok());
         let o = RoutingOptions { lash_start_vl: Some(1), ..RoutingOptions::default() };
         assert!(build_engine("lash,minhop", &o).is_ok());

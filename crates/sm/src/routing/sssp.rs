@@ -53,6 +53,7 @@ use std::cmp::Reverse;
 use ibnetsim_fabric::{Fabric, LinkEnd, NodeId, PortNum};
 use rustc_hash::FxHashMap;
 
+use super::cl_heap::ClHeap;
 use super::ucast::{switch_table_order, unroutable};
 use super::{Routing, RoutingEngine, RoutingOptions};
 use crate::error::SmError;
@@ -154,125 +155,6 @@ pub(crate) struct Paths {
     pub tables: ForwardingTables,
     /// Indices into `lids.ports()` in the order they were routed.
     pub order: Vec<usize>,
-}
-
-/// OpenSM's `cl_heap` (`complib/cl_heap.c`) as `dijkstra` uses it: a 4-ary
-/// min-heap of (key, element) whose element positions are tracked, so that a
-/// key can be lowered in place. Its exact moves decide which of several
-/// equally distant switches is settled first, and so which of several equally
-/// cheap paths a LID gets; they are reproduced here step for step: a node
-/// moves up only past strictly larger keys, moves down only below a strictly
-/// smaller child, and of equal smallest children the last one is taken.
-struct ClHeap {
-    /// (key, element) by heap position.
-    slots: Vec<(u64, u32)>,
-    /// Heap position of each element.
-    pos: Vec<usize>,
-    size: usize,
-}
-
-impl ClHeap {
-    const D: usize = 4;
-
-    fn new(elements: usize) -> Self {
-        ClHeap { slots: vec![(0, 0); elements], pos: vec![0; elements], size: 0 }
-    }
-
-    fn clear(&mut self) {
-        self.size = 0;
-    }
-
-    fn place(&mut self, at: usize, slot: (u64, u32)) {
-        self.slots[at] = slot;
-        self.pos[slot.1 as usize] = at;
-    }
-
-    fn insert(&mut self, key: u64, element: u32) {
-        let at = self.size;
-        self.place(at, (key, element));
-        self.size += 1;
-        self.up(at);
-    }
-
-    fn up(&mut self, index: usize) {
-        if index == 0 {
-            return;
-        }
-        let tmp = self.slots[index];
-        let mut parent = index;
-        let mut hole = None;
-        loop {
-            let child = parent;
-            parent = (child - 1) / Self::D;
-            if tmp.0 < self.slots[parent].0 {
-                let moved = self.slots[parent];
-                self.place(child, moved);
-                hole = Some(parent);
-            } else {
-                break;
-            }
-            if parent == 0 {
-                break;
-            }
-        }
-        if let Some(h) = hole {
-            self.place(h, tmp);
-        }
-    }
-
-    fn down(&mut self, index: usize) {
-        let tmp = self.slots[index];
-        let mut parent = index;
-        let mut swapped = false;
-        while parent * Self::D + 1 < self.size {
-            let first = parent * Self::D + 1;
-            let mut smallest = first;
-            for child in first + 1..(first + Self::D).min(self.size) {
-                if self.slots[child].0 <= self.slots[smallest].0 {
-                    smallest = child;
-                }
-            }
-            if tmp.0 > self.slots[smallest].0 {
-                let moved = self.slots[smallest];
-                self.place(parent, moved);
-                parent = smallest;
-                swapped = true;
-            } else {
-                break;
-            }
-        }
-        if swapped {
-            self.place(parent, tmp);
-        }
-    }
-
-    /// Gives `element` a new key (`cl_heap_modify_key`).
-    fn set_key(&mut self, element: u32, key: u64) {
-        let index = self.pos[element as usize];
-        let old = self.slots[index].0;
-        self.slots[index].0 = key;
-        if key < old {
-            self.up(index);
-        } else if key > old {
-            self.down(index);
-        }
-    }
-
-    /// Removes the root (`cl_heap_extract_root`): the last slot takes its
-    /// place and sinks.
-    fn pop(&mut self) -> Option<(u64, u32)> {
-        if self.size == 0 {
-            return None;
-        }
-        let root = self.slots[0];
-        self.size -= 1;
-        if self.size > 0 {
-            let last = self.slots[self.size];
-            self.place(0, last);
-            self.down(0);
-        }
-        Some(root)
-    }
 }
 
 /// One Dijkstra run's state, reused between runs.
@@ -519,35 +401,6 @@ mod tests {
             .filter(|dl| sw(dl.from(f)) && sw(dl.to(f)))
             .map(|dl| loads.loads[dl.0 as usize])
             .fold(0.0, f64::max)
-    }
-
-    #[test]
-    fn cl_heap_moves_as_opensms() {
-        // Five elements at infinity; element 3 lowered to 0 is the root.
-        let mut h = ClHeap::new(6);
-        for e in 1..=5 {
-            h.insert(INF, e);
-        }
-        h.set_key(3, 0);
-        assert_eq!(h.pop(), Some((0, 3)));
-        // Now [5, 2, 1, 4]: 5 moved up to the root and, equal to all, stayed.
-        // Lowering 4 (position 3) first makes it the root; 2 (position 1)
-        // then only ties it and stays: 4 leaves before 2, though 2 < 4.
-        h.set_key(4, 10);
-        h.set_key(2, 10);
-        assert_eq!(h.pop(), Some((10, 4)));
-        assert_eq!(h.pop(), Some((10, 2)));
-        // The other order: 2 becomes the root, 4 ties below it.
-        let mut h = ClHeap::new(6);
-        for e in 1..=5 {
-            h.insert(INF, e);
-        }
-        h.set_key(3, 0);
-        h.pop();
-        h.set_key(2, 10);
-        h.set_key(4, 10);
-        let order: Vec<u32> = std::iter::from_fn(|| h.pop()).map(|(_, e)| e).collect();
-        assert_eq!(order, vec![2, 4, 1, 5]);
     }
 
     #[test]
