@@ -206,21 +206,25 @@ def test_opensm_qos_options_program_the_simulated_arbiters(tmp_path):
     assert abs(got["vl1"] - 2 * got["vl0"]) <= 2, got
     out = r.per_port.set_index("peer_node").loc["h2"]
     assert out["utilization"] == pytest.approx(1.0, abs=0.01)
-    # Weight 0 for VL1 starves it: the table really is the one the file gave.
+    # Weight 0 for VL1 would starve it: the table really is the one the file
+    # gave. It is every port's, h1's own included, so h1's SL1 packets could
+    # never leave it, and the simulation is refused before it runs.
     conf.write_text(_QOS_CONF.replace("0:5,1:10", "0:5,1:0"))
-    r = ib.simulate(fab, sm, traffic=tr, time_us=500, seed=1, qos_file=conf, switch={"speedup": 2.0})
-    got = dict(zip(r.summary["name"], r.summary["delivered_packets"]))
-    assert got["vl1"] == 0 and got["vl0"] > 0
-    # With VL1 traffic alone, everything stops: the file's tables are every
-    # port's, h1's own included, so its packets never leave its send buffer.
-    # That is reported as starvation of VL1 at h1/1, not as a deadlock
-    # without a cycle.
+    with pytest.raises(ib.ConfigError, match=r"vl_arbitration.*h1/1 sends SL 1 on VL 1, which the port's VL arbitration table never sends"):
+        ib.simulate(fab, sm, traffic=tr, time_us=500, seed=1, qos_file=conf, switch={"speedup": 2.0})
+    # With the weight 0 on the switch's ports only (qos_swe_*), h1 sends, the
+    # switch's port to h2 never sends VL1, and the stalled run reports that as
+    # starvation of VL1 at sw0/3, not as a deadlock without a cycle; VL0 alone
+    # runs.
+    conf.write_text(_QOS_CONF + "qos_swe_vlarb_high 0:0\nqos_swe_vlarb_low 0:5,1:0\n")
+    r = ib.simulate(fab, sm, traffic=tr[:1], time_us=500, seed=1, qos_file=conf, switch={"speedup": 2.0})
+    assert r.summary["delivered_packets"].iloc[0] > 0
     with pytest.raises(ib.StarvationError) as err:
         ib.simulate(fab, sm, traffic=tr[1:], time_us=500, seed=1, qos_file=conf, switch={"speedup": 2.0})
     assert isinstance(err.value, ib.DeadlockError) and err.value.cycle == []
     [(node, port, vl, packets)] = err.value.starved
-    assert (node, port, vl) == ("h1", 1, 1)
-    assert packets > 0 and f"VL1 at h1/1 ({packets} packets wait) is never sent" in str(err.value)
+    assert (node, port, vl) == ("sw0", 3, 1)
+    assert packets > 0 and f"VL1 at sw0/3 ({packets} packets wait) is never sent" in str(err.value)
 
 
 def test_qos_file_errors_name_file_and_line(tmp_path):

@@ -75,6 +75,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
     let mcast = Multicast::new(mfts, &switch_nodes, host_of, cabled, ports.inq.len());
     let (traffic, mut used_sls, reply_class) = traffic::build(fabric, c, &topo, &qos, &mcast)?;
     check_path_sls(path_sl, &topo, &qos, layout.data_vls, &mut used_sls)?;
+    check_sent_vls_are_served(fabric, &topo, &ports, &traffic, path_sl)?;
     let mech = Mechanisms::build(selection, &c.mechanisms, topo.hosts.len(), npv, p.output_buffers, p.watchdog_ps)?;
 
     let nvl = layout.nvl;
@@ -210,6 +211,75 @@ fn check_path_sls(path_sl: &PathSl, topo: &topology::Topology, qos: &QosTables, 
     used.extend(path_sls);
     used.sort_unstable();
     used.dedup();
+    Ok(())
+}
+
+/// Every VL a host sends data on from the start must be one its port's VL
+/// arbiter sends (an entry of weight > 0 in its high or low table): packets
+/// on any other VL would wait in the host forever, which the watchdog would
+/// report only as starvation once the run stalls. The senders are the
+/// sources of the open-loop classes (not VL15), the traces, the closed-loop
+/// classes and the connections, each on its SL or, where the routing engine
+/// gives one, on its path's SL. (A class without load only carries what
+/// `Simulation::inject` puts in; switch ports are left to the watchdog,
+/// since which of them a class crosses depends on its destinations.)
+fn check_sent_vls_are_served(
+    fabric: &Fabric,
+    topo: &topology::Topology,
+    ports: &crate::port::Ports,
+    w: &crate::traffic::Workload,
+    path_sl: &PathSl,
+) -> Result<(), SimError> {
+    let mut sends = vec![[false; 16]; topo.hosts.len()];
+    let mut mark = |h: u32, sl: u8| sends[h as usize][sl as usize & 15] = true;
+    for s in &w.sources {
+        let k = &w.classes[s.class as usize];
+        if !k.vl15 {
+            mark(s.host, k.sl);
+        }
+    }
+    for t in &w.traces {
+        t.senders.iter().for_each(|&(sl, h)| mark(h, sl));
+    }
+    for s in &w.closed_loop {
+        mark(s.src.host, w.classes[s.src.class as usize].sl);
+    }
+    for k in &w.connections {
+        mark(k.src, k.sl);
+    }
+    for (h, host) in topo.hosts.iter().enumerate() {
+        let mut sls = sends[h];
+        if !sls.iter().any(|&b| b) {
+            continue;
+        }
+        if !path_sl.is_none() {
+            // A path's SL replaces the class's where the engine gives one.
+            for d in &topo.hosts {
+                for dlid in d.base_lid..d.base_lid + d.lid_count {
+                    if let Some(sl) = path_sl.get(host.base_lid, dlid) {
+                        sls[sl as usize & 15] = true;
+                    }
+                }
+            }
+        }
+        let pm = &ports.model[host.gp as usize];
+        let table = ports.arb_table(host.gp);
+        for sl in (0..16u8).filter(|&sl| sls[sl as usize]) {
+            let vl = ports.sl2vl.vl(pm.node, 0, pm.port, sl);
+            if !ports.arbiter.serves(table, vl) {
+                return Err(SimError::config(
+                    "vl_arbitration",
+                    format!(
+                        "{}/{} sends SL {sl} on VL {vl}, which the port's VL arbitration table never sends (no entry of weight > 0 \
+                         in its high or low table): those packets would wait forever. Give VL {vl} a weight there, or map SL {sl} to \
+                         a VL the table sends",
+                        fabric.node(NodeId(pm.node)).name,
+                        pm.port
+                    ),
+                ));
+            }
+        }
+    }
     Ok(())
 }
 

@@ -298,3 +298,35 @@ fn the_fabric_free_check_refuses_workloads_building_would() {
     }
     assert!(ok().check().is_ok());
 }
+
+/// A host whose own port's VL arbitration table never sends the VL its
+/// class's SL maps to could not send a packet: building refuses it, naming
+/// the port, the SL and the VL. A class without load (what `inject` uses) is
+/// not a sender, and stalls only if something is injected (deadlock.rs).
+#[test]
+fn a_sender_whose_port_never_sends_its_vl_is_refused() {
+    use ibnetsim_sim::{QosTables, Sl2VlMap, VlArbConfig, VlArbMap};
+    let net = routed(star(3));
+    let h0 = net.fabric.node_by_name("h0").unwrap();
+    let only_vl0 = VlArbConfig { high: vec![], low: vec![(0, 10)], limit_of_high_priority: 0 };
+    let qos = || QosTables {
+        sl2vl: Sl2VlMap::modulo(2),
+        vlarb: VlArbMap { default: VlArbConfig::uniform(2), per_port: vec![((h0, 1), only_vl0.clone())] },
+    };
+    let build = |sl: u8, load: f64, src: &str| {
+        let mut c = config(vec![class("b", sl, load, ProcessKind::Poisson, 256, pair(src, "h2"))]);
+        c.data_vls = 2;
+        Simulation::with_qos(&net.fabric, &net.lids, &net.tables, &c, qos()).map(|_| ())
+    };
+    match build(1, 0.1, "h0") {
+        Err(SimError::Config { key, msg }) => {
+            assert_eq!(key, "vl_arbitration");
+            assert!(msg.starts_with("h0/1 sends SL 1 on VL 1, which the port's VL arbitration table never sends"), "{msg}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // SL 0 (VL 0) from h0, SL 1 from h1 (whose port sends both), and SL 1 without load all pass.
+    assert!(build(0, 0.1, "h0").is_ok());
+    assert!(build(1, 0.1, "h1").is_ok());
+    assert!(build(1, 0.0, "h0").is_ok());
+}
