@@ -1,8 +1,10 @@
 """Issue 11, property test: scenario values drawn from the exported schema.
 
-Every key of ``[switch]`` and ``[hca]`` (the core's own declaration) and the
-numeric keys of ``[simulation]`` and ``[traffic]`` are drawn from their
-declared type, range and choices. A value outside them (wrong type, NaN or
+Every key the core declares (``[switch]``, ``[hca]``, ``[traffic]``,
+``[closed_loop]``, ``[transport]`` and ``[simulation]``'s core keys, with the
+run length and warm-up) is drawn from its declared type, range and choices,
+but for the keys that name hosts or lay the hosts out, which only the built
+fabric can judge. A value outside them (wrong type, NaN or
 infinity, out of range, not a choice) must be refused when the scenario is
 loaded, with a ScenarioError naming that key and its line; a scenario that
 loads must build and run its simulation without a configuration error.
@@ -17,7 +19,7 @@ from hypothesis import strategies as st
 from ibnetsim.errors import ConfigError
 from ibnetsim.experiment import kinds
 from ibnetsim.experiment import scenario as scn
-from ibnetsim.experiment.kinds.simulate import run_config
+from ibnetsim.experiment.kinds.simulate import _CORE_SIMULATION, run_config
 from ibnetsim.experiment.scenario import ScenarioError
 from ibnetsim.experiment.schema import section
 
@@ -38,12 +40,15 @@ time_us = 2.0
 load = 0.2
 """
 
-#: The keys drawn, by section: all of the core-declared ones, the numbers of the others.
+#: Keys whose values only the built fabric can judge: host names, the host
+#: layout of tornado, and the pattern (the bit permutations need 2^k or 4^k hosts).
+FABRIC_KEYS = {"pairs", "hot_hosts", "tornado_dims", "pattern"}
+#: The keys drawn, by section: all of the core-declared ones (but FABRIC_KEYS), and the run's length.
 DRAWN = {
     "switch": [k.name for k in section("switch").keys],
     "hca": [k.name for k in section("hca").keys],
-    "simulation": ["time_us", "warmup_us", "data_vls", "mtu_bytes", "watchdog_ns"],
-    "traffic": ["load", "payload_bytes", "sl", "adaptive_fraction"],
+    "simulation": ["time_us", "warmup_us"] + [k.name for k in _CORE_SIMULATION],
+    **{s: [k.name for k in section(s).keys if k.name not in FABRIC_KEYS] for s in ("traffic", "closed_loop", "transport")},
 }
 KEYS = [(s, section(s).keys_for(None)[k]) for s, names in DRAWN.items() for k in names]
 
@@ -78,7 +83,10 @@ def valid_scalar(key, kind: str):
 
 def invalid_scalar(key, kind: str):
     lo, hi = key.bounds()
-    bad = [st.just("text"), st.just(True)]
+    # Any text is a valid free string (a class's name), and True a valid bool.
+    if kind == "bool":
+        return st.sampled_from(["text", 3, 0.5])
+    bad = [st.just(True)] if kind == "str" and key.allowed() is None else [st.just("text"), st.just(True)]
     if key.allowed() is not None:
         bad.append(st.sampled_from(["no-such-choice", 3]) if kind == "str" else st.just(3))
     elif kind == "int":
@@ -159,8 +167,12 @@ def test_a_scenario_that_loads_builds_and_runs(tmp_path, values):
         sc = scn.load(path)
     except ScenarioError as e:
         # Values valid one by one may still clash (a buffer too small for the MTU):
-        # the refusal names one of the keys drawn, or a key their values decide about.
-        assert e.key is not None and e.line is not None, str(e)
+        # the refusal names one of the keys drawn, or a key their values decide
+        # about, with its line when the file gives that key.
+        assert e.key is not None, str(e)
+        sec, _, name = e.key.partition(".")
+        written = (sec.split("[")[0], name) in values or f"[{sec}]" in text and f"\n{name} = " in text
+        assert e.line is not None or not written, str(e)
         return
     try:
         run_config(sc.points[0].config)
