@@ -432,6 +432,12 @@ ROUTING = register_section(
                 max=14,
             ),
             Key(
+                "torus_config",
+                "path",
+                "The `torus-2QoS.conf` of engine `torus-2QoS` (OpenSM's `torus_config`): radices, seed links, datelines.",
+                default=None,
+            ),
+            Key(
                 "lid_order",
                 "str",
                 "How ports are numbered: `ibnetsim` (CA ports first, then the switches) or `opensm` (as OpenSM numbers a "
