@@ -161,6 +161,13 @@ class SubnetManager:
         """The (node, output port) hops from CA ``src`` to CA ``dst`` (its base LID + offset)."""
         return list(self._inner.trace(src, dst, _args.integer("lid_offset", lid_offset, 0, _args.U16_MAX)))
 
+    def path_sl(self, src_lid: int, dst_lid: int) -> Optional[int]:
+        """The SL the engine gave the path from the port owning ``src_lid`` to
+        ``dst_lid`` (OpenSM's ``path_sl``, the SL of the PathRecord), or None
+        where it gives none (most engines; ``dfsssp``, ``lash`` and
+        ``torus-2QoS`` give one to every path)."""
+        return self._inner.path_sl(_args.integer("src_lid", src_lid, 0, _args.U16_MAX), _args.integer("dst_lid", dst_lid, 0, _args.U16_MAX))
+
     def lfts_dump(self) -> str:
         """The tables in OpenSM's ``opensm-lfts.dump`` format."""
         return self._inner.lfts_dump()

@@ -300,6 +300,12 @@ impl PySubnet {
         Ok(d)
     }
 
+    /// The SL the engine gave the path from the port owning `slid` to `dlid`
+    /// (OpenSM's `path_sl`, what a PathRecord carries); `None` if it gave none.
+    fn path_sl(&self, slid: u16, dlid: u16) -> Option<u8> {
+        self.inner.path_sl.get(slid, dlid)
+    }
+
     /// Hops (node name, output port) from CA `src` to CA `dst`'s base LID + offset.
     fn trace(&self, src: &str, dst: &str, lid_offset: u16) -> PyResult<Vec<(String, u8)>> {
         let fab = self.fabric.get();
