@@ -222,6 +222,28 @@ def write_torus_conf(net: Path, dims: Sequence[int], torus: bool, path: Path, ex
     return path
 
 
+def drop_cables(net: Path, out: Path, cables: Sequence[tuple[str, int]]) -> Path:
+    """Writes ``net`` to ``out`` without the cables at (switch name, port):
+    both ends' lines go, as if the cable had failed."""
+    blocks = net.read_text().split("\n\n")
+
+    def edit(name: str, port: int, far: Optional[str] = None) -> Optional[tuple[str, int]]:
+        for i, b in enumerate(blocks):
+            if re.search(rf'^Switch\s+\d+\s+"{re.escape(name)}"', b, re.M):
+                m = re.search(rf'^\[{port}\]\s+"([^"]+)"\[(\d+)\].*$', b, re.M)
+                if m is None or (far is not None and m.group(1) != far):
+                    raise ValueError(f"{net}: switch {name} has no cable on port {port}")
+                blocks[i] = b.replace(m.group(0) + "\n", "", 1)
+                return m.group(1), int(m.group(2))
+        raise ValueError(f"{net}: no switch {name}")
+
+    for name, port in cables:
+        peer, peer_port = edit(name, port)
+        edit(peer, peer_port, far=name)
+    out.write_text("\n\n".join(blocks))
+    return out
+
+
 def engine_sl2vl(net: Path, engine: str, options: Sequence[str] = ()) -> Sl2Vl:
     """The SL2VL tables ibnetsim's ``engine`` programs on ``net`` (torus-2QoS's
     own), keyed as OpenSM's dump keys them. ``options`` are ``SubnetManager`` keyword

@@ -351,3 +351,36 @@ def test_torus_2qos_path_sls_are_opensms_pathrecord_sls(nets, tmp_path):
     assert first == sm.path_sl(1, 2)
     assert ours == theirs
     assert set(theirs.values()) == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize(
+    "fabric,cables",
+    [("torus5x5h2", [("sw1", 1), ("sw7", 3)]), ("torus3x4x5", [("sw0", 5), ("sw1", 3), ("sw2", 1)])],
+    ids=["5x5-x-and-y", "3x4x5-seed-z-y-x"],
+)
+def test_torus_2qos_routes_around_missing_cables_as_opensm(nets, tmp_path, fabric, cables):
+    # Failed cables, each in its own ring (one of them at the seed switch):
+    # both go the long way round the broken rings, entry for entry, with the
+    # same SL2VL tables (the broken directions' ports are gone).
+    net = xc.drop_cables(nets[fabric], tmp_path / "cut.net", cables)
+    dims, ring = TORUS_DIMS[fabric]
+    conf = xc.write_torus_conf(nets[fabric], dims, ring, tmp_path / "torus-2QoS.conf")
+    osm, ours = xc.crosscheck(net, "torus-2QoS", tmp_path, ["-Q", "--torus_config", str(conf)], ["--torus-config", str(conf)])
+    assert osm.engine == "torus-2QoS", f"OpenSM fell back to {osm.engine}"
+    assert len(osm.tables) > 0 and not xc.differences(osm.tables, ours)
+    theirs = xc.parse_sl2vl(tmp_path / "dumps" / "opensm-sl2vl.dump")
+    mine = xc.engine_sl2vl(net, "torus-2QoS", [f"torus_config={conf}"])
+    assert len(mine) > 0 and {k: theirs[k] for k in mine} == mine
+    assert ib.SubnetManager(ib.topology.read(net), routing="torus-2QoS", torus_config=conf).check().ok
+
+
+def test_torus_2qos_refuses_a_ring_broken_twice_as_opensm(nets, tmp_path):
+    # Two failed cables of one ring split it: OpenSM's torus-2QoS refuses
+    # ("disjoint failures") and minhop routes instead; ibnetsim says why.
+    net = xc.drop_cables(nets["torus5x3"], tmp_path / "cut.net", [("sw1", 1), ("sw3", 1)])
+    conf = xc.write_torus_conf(nets["torus5x3"], [5, 3], True, tmp_path / "torus-2QoS.conf")
+    osm = xc.run_opensm(net, "torus-2QoS", tmp_path, ["-Q", "--torus_config", str(conf)])
+    assert osm.engine == "minhop"
+    assert "disjoint failures in x ring at y=0" in (tmp_path / "opensm.log").read_text(errors="replace")
+    with pytest.raises(RuntimeError, match="the x ring at y=0 z=0 is broken in more than one place"):
+        xc.run_ibnetsim(net, "torus-2QoS", osm.guid2lid, tmp_path / "ours.dump", ["--torus-config", str(conf)])

@@ -34,15 +34,22 @@
 //! than half the ring, all contain the dateline link, so some link of the ring
 //! carries no VL 1 path and VL 1 channels form a line too.
 //!
-//! Not implemented: OpenSM routes around a missing switch or broken links
-//! (with the turn VL); this engine routes complete tori and meshes only and
-//! refuses anything else, naming what is missing. Multicast spanning trees
-//! are not built by the engine. With parallel cables the turn taking follows
-//! our placement order, which may differ from OpenSM's.
+//! - **Missing cables**: a ring may lack cables in one place; routes then go
+//!   the long way round it (`ring_dir_path`), with unchanged SLs (a broken
+//!   ring closes no loop). A ring broken in two places falls apart and is
+//!   refused, as OpenSM refuses it (`routable_torus`); an open dimension is
+//!   broken at its ends already, so it may lack none.
+//!
+//! Placement is ours, not OpenSM's case analysis of cubes: squares of
+//! cables, and lines extended from the seed (see [`Torus::discover`]'s
+//! rules). Not implemented: a missing switch (OpenSM turns early around it,
+//! using the turn VL); such a fabric is refused, as is one whose missing
+//! cables hide the squares placement needs. Multicast spanning trees are not
+//! built. With parallel cables the turn taking follows our placement order,
+//! which differs from OpenSM's (switch LIDs only; CA LIDs agree).
 //!
 //! Options used: `torus_config` (required).
 
-use std::collections::VecDeque;
 use ibnetsim_fabric::{Fabric, NodeId, PortNum};
 
 use super::torus_conf::{TorusConf, PORT_ORDER_LEN};
@@ -136,14 +143,12 @@ pub struct Torus {
     groups: Vec<[Vec<PortNum>; GROUPS]>,
     /// Index into `switches` by node index (`usize::MAX`: not a switch).
     index: Vec<usize>,
+    /// Index into `switches` by coordinate, x fastest.
+    by_coord: Vec<usize>,
 }
 
 fn unsupported(reason: String) -> SmError {
     SmError::Unsupported { engine: NAME.to_string(), reason }
-}
-
-fn dir_name(g: usize) -> String {
-    format!("{}{}", if g % 2 == 1 { '+' } else { '-' }, ['x', 'y', 'z'][g / 2])
 }
 
 /// Which way round a ring of `count` from `src` to `dst`: +1, -1 or 0; the
@@ -172,6 +177,8 @@ fn wraps(src: u32, dst: u32, count: u32) -> bool {
 }
 
 impl Torus {
+    /// Places every switch at its coordinates (see the rules inside), then
+    /// groups the ports and checks the rings.
     fn discover(fabric: &Fabric, conf: &TorusConf) -> Result<Torus, SmError> {
         let file = conf.path.display();
         let fsw: Vec<NodeId> = fabric.switches().collect();
@@ -202,7 +209,7 @@ impl Torus {
         let total: u64 = radix.iter().map(|&r| r as u64).product();
         if total != fsw.len() as u64 {
             return Err(unsupported(format!(
-                "{file} describes {}x{}x{} = {total} switches but the fabric has {}; this engine routes only complete tori and meshes (OpenSM also routes around missing switches)",
+                "{file} describes {}x{}x{} = {total} switches but the fabric has {}; this engine does not route around missing switches (OpenSM does)",
                 radix[0],
                 radix[1],
                 radix[2],
@@ -221,14 +228,45 @@ impl Torus {
                     None => unsupported(format!("{file}: every seed names a switch the fabric lacks")),
                 }
             })?;
+        let mesh = conf.mesh;
+        let cell = |c: [u32; 3]| (c[0] + radix[0] * (c[1] + radix[1] * c[2])) as usize;
+        // One step from c along dimension d (s = +1 or -1); none off the end
+        // of an open dimension or along a dimension of radix 1.
+        let step = |c: [u32; 3], d: usize, s: i64| -> Option<[u32; 3]> {
+            let r = radix[d] as i64;
+            let v = c[d] as i64 + s;
+            if r == 1 || (mesh[d] && !(0..r).contains(&v)) {
+                return None;
+            }
+            let mut n = c;
+            n[d] = v.rem_euclid(r) as u32;
+            Some(n)
+        };
+        let adjacent = |a: [u32; 3], b: [u32; 3]| (0..3).any(|d| [1, -1].iter().any(|&s| step(a, d, s) == Some(b)));
+        let mut at = vec![usize::MAX; total as usize];
+        let mut coord: Vec<Option<[u32; 3]>> = vec![None; fsw.len()];
+        let mut order: Vec<usize> = Vec::with_capacity(fsw.len());
+        let place = |i: usize, c: [u32; 3], at: &mut Vec<usize>, coord: &mut Vec<Option<[u32; 3]>>, order: &mut Vec<usize>| -> Result<(), SmError> {
+            match (coord[i], at[cell(c)]) {
+                (Some(old), _) if old == c => Ok(()),
+                (None, usize::MAX) => {
+                    coord[i] = Some(c);
+                    at[cell(c)] = i;
+                    order.push(i);
+                    Ok(())
+                }
+                _ => Err(unsupported(format!("the seed of {file} puts '{}' at ({},{},{}) twice or where another switch is; check its links", name(i), c[0], c[1], c[2]))),
+            }
+        };
+        // The seed: its switch at -dateline in every dimension, its links' far ends one step away.
+        let c0 = [0, 1, 2].map(|d| (-(seed.dateline[d] as i64)).rem_euclid(radix[d] as i64) as u32);
         let mut origin: Option<usize> = None;
-        let mut frame0: [Option<usize>; 6] = [None; 6];
         for d in 0..3 {
             let given = seed.links[d];
             if radix[d] > 1 && given.iter().all(Option::is_none) {
                 return Err(unsupported(format!("{file}: the seed gives no {0}p_link or {0}m_link; every dimension of radix > 1 needs one", ['x', 'y', 'z'][d])));
             }
-            if radix[d] == 4 && !conf.mesh[d] && given.iter().any(Option::is_none) {
+            if radix[d] == 4 && !mesh[d] && given.iter().any(Option::is_none) {
                 return Err(unsupported(format!("{file}: the {0} dimension is a ring of 4, whose directions its 4-cycles cannot tell apart: give both {0}p_link and {0}m_link from the seed switch", ['x', 'y', 'z'][d])));
             }
             for (sign, l) in given.iter().enumerate() {
@@ -237,107 +275,152 @@ impl Torus {
                 if *origin.get_or_insert(a) != a {
                     return Err(unsupported(format!("{file}:{}: every link of a seed must start at the same switch", l.line)));
                 }
-                if nbrs[a].binary_search(&b).is_err() {
-                    return Err(unsupported(format!("{file}:{}: switches '{}' and '{}' are not cabled to each other", l.line, name(a), name(b))));
-                }
+                // Like OpenSM, the seed places switches by GUID whether or not
+                // the cable between them works; a wrong seed shows below as
+                // cables joining switches that are not neighbours.
+                place(a, c0, &mut at, &mut coord, &mut order)?;
                 if radix[d] > 1 {
-                    frame0[2 * d + sign] = Some(b);
+                    let c = step(c0, d, if sign == 1 { 1 } else { -1 }).ok_or_else(|| {
+                        unsupported(format!("{file}:{}: the link leaves the open {} dimension at the seed switch; move the seed or its dateline", l.line, ['x', 'y', 'z'][d]))
+                    })?;
+                    place(b, c, &mut at, &mut coord, &mut order)?;
                 }
             }
         }
-        let Some(o) = origin else {
+        if origin.is_none() {
             return Err(unsupported(format!("{file}: the seed has no links")));
-        };
-        // The seed switch's other neighbours: the one perpendicular to every
-        // other dimension's seed neighbour but not to its own dimension's is
-        // that dimension's opposite direction.
-        let perp = |a: usize, b: usize| !common(a, b, o).is_empty();
-        for &u in &nbrs[o] {
-            if frame0.contains(&Some(u)) {
-                continue;
-            }
-            let fits: Vec<usize> = (0..3)
-                .filter(|&d| radix[d] > 1)
-                .filter(|&d| {
-                    let own = [frame0[2 * d], frame0[2 * d + 1]];
-                    own.iter().filter(|x| x.is_some()).count() == 1
-                        && own.iter().flatten().all(|&k| !perp(u, k))
-                        && (0..3).filter(|&e| e != d && radix[e] > 1).all(|e| [frame0[2 * e], frame0[2 * e + 1]].iter().flatten().all(|&k| perp(u, k)))
-                })
-                .collect();
-            match fits[..] {
-                [d] => {
-                    let g = if frame0[2 * d].is_none() { 2 * d } else { 2 * d + 1 };
-                    frame0[g] = Some(u);
-                }
-                _ => {
-                    return Err(unsupported(format!(
-                        "cannot tell which direction the cable from seed switch '{}' to '{}' points in; check the radices and seed links of {file}",
-                        name(o),
-                        name(u)
-                    )))
-                }
-            }
         }
-        // Spread the directions: the +v neighbour of B = S+u is the common
-        // neighbour of B and S+v other than S; B's remaining neighbour is B+u.
-        let canon = |v: i64, r: u32| v.rem_euclid(r as i64) as u32;
-        let c0 = [0, 1, 2].map(|d| canon(-(seed.dateline[d] as i64), radix[d]));
-        let mut frame: Vec<Option<[Option<usize>; 6]>> = vec![None; fsw.len()];
-        let mut coord: Vec<Option<[u32; 3]>> = vec![None; fsw.len()];
-        frame[o] = Some(frame0);
-        coord[o] = Some(c0);
-        let mut order = vec![o];
-        let mut queue = VecDeque::from([o]);
-        while let Some(s) = queue.pop_front() {
-            let fs = frame[s].expect("queued switches have frames");
-            let cs = coord[s].expect("queued switches have coordinates");
-            for u in 0..6 {
-                let Some(b) = fs[u] else { continue };
-                if frame[b].is_some() {
-                    continue;
+        // Place the rest by two rules, the first whenever it can (a missing
+        // cable only keeps a rule from firing; the checks below catch what
+        // does not fit):
+        // - squares: with A, B = A+u and C = A+v placed, B+v is the one
+        //   unplaced common neighbour of B and C other than A;
+        // - lines: with A and P = A-u placed, A+u is the one unplaced
+        //   neighbour of A sharing no square with P (a common neighbour
+        //   off A's line) whose placed neighbours all sit next to A+u and
+        //   whose hop counts to the placed switches fit A+u's torus
+        //   distances no worse than another free place next to A would.
+        let torus_dist = |a: [u32; 3], b: [u32; 3]| -> u32 {
+            (0..3)
+                .map(|d| {
+                    let diff = a[d].abs_diff(b[d]);
+                    if mesh[d] {
+                        diff
+                    } else {
+                        diff.min(radix[d] - diff)
+                    }
+                })
+                .sum()
+        };
+        let bfs = |from: usize| -> Vec<u32> {
+            let mut hops = vec![u32::MAX; fsw.len()];
+            hops[from] = 0;
+            let mut queue = std::collections::VecDeque::from([from]);
+            while let Some(x) = queue.pop_front() {
+                for &y in &nbrs[x] {
+                    if hops[y] == u32::MAX {
+                        hops[y] = hops[x] + 1;
+                        queue.push_back(y);
+                    }
                 }
-                let mut fb: [Option<usize>; 6] = [None; 6];
-                fb[u ^ 1] = Some(s);
-                for v in (0..6).filter(|v| v / 2 != u / 2) {
-                    let Some(c) = fs[v] else { continue };
-                    match common(b, c, s)[..] {
-                        [x] => fb[v] = Some(x),
-                        _ => {
-                            return Err(unsupported(format!(
-                                "'{}' and '{}' ({} and {} of '{}') do not close one square with it; is {file} right about this fabric?",
-                                name(b),
-                                name(c),
-                                dir_name(u),
-                                dir_name(v),
-                                name(s)
-                            )))
+            }
+            hops
+        };
+        let dirs: Vec<(usize, i64)> = (0..3).filter(|&d| radix[d] > 1).flat_map(|d| [(d, 1), (d, -1)]).collect();
+        loop {
+            let mut placed_any = false;
+            let mut k = 0;
+            while k < order.len() {
+                let a = order[k];
+                let ca = coord[a].expect("placed");
+                for &(u, su) in &dirs {
+                    for &(v, sv) in dirs.iter().filter(|&&(v, _)| v != u) {
+                        let (Some(cb), Some(cc)) = (step(ca, u, su), step(ca, v, sv)) else { continue };
+                        let Some(cd) = step(cb, v, sv) else { continue };
+                        let (b, c) = (at[cell(cb)], at[cell(cc)]);
+                        if b == usize::MAX || c == usize::MAX || at[cell(cd)] != usize::MAX {
+                            continue;
+                        }
+                        let cands: Vec<usize> = common(b, c, a).into_iter().filter(|&x| coord[x].is_none()).collect();
+                        if let [x] = cands[..] {
+                            place(x, cd, &mut at, &mut coord, &mut order)?;
+                            placed_any = true;
                         }
                     }
                 }
-                let rest: Vec<usize> = nbrs[b].iter().copied().filter(|x| !fb.contains(&Some(*x))).collect();
-                if rest.len() > 1 {
-                    return Err(unsupported(format!("'{}' has more neighbours than a {}x{}x{} torus allows; is {file} right about this fabric?", name(b), radix[0], radix[1], radix[2])));
+                k += 1;
+            }
+            if placed_any {
+                continue;
+            }
+            let mut line = None;
+            'search: for &a in &order {
+                let ca = coord[a].expect("placed");
+                for &(u, s) in &dirs {
+                    let (Some(cp), Some(ct)) = (step(ca, u, -s), step(ca, u, s)) else { continue };
+                    let p = at[cell(cp)];
+                    if p == usize::MAX || at[cell(ct)] != usize::MAX {
+                        continue;
+                    }
+                    let cands: Vec<usize> = nbrs[a]
+                        .iter()
+                        .copied()
+                        .filter(|&x| {
+                            // A common neighbour on A's own line is no square
+                            // (the far side of a ring of 4).
+                            let off_line = |y: &usize| match coord[*y] {
+                                Some(cy) => (0..3).any(|e| e != u && cy[e] != ca[e]),
+                                None => true,
+                            };
+                            coord[x].is_none() && x != p && !common(x, p, a).iter().any(off_line)
+                        })
+                        .filter(|&x| nbrs[x].iter().all(|&y| match coord[y] {
+                            Some(cy) => adjacent(cy, ct),
+                            None => true,
+                        }))
+                        .collect();
+                    // Missing cables hide squares, so a candidate must also fit
+                    // A+u by its hop counts to the placed switches at least as
+                    // well as any other free place next to A; of several, the
+                    // best fitting one.
+                    let misfit = |hops: &[u32], c: [u32; 3]| -> u64 {
+                        order.iter().map(|&q| (hops[q] as i64 - torus_dist(c, coord[q].expect("placed")) as i64).unsigned_abs()).sum()
+                    };
+                    let free: Vec<[u32; 3]> =
+                        dirs.iter().filter_map(|&(d, s2)| step(ca, d, s2)).filter(|&c| c != ct && at[cell(c)] == usize::MAX).collect();
+                    let mut fits: Vec<(u64, usize)> = cands
+                        .iter()
+                        .filter_map(|&x| {
+                            let hops = bfs(x);
+                            let here = misfit(&hops, ct);
+                            free.iter().all(|&c| misfit(&hops, c) >= here).then_some((here, x))
+                        })
+                        .collect();
+                    fits.sort_unstable();
+                    let pick = match fits[..] {
+                        [] => None,
+                        [(_, x)] => Some(x),
+                        [(a, x), (b, _), ..] => (a < b).then_some(x),
+                    };
+                    if let Some(x) = pick {
+                        line = Some((x, ct));
+                        break 'search;
+                    }
                 }
-                fb[u] = rest.first().copied();
-                let mut cb = cs;
-                let d = u / 2;
-                cb[d] = canon(cs[d] as i64 + if u % 2 == 1 { 1 } else { -1 }, radix[d]);
-                frame[b] = Some(fb);
-                coord[b] = Some(cb);
-                order.push(b);
-                queue.push_back(b);
+            }
+            match line {
+                Some((x, c)) => place(x, c, &mut at, &mut coord, &mut order)?,
+                None => break,
             }
         }
         if let Some(i) = (0..fsw.len()).find(|&i| coord[i].is_none()) {
-            return Err(unsupported(format!("switch '{}' is not reached from the seed of {file}; this engine routes only complete tori and meshes", name(i))));
-        }
-        let mut at = std::collections::HashMap::new();
-        for &i in &order {
-            if let Some(j) = at.insert(coord[i].expect("placed"), i) {
-                let c = coord[i].expect("placed");
-                return Err(unsupported(format!("'{}' and '{}' both land at ({},{},{}); is {file} right about this fabric?", name(j), name(i), c[0], c[1], c[2])));
-            }
+            return Err(unsupported(format!(
+                "switch '{}' could not be placed in the {}x{}x{} torus seeded by {file}; is the file right about this fabric, or are too many cables around it missing?",
+                name(i),
+                radix[0],
+                radix[1],
+                radix[2]
+            )));
         }
         let switches: Vec<NodeId> = order.iter().map(|&i| fsw[i]).collect();
         let coord: Vec<[u32; 3]> = order.iter().map(|&i| coord[i].expect("placed")).collect();
@@ -345,7 +428,11 @@ impl Torus {
         for (k, s) in switches.iter().enumerate() {
             placed_index[s.index()] = k;
         }
-        let mut t = Torus { radix, mesh: conf.mesh, switches, coord, groups: Vec::new(), index: placed_index };
+        let mut by_coord = vec![usize::MAX; total as usize];
+        for (k, c) in coord.iter().enumerate() {
+            by_coord[cell(*c)] = k;
+        }
+        let mut t = Torus { radix, mesh, switches, coord, groups: Vec::new(), index: placed_index, by_coord };
         t.groups = t.group_ports(fabric)?;
         Ok(t)
     }
@@ -378,20 +465,33 @@ impl Torus {
                 })?;
                 groups[g].push(p);
             }
-            for (g, ports) in groups.iter().enumerate().take(6) {
-                let d = g / 2;
-                let exists = self.radix[d] > 1
-                    && (!self.mesh[d] || if g % 2 == 1 { cs[d] + 1 < self.radix[d] } else { cs[d] > 0 });
-                if exists && ports.is_empty() {
+            all.push(groups);
+        }
+        // OpenSM's test (routable_torus): a ring may be broken in one place,
+        // which routes then go round the long way; twice, it falls apart.
+        // An open dimension is broken once by definition, at its ends.
+        for d in 0..3 {
+            let mut lines: std::collections::BTreeMap<[u32; 3], [u32; 2]> = Default::default();
+            for (k, c) in self.coord.iter().enumerate() {
+                let mut key = *c;
+                key[d] = 0;
+                let e = lines.entry(key).or_default();
+                e[0] += u32::from(all[k][2 * d].is_empty());
+                e[1] += u32::from(all[k][2 * d + 1].is_empty());
+            }
+            for (key, [minus, plus]) in lines {
+                if minus != plus || minus > 1 {
+                    let at = match d {
+                        0 => format!("y={} z={}", key[1], key[2]),
+                        1 => format!("x={} z={}", key[0], key[2]),
+                        _ => format!("x={} y={}", key[0], key[1]),
+                    };
                     return Err(unsupported(format!(
-                        "'{}' {} has no cable in the {} direction; this engine routes only complete tori and meshes (OpenSM also routes around missing links)",
-                        fabric.node(s).name,
-                        show(cs),
-                        dir_name(g)
+                        "the {} ring at {at} is broken in more than one place (cables missing at {minus} switches towards -{0}, {plus} towards +{0}): its parts cannot reach each other; OpenSM refuses it too",
+                        ['x', 'y', 'z'][d]
                     )));
                 }
             }
-            all.push(groups);
         }
         Ok(all)
     }
@@ -423,13 +523,36 @@ impl Torus {
         self.index.get(s.index()).filter(|&&k| k != usize::MAX).map(|&k| self.coord[k])
     }
 
-    /// The group a packet at `a` for the switch at `b` leaves by: the first
-    /// dimension that differs, the way [`ring_dir`] says (straight on in an
-    /// open dimension).
-    fn next_group(&self, a: [u32; 3], b: [u32; 3]) -> usize {
-        let d = (0..3).find(|&d| a[d] != b[d]).expect("distinct switches differ somewhere");
-        let plus = if self.mesh[d] { b[d] > a[d] } else { ring_dir(a[d], b[d], self.radix[d]) > 0 };
-        2 * d + usize::from(plus)
+    /// The group a packet at placed switch `k` for the switch at `b` leaves
+    /// by: the first dimension that differs, the shorter way round
+    /// ([`ring_dir`]) if the ring is whole that way to the turning switch, else
+    /// the other way (`ring_dir_path`); in an open dimension, straight on.
+    fn next_group(&self, k: usize, b: [u32; 3]) -> Option<usize> {
+        let a = self.coord[k];
+        let d = (0..3).find(|&d| a[d] != b[d])?;
+        let mut turn = a;
+        turn[d] = b[d];
+        let first = ring_dir(a[d], b[d], self.radix[d]);
+        [first, -first].into_iter().find(|&s| self.walks(k, d, s, turn)).map(|s| 2 * d + usize::from(s > 0))
+    }
+
+    /// Whether going along dimension `d` in direction `s` from placed switch
+    /// `k` reaches the switch at `to` before a missing cable or an end.
+    fn walks(&self, k: usize, d: usize, s: i32, to: [u32; 3]) -> bool {
+        let g = 2 * d + usize::from(s > 0);
+        let mut cur = k;
+        for _ in 0..self.radix[d] {
+            if self.groups[cur][g].is_empty() {
+                return false;
+            }
+            let mut c = self.coord[cur];
+            c[d] = (c[d] as i64 + s as i64).rem_euclid(self.radix[d] as i64) as u32;
+            if c == to {
+                return true;
+            }
+            cur = self.by_coord[(c[0] + self.radix[0] * (c[1] + self.radix[1] * c[2])) as usize];
+        }
+        false
     }
 
     fn lfts(&self, fabric: &Fabric, lids: &LidMap, port_order: &[u32]) -> Result<ForwardingTables, SmError> {
@@ -461,7 +584,9 @@ impl Torus {
                     let out = if j == k {
                         *p
                     } else {
-                        let g = self.next_group(self.coord[k], self.coord[j]);
+                        let g = self.next_group(k, self.coord[j]).ok_or_else(|| {
+                            unsupported(format!("no way from '{}' to '{}' along its rings", fabric.node(s).name, fabric.node(self.switches[j]).name))
+                        })?;
                         let ports = &self.groups[k][g];
                         let c = &mut turn[g][usize::from(*ca)];
                         let out = ports[*c % ports.len()];
@@ -564,20 +689,47 @@ mod tests {
     /// seeded at sw0 with its +d (and -d for rings of 4) neighbours, plus `extra` lines.
     fn fabric_and_engine(dims: &[u32], torus: bool, hosts: u8, extra: &str) -> (Fabric, Torus2Qos) {
         let f = MeshParams::new(dims, torus, hosts).build().unwrap();
+        let e = engine_for(&f, dims, torus, extra);
+        (f, e)
+    }
+
+    fn engine_for(f: &Fabric, dims: &[u32], torus: bool, extra: &str) -> Torus2Qos {
         let mut r = [1u32; 3];
         r[..dims.len()].copy_from_slice(dims);
         let mut text = format!("{} {} {} {}\n", if torus { "torus" } else { "mesh" }, r[0], r[1], r[2]);
         let mut stride = 1;
         for (d, &n) in dims.iter().enumerate() {
             let c = ['x', 'y', 'z'][d];
-            text += &format!("{c}p_link {} {}\n", guid(&f, 0), guid(&f, stride));
+            text += &format!("{c}p_link {} {}\n", guid(f, 0), guid(f, stride));
             if torus && n == 4 {
-                text += &format!("{c}m_link {} {}\n", guid(&f, 0), guid(&f, stride * (n as usize - 1)));
+                text += &format!("{c}m_link {} {}\n", guid(f, 0), guid(f, stride * (n as usize - 1)));
             }
             stride *= n as usize;
         }
         text += extra;
-        (f, Torus2Qos::new(TorusConf::parse(&text, Path::new("t.conf")).unwrap()))
+        Torus2Qos::new(TorusConf::parse(&text, Path::new("t.conf")).unwrap())
+    }
+
+    /// The generator's `w × h` torus (sw(x + w·y); port 1 = +x, 2 = -x, 3 = +y,
+    /// 4 = -y, 5 = host h(x + w·y)) without the + cables of `cut` (switch index,
+    /// dimension).
+    fn torus_cut(w: usize, h: usize, cut: &[(usize, usize)]) -> Fabric {
+        let mut f = Fabric::new();
+        let sw: Vec<NodeId> = (0..w * h).map(|i| f.add_switch(format!("sw{i}"), 5).unwrap()).collect();
+        for i in 0..w * h {
+            let (x, y) = (i % w, i / w);
+            let plus = [(x + 1) % w + w * y, x + w * ((y + 1) % h)];
+            for (d, &j) in plus.iter().enumerate() {
+                if !cut.contains(&(i, d)) {
+                    f.connect(sw[i], 2 * d as u32 + 1, sw[j], 2 * d as u32 + 2, ibnetsim_fabric::LinkSpec::default()).unwrap();
+                }
+            }
+        }
+        for (i, &s) in sw.iter().enumerate() {
+            let ca = f.add_hca(format!("h{i}"), 1).unwrap();
+            f.connect(s, 5, ca, 1, ibnetsim_fabric::LinkSpec::default()).unwrap();
+        }
+        f
     }
 
     fn lid_of_host(f: &Fabric, lids: &LidMap, i: usize) -> Lid {
@@ -766,19 +918,43 @@ mod tests {
         let conf = format!("mesh 3 3 1\nxp_link {} {}\nyp_link {} {}\n", guid(&f33, 0), guid(&f33, 1), guid(&f33, 0), guid(&f33, 3));
         let e = Torus2Qos::new(TorusConf::parse(&conf, Path::new("t.conf")).unwrap());
         let err = e.route(&f33, &LidMap::assign(&f33, 0).unwrap()).unwrap_err().to_string();
-        assert!(err.contains("does not join torus neighbours") || err.contains("more neighbours"), "{err}");
-        // A mesh configured as a torus: the ring has no wrap cable.
-        let f53 = MeshParams::new(&[5, 3], false, 1).build().unwrap();
-        let conf = format!("torus 5 3 1\nxp_link {} {}\nyp_link {} {}\n", guid(&f53, 0), guid(&f53, 1), guid(&f53, 0), guid(&f53, 5));
-        let e = Torus2Qos::new(TorusConf::parse(&conf, Path::new("t.conf")).unwrap());
-        let err = e.route(&f53, &LidMap::assign(&f53, 0).unwrap()).unwrap_err().to_string();
-        assert!(err.contains("has no cable in the"), "{err}");
+        assert!(err.contains("does not join torus neighbours") || err.contains("could not be placed"), "{err}");
+        // A ring broken twice falls apart: refused, as OpenSM does.
+        let f = torus_cut(5, 3, &[(0, 0), (2, 0)]);
+        let err = engine_for(&f, &[5, 3], true, "").route(&f, &LidMap::assign(&f, 0).unwrap()).unwrap_err().to_string();
+        assert!(err.contains("the x ring at y=0 z=0 is broken in more than one place (cables missing at 2 switches towards -x, 2 towards +x)"), "{err}");
         // No configuration at all.
         let err = build_engine("torus-2qos", &RoutingOptions::default()).err().unwrap().to_string();
         assert!(err.starts_with("invalid option 'torus_config': the 'torus-2QoS' engine needs its torus-2QoS.conf"), "{err}");
         let o = RoutingOptions { torus_config: Some("t.conf".into()), ..RoutingOptions::default() };
         let err = build_engine("minhop", &o).err().unwrap().to_string();
         assert_eq!(err, "invalid option 'torus_config': is the configuration of the 'torus-2QoS' engine only, not of 'minhop'");
+    }
+
+    #[test]
+    fn a_broken_ring_is_taken_the_long_way_round_with_the_same_sls() {
+        // The cable sw0 (0,0) +x sw1 (1,0) is missing: (0,0) to (2,0), the
+        // short way +x, goes -x round the ring instead; the SL stays the one
+        // the coordinates give (0), and (1,0) to (0,0) goes +x over the
+        // dateline (its SL, from the coordinates, stays 0 too: OpenSM's).
+        let f = torus_cut(5, 3, &[(0, 0)]);
+        let e = engine_for(&f, &[5, 3], true, "");
+        let (lids, r) = testfab::routed(&e, &f, 0);
+        check_routes(&f, &lids, &r.tables).unwrap();
+        assert_eq!(route(&f, &lids, &r, 0, 2), ["sw0:2", "sw4:2", "sw3:2", "sw2:5"]);
+        assert_eq!(route(&f, &lids, &r, 1, 0), ["sw1:1", "sw2:1", "sw3:1", "sw4:1", "sw0:5"]);
+        assert_eq!((sl(&f, &lids, &r, 0, 2), sl(&f, &lids, &r, 1, 0)), (0, 0));
+        // Other rows are untouched: (0,1) to (2,1) still +x.
+        assert_eq!(route(&f, &lids, &r, 5, 7), ["sw5:1", "sw6:1", "sw7:5"]);
+        // A broken ring closes no credit loop.
+        let c = cdg(&f, &lids, &r, true);
+        assert_eq!(c.cyclic_sccs, 0, "{:?}", c.cycle);
+        // A mesh read as a torus is a torus with every ring broken at its dateline.
+        let m = MeshParams::new(&[5, 3], false, 1).build().unwrap();
+        let (lids, r) = testfab::routed(&engine_for(&m, &[5, 3], true, ""), &m, 0);
+        check_routes(&m, &lids, &r.tables).unwrap();
+        assert_eq!(route(&m, &lids, &r, 0, 4), ["sw0:1", "sw1:1", "sw2:1", "sw3:1", "sw4:5"]);
+        assert_eq!(cdg(&m, &lids, &r, true).cyclic_sccs, 0);
     }
 
     proptest! {
@@ -800,6 +976,37 @@ mod tests {
             // Minimal: DOR on a complete torus takes the shortest way in every dimension.
             let hops = crate::hops::SwitchHops::compute(&f);
             testfab::check_minimal(&f, &lids, &hops, &r.tables).map_err(TestCaseError::fail)?;
+        }
+
+        #[test]
+        fn tori_missing_cables_route_around_them_or_refuse(
+            w in 3usize..7,
+            h in 3usize..7,
+            cuts in prop::collection::vec((any::<prop::sample::Index>(), 0usize..2), 1..=2),
+        ) {
+            prop_assume!(w != 4 && h != 4);
+            let mut cut: Vec<(usize, usize)> = cuts.iter().map(|(i, d)| (i.index(w * h), *d)).collect();
+            cut.dedup();
+            let f = torus_cut(w, h, &cut);
+            let e = engine_for(&f, &[w as u32, h as u32], true, "");
+            let lids = LidMap::assign(&f, 0).unwrap();
+            // Two cables of one ring split it: refused, as OpenSM does. One
+            // missing cable is always routed; two elsewhere may hide the
+            // squares placement needs, and are then refused, never misrouted.
+            let splits = cut.len() == 2 && cut[0].1 == cut[1].1 && if cut[0].1 == 0 { cut[0].0 / w == cut[1].0 / w } else { cut[0].0 % w == cut[1].0 % w };
+            match e.route(&f, &lids) {
+                Ok(r) => {
+                    prop_assert!(!splits, "{:?} splits a ring but was routed", cut);
+                    check_routes(&f, &lids, &r.tables).map_err(TestCaseError::fail)?;
+                    let c = cdg(&f, &lids, &r, true);
+                    prop_assert_eq!(c.cyclic_sccs, 0, "{:?}", c.cycle);
+                }
+                Err(err) => {
+                    let err = err.to_string();
+                    prop_assert!(cut.len() == 2, "{:?}: {}", cut, err);
+                    prop_assert!(err.contains("broken in more than one place") == splits, "{:?}: {}", cut, err);
+                }
+            }
         }
     }
 }
