@@ -244,6 +244,24 @@ def drop_cables(net: Path, out: Path, cables: Sequence[tuple[str, int]]) -> Path
     return out
 
 
+def drop_switches(net: Path, out: Path, names: Sequence[str]) -> Path:
+    """Writes ``net`` to ``out`` without the switches ``names``, their cables
+    and the CAs cabled only to them, as if those switches had failed."""
+    gone = set(names)
+    kept = []
+    for b in net.read_text().split("\n\n"):
+        m = re.search(r'^(Switch|Hca|Ca|Rt)\s+\d+\s+"([^"]+)"', b, re.M)
+        if m and m.group(2) in gone:
+            continue
+        peers = re.findall(r'^\[\d+\](?:\([0-9a-fA-F]+\))?\s+"([^"]+)"', b, re.M)
+        if m and m.group(1) != "Switch" and peers and set(peers) <= gone:
+            continue
+        lines = [line for line in b.split("\n") if not any(re.match(rf'^\[\d+\](?:\([0-9a-fA-F]+\))?\s+"{re.escape(g)}"\[', line) for g in gone)]
+        kept.append("\n".join(lines))
+    out.write_text("\n\n".join(kept))
+    return out
+
+
 def engine_sl2vl(net: Path, engine: str, options: Sequence[str] = ()) -> Sl2Vl:
     """The SL2VL tables ibnetsim's ``engine`` programs on ``net`` (torus-2QoS's
     own), keyed as OpenSM's dump keys them. ``options`` are ``SubnetManager`` keyword

@@ -38,10 +38,11 @@ FABRICS = {
     "torus5x3": lambda: ib.topology.torus([5, 3], hosts_per_switch=1),
     "torus3x4x5": lambda: ib.topology.torus([3, 4, 5], hosts_per_switch=1),
     "torus5x5h2": lambda: ib.topology.torus([5, 5], hosts_per_switch=2),
+    "torus6x5": lambda: ib.topology.torus([6, 5], hosts_per_switch=1),
 }
 
 #: Generated fabrics torus-2QoS routes: (dims, ring or open).
-TORUS_DIMS = {"torus4x4": ([4, 4], True), "torus5x3": ([5, 3], True), "torus3x4x5": ([3, 4, 5], True), "torus5x5h2": ([5, 5], True), "mesh4x4": ([4, 4], False)}
+TORUS_DIMS = {"torus4x4": ([4, 4], True), "torus5x3": ([5, 3], True), "torus3x4x5": ([3, 4, 5], True), "torus5x5h2": ([5, 5], True), "torus6x5": ([6, 5], True), "mesh4x4": ([4, 4], False)}
 
 #: Fabrics written by hand, in ibsim's format. `valley`: leaves a, b, l; the
 #: short way from a to b dips into the leaf l between p and q, which dnup
@@ -383,4 +384,40 @@ def test_torus_2qos_refuses_a_ring_broken_twice_as_opensm(nets, tmp_path):
     assert osm.engine == "minhop"
     assert "disjoint failures in x ring at y=0" in (tmp_path / "opensm.log").read_text(errors="replace")
     with pytest.raises(RuntimeError, match="the x ring at y=0 z=0 is broken in more than one place"):
+        xc.run_ibnetsim(net, "torus-2QoS", osm.guid2lid, tmp_path / "ours.dump", ["--torus-config", str(conf)])
+
+
+@pytest.mark.parametrize(
+    "fabric,gone",
+    [("torus6x5", ["sw9"]), ("torus3x4x5", ["sw29"]), ("torus3x4x5", ["sw16", "sw28"])],
+    ids=["6x5-man-page", "3x4x5-one", "3x4x5-z-column"],
+)
+def test_torus_2qos_routes_around_missing_switches_as_opensm(nets, tmp_path, fabric, gone):
+    # Failed switches OpenSM routes around (one; or two stacked in z): paths
+    # turn early and the hop after the illegal turn takes the turn VL. The
+    # 6x5 case is the man page's (T = (3,1) failed). Tables and SL2VL equal,
+    # and our routing passes the credit-loop check, the turn VLs (2, 3) in use.
+    net = xc.drop_switches(nets[fabric], tmp_path / "gone.net", gone)
+    dims, ring = TORUS_DIMS[fabric]
+    conf = xc.write_torus_conf(nets[fabric], dims, ring, tmp_path / "torus-2QoS.conf")
+    osm, ours = xc.crosscheck(net, "torus-2QoS", tmp_path, ["-Q", "--torus_config", str(conf)], ["--torus-config", str(conf)])
+    assert osm.engine == "torus-2QoS", f"OpenSM fell back to {osm.engine}"
+    assert len(osm.tables) > 0 and not xc.differences(osm.tables, ours)
+    theirs = xc.parse_sl2vl(tmp_path / "dumps" / "opensm-sl2vl.dump")
+    mine = xc.engine_sl2vl(net, "torus-2QoS", [f"torus_config={conf}"])
+    assert len(mine) > 0 and {k: theirs[k] for k in mine} == mine
+    report = ib.SubnetManager(ib.topology.read(net), routing="torus-2QoS", torus_config=conf).check(include_switch_lids=True)
+    vls = set(report["credit_loops"]["vls_used"])
+    assert report.ok and vls <= {0, 1, 2, 3} and vls & {2, 3}
+
+
+def test_torus_2qos_refuses_missing_switches_that_could_deadlock_as_opensm(nets, tmp_path):
+    # Two failed switches not in one z column: OpenSM says "message deadlock"
+    # and minhop routes instead; ibnetsim refuses with the reason.
+    net = xc.drop_switches(nets["torus6x5"], tmp_path / "gone.net", ["sw9", "sw20"])
+    conf = xc.write_torus_conf(nets["torus6x5"], [6, 5], True, tmp_path / "torus-2QoS.conf")
+    osm = xc.run_opensm(net, "torus-2QoS", tmp_path, ["-Q", "--torus_config", str(conf)])
+    assert osm.engine == "minhop"
+    assert "missing switch topology ==> message deadlock" in (tmp_path / "opensm.log").read_text(errors="replace")
+    with pytest.raises(RuntimeError, match=r"switches are missing at \(3,1,0\) and \(2,3,0\), which are not in one z column"):
         xc.run_ibnetsim(net, "torus-2QoS", osm.guid2lid, tmp_path / "ours.dump", ["--torus-config", str(conf)])

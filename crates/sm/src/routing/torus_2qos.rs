@@ -25,8 +25,8 @@
 //!   VL bit 0 is SL bit d (the dateline VL), VL bit 1 marks a turn from a higher
 //!   to a lower dimension (used only by routes around failures), VL bit 2 the
 //!   QoS level; on a port to a CA or the switch itself, and on CA ports, the VL
-//!   is the QoS level. [`sl2vl_tables`] builds them for 8 switch data VLs, as
-//!   OpenSM does when every switch port operates 8.
+//!   is the QoS level. [`Torus::sl2vl_tables`] builds them for 8 switch data
+//!   VLs, as OpenSM does when every switch port operates 8.
 //!
 //! Why it is deadlock-free on a ring: a path that wraps uses VL 1 on all its
 //! hops of that ring, one that does not uses VL 0 and never crosses the
@@ -40,13 +40,19 @@
 //!   refused, as OpenSM refuses it (`routable_torus`); an open dimension is
 //!   broken at its ends already, so it may lack none.
 //!
+//! - **Missing switches**: one, or several stacked in one z column (else
+//!   refused, as OpenSM refuses them: "message deadlock"). A path whose
+//!   turning switch is missing heads for it the short way as far as cables
+//!   go, then turns early onto a later dimension (`lft_port`); the hop after
+//!   the later y-to-x or z-to-x/y turn takes the turn VL (VL bit 1), which
+//!   keeps the detours free of credit loops.
+//!
 //! Placement is ours, not OpenSM's case analysis of cubes: squares of
-//! cables, and lines extended from the seed (see [`Torus::discover`]'s
-//! rules). Not implemented: a missing switch (OpenSM turns early around it,
-//! using the turn VL); such a fabric is refused, as is one whose missing
-//! cables hide the squares placement needs. Multicast spanning trees are not
-//! built. With parallel cables the turn taking follows our placement order,
-//! which differs from OpenSM's (switch LIDs only; CA LIDs agree).
+//! cables, and lines extended from the seed (see `Torus::discover`'s
+//! rules); a fabric whose missing cables hide the squares placement needs is
+//! refused. Multicast spanning trees are not built. With parallel cables the
+//! turn taking follows our placement order, which differs from OpenSM's
+//! (switch LIDs only; CA LIDs agree).
 //!
 //! Options used: `torus_config` (required).
 
@@ -207,9 +213,9 @@ impl Torus {
         };
         let radix = conf.radix;
         let total: u64 = radix.iter().map(|&r| r as u64).product();
-        if total != fsw.len() as u64 {
+        if fsw.len() as u64 > total {
             return Err(unsupported(format!(
-                "{file} describes {}x{}x{} = {total} switches but the fabric has {}; this engine does not route around missing switches (OpenSM does)",
+                "{file} describes {}x{}x{} = {total} switches but the fabric has {}: check the radices",
                 radix[0],
                 radix[1],
                 radix[2],
@@ -422,6 +428,33 @@ impl Torus {
                 radix[2]
             )));
         }
+        // Missing switches, as OpenSM allows them (rpt_torus_missing): one, or
+        // several stacked in one z column (dimension-order routes turn early
+        // around them, and the turn VL breaks the loops that makes); any
+        // other pattern can deadlock.
+        let missing: Vec<[u32; 3]> = (0..total as u32)
+            .map(|c| [c % radix[0], c / radix[0] % radix[1], c / (radix[0] * radix[1])])
+            .filter(|&c| at[cell(c)] == usize::MAX)
+            .collect();
+        let show = |c: [u32; 3]| format!("({},{},{})", c[0], c[1], c[2]);
+        if let Some(&m0) = missing.first() {
+            if let Some(&m) = missing.iter().find(|m| m[0] != m0[0] || m[1] != m0[1]) {
+                return Err(unsupported(format!(
+                    "switches are missing at {} and {}, which are not in one z column: routes around them could deadlock, so OpenSM refuses this torus too",
+                    show(m0),
+                    show(m)
+                )));
+            }
+            if missing.len() > 1 {
+                let present = |c: Option<[u32; 3]>| c.is_some_and(|c| at[cell(c)] != usize::MAX);
+                if let Some(&m) = missing.iter().find(|&&m| present(step(m, 2, -1)) && present(step(m, 2, 1))) {
+                    return Err(unsupported(format!(
+                        "switches are missing at {} and elsewhere in its z column, not next to each other: routes around them could deadlock, so OpenSM refuses this torus too",
+                        show(m)
+                    )));
+                }
+            }
+        }
         let switches: Vec<NodeId> = order.iter().map(|&i| fsw[i]).collect();
         let coord: Vec<[u32; 3]> = order.iter().map(|&i| coord[i].expect("placed")).collect();
         let mut placed_index = vec![usize::MAX; fabric.num_nodes()];
@@ -524,16 +557,34 @@ impl Torus {
     }
 
     /// The group a packet at placed switch `k` for the switch at `b` leaves
-    /// by: the first dimension that differs, the shorter way round
-    /// ([`ring_dir`]) if the ring is whole that way to the turning switch, else
-    /// the other way (`ring_dir_path`); in an open dimension, straight on.
+    /// by (`lft_port`): the first dimension that differs, towards the switch
+    /// where the path turns. If that switch is there, the shorter way round
+    /// ([`ring_dir`]) when the ring is whole that way to it, else the other
+    /// way (`next_hop_path`); if it is missing, the shorter way while a cable
+    /// leads on (`next_hop_idx`). Where neither moves on, the path turns early
+    /// onto a later dimension that differs. Z has no later dimension: its
+    /// turning switch must be there.
     fn next_group(&self, k: usize, b: [u32; 3]) -> Option<usize> {
         let a = self.coord[k];
-        let d = (0..3).find(|&d| a[d] != b[d])?;
-        let mut turn = a;
-        turn[d] = b[d];
-        let first = ring_dir(a[d], b[d], self.radix[d]);
-        [first, -first].into_iter().find(|&s| self.walks(k, d, s, turn)).map(|s| 2 * d + usize::from(s > 0))
+        let exists = |c: [u32; 3]| self.by_coord[(c[0] + self.radix[0] * (c[1] + self.radix[1] * c[2])) as usize] != usize::MAX;
+        let group = |d: usize, s: i32| 2 * d + usize::from(s > 0);
+        let hop = |d: usize| -> Option<usize> {
+            let mut turn = a;
+            turn[d] = b[d];
+            let first = ring_dir(a[d], b[d], self.radix[d]);
+            if first == 0 {
+                return None;
+            }
+            if exists(turn) {
+                [first, -first].into_iter().find(|&s| self.walks(k, d, s, turn)).map(|s| group(d, s))
+            } else if d < 2 && !self.groups[k][group(d, first)].is_empty() {
+                Some(group(d, first))
+            } else {
+                None
+            }
+        };
+        let first = (0..3).find(|&d| a[d] != b[d])?;
+        hop(first).or_else(|| (first + 1..3).filter(|&d| a[d] != b[d]).find_map(hop))
     }
 
     /// Whether going along dimension `d` in direction `s` from placed switch
@@ -551,6 +602,9 @@ impl Torus {
                 return true;
             }
             cur = self.by_coord[(c[0] + self.radix[0] * (c[1] + self.radix[1] * c[2])) as usize];
+            if cur == usize::MAX {
+                return false;
+            }
         }
         false
     }
@@ -627,15 +681,22 @@ impl Torus {
 
     /// OpenSM's SL2VL tables for this torus, every port at [`DATA_VLS`] data VLs.
     pub fn sl2vl_tables(&self, fabric: &Fabric) -> Result<Sl2VlTables, SmError> {
-        let ca_map: Sl2VlMap = std::array::from_fn(|sl| endport_vl(sl as u8, DATA_VLS));
-        let mut t = Sl2VlTables::uniform(fabric, DATA_VLS)?;
+        self.sl2vl_tables_with(fabric, DATA_VLS)
+    }
+
+    /// The tables OpenSM writes when the switches operate `data_vls` data VLs:
+    /// fewer than 8 drop the QoS bit, fewer than 4 the turn bit too.
+    pub fn sl2vl_tables_with(&self, fabric: &Fabric, data_vls: u8) -> Result<Sl2VlTables, SmError> {
+        let data = data_vls;
+        let ca_map: Sl2VlMap = std::array::from_fn(|sl| endport_vl(sl as u8, data));
+        let mut t = Sl2VlTables::uniform(fabric, data)?;
         t.set_all_cas(&ca_map)?;
         for (k, &s) in self.switches.iter().enumerate() {
             let ports = fabric.node(s).num_ports;
             let dims: Vec<Option<usize>> = (0..=ports).map(|p| self.port_dim(k, p)).collect();
             for i in 0..=ports {
                 for o in 0..=ports {
-                    let map: Sl2VlMap = std::array::from_fn(|sl| switch_vl(dims[i as usize], dims[o as usize], sl as u8, DATA_VLS));
+                    let map: Sl2VlMap = std::array::from_fn(|sl| switch_vl(dims[i as usize], dims[o as usize], sl as u8, data));
                     t.set_pair(s, i, o, &map)?;
                 }
             }
@@ -714,20 +775,27 @@ mod tests {
     /// 4 = -y, 5 = host h(x + w·y)) without the + cables of `cut` (switch index,
     /// dimension).
     fn torus_cut(w: usize, h: usize, cut: &[(usize, usize)]) -> Fabric {
+        torus_cut_without(w, h, cut, &[])
+    }
+
+    /// [`torus_cut`] without the switches `gone` (nor their cables and hosts).
+    fn torus_cut_without(w: usize, h: usize, cut: &[(usize, usize)], gone: &[usize]) -> Fabric {
         let mut f = Fabric::new();
-        let sw: Vec<NodeId> = (0..w * h).map(|i| f.add_switch(format!("sw{i}"), 5).unwrap()).collect();
+        let sw: Vec<Option<NodeId>> = (0..w * h).map(|i| (!gone.contains(&i)).then(|| f.add_switch(format!("sw{i}"), 5).unwrap())).collect();
         for i in 0..w * h {
             let (x, y) = (i % w, i / w);
             let plus = [(x + 1) % w + w * y, x + w * ((y + 1) % h)];
             for (d, &j) in plus.iter().enumerate() {
-                if !cut.contains(&(i, d)) {
-                    f.connect(sw[i], 2 * d as u32 + 1, sw[j], 2 * d as u32 + 2, ibnetsim_fabric::LinkSpec::default()).unwrap();
+                if let (false, Some(a), Some(b)) = (cut.contains(&(i, d)), sw[i], sw[j]) {
+                    f.connect(a, 2 * d as u32 + 1, b, 2 * d as u32 + 2, ibnetsim_fabric::LinkSpec::default()).unwrap();
                 }
             }
         }
-        for (i, &s) in sw.iter().enumerate() {
-            let ca = f.add_hca(format!("h{i}"), 1).unwrap();
-            f.connect(s, 5, ca, 1, ibnetsim_fabric::LinkSpec::default()).unwrap();
+        for (i, s) in sw.iter().enumerate() {
+            if let Some(s) = *s {
+                let ca = f.add_hca(format!("h{i}"), 1).unwrap();
+                f.connect(s, 5, ca, 1, ibnetsim_fabric::LinkSpec::default()).unwrap();
+            }
         }
         f
     }
@@ -898,10 +966,10 @@ mod tests {
         };
         // A fabric with a switch fewer than the configuration says.
         let f33 = MeshParams::new(&[3, 3], true, 1).build().unwrap();
-        let conf = format!("torus 3 4 1\nxp_link {} {}\nyp_link {} {}\n", guid(&f33, 0), guid(&f33, 1), guid(&f33, 0), guid(&f33, 3));
+        let conf = format!("torus 3 2 1\nxp_link {} {}\nyp_link {} {}\n", guid(&f33, 0), guid(&f33, 1), guid(&f33, 0), guid(&f33, 3));
         let e = Torus2Qos::new(TorusConf::parse(&conf, Path::new("t.conf")).unwrap());
         let err = e.route(&f33, &LidMap::assign(&f33, 0).unwrap()).unwrap_err().to_string();
-        assert!(err.starts_with("routing engine 'torus-2QoS' cannot route this fabric: t.conf describes 3x4x1 = 12 switches but the fabric has 9"), "{err}");
+        assert_eq!(err, "routing engine 'torus-2QoS' cannot route this fabric: t.conf describes 3x2x1 = 6 switches but the fabric has 9: check the radices");
         // A ring of 4 with only its + seed link.
         let f44 = MeshParams::new(&[4, 4], true, 1).build().unwrap();
         let conf = format!("torus 4 4 1\nxp_link {} {}\nyp_link {} {}\nym_link {} {}\n", guid(&f44, 0), guid(&f44, 1), guid(&f44, 0), guid(&f44, 4), guid(&f44, 0), guid(&f44, 12));
@@ -955,6 +1023,32 @@ mod tests {
         check_routes(&m, &lids, &r.tables).unwrap();
         assert_eq!(route(&m, &lids, &r, 0, 4), ["sw0:1", "sw1:1", "sw2:1", "sw3:1", "sw4:5"]);
         assert_eq!(cdg(&m, &lids, &r, true).cyclic_sccs, 0);
+    }
+
+    #[test]
+    fn a_missing_switch_is_passed_by_an_early_turn_on_the_turn_vl() {
+        // The man page's 6x5 torus with T = (3,1) failed: from S = (1,1) to
+        // D = (3,3) the path goes S-n-I-r-D, n = (2,1), I = (2,2), r = (3,2):
+        // +x to n, where x cannot go on, an early +y turn to I, then the
+        // illegal y-to-x turn at I onto r, and +y to D.
+        let f = torus_cut_without(6, 5, &[], &[9]);
+        let e = engine_for(&f, &[6, 5], true, "");
+        let (lids, r) = testfab::routed(&e, &f, 0);
+        check_routes(&f, &lids, &r.tables).unwrap();
+        assert_eq!(route(&f, &lids, &r, 7, 21), ["sw7:1", "sw8:3", "sw14:1", "sw15:3", "sw21:5"]);
+        // The hop after the illegal turn (I's +x port 1, entered from -y port 4) takes the turn VL.
+        let t = r.sl2vl.as_ref().unwrap();
+        let s = sl(&f, &lids, &r, 7, 21);
+        assert_eq!((s, t.vl(sw(&f, 14), 4, 1, s)), (0, 2));
+        // With it there is no credit loop; with only the dateline VLs (2 data
+        // VLs, as OpenSM warns: "need 4" for a failed switch) there is.
+        assert_eq!(cdg(&f, &lids, &r, true).cyclic_sccs, 0);
+        let two = Routing { sl2vl: Some(e.place(&f).unwrap().sl2vl_tables_with(&f, 2).unwrap()), ..r.clone() };
+        assert!(cdg(&f, &lids, &two, true).cyclic_sccs > 0);
+        // Two missing switches not in one z column: refused, as by OpenSM.
+        let f = torus_cut_without(6, 5, &[], &[9, 20]);
+        let err = engine_for(&f, &[6, 5], true, "").route(&f, &LidMap::assign(&f, 0).unwrap()).unwrap_err().to_string();
+        assert!(err.contains("switches are missing at (3,1,0) and (2,3,0), which are not in one z column"), "{err}");
     }
 
     proptest! {
