@@ -169,10 +169,11 @@ def test_routing_torus_config_reaches_torus_2qos(tmp_path):
     fab = ib.topology.torus([3, 3], hosts_per_switch=1)
     g = fab.nodes.set_index("name")["guid"]
     (tmp_path / "t.conf").write_text(f"torus 3 3 1\nxp_link {g['sw0']} {g['sw1']}\nyp_link {g['sw0']} {g['sw3']}\n")
-    text = 'kind = "routing_stats"\n[fabric]\nkind = "mesh"\ndims = [3, 3]\ntorus = true\n[routing]\nengine = "torus-2QoS"\ntorus_config = "t.conf"\n'
+    text = 'kind = "routing_stats"\n[fabric]\nkind = "mesh"\ndims = [3, 3]\ntorus = true\n[routing]\nengine = "torus-2qos"\ntorus_config = "t.conf"\n'
     p = scn.load(write(tmp_path, text)).points[0]
     assert p.config["routing"]["torus_config"] == str((tmp_path / "t.conf").resolve())
     sm = build_subnet(build_fabric(p.config["fabric"]), p.config["routing"])
+    # The name in any case, as OpenSM takes it.
     assert sm.routing == "torus-2QoS" and sm.notes == ["torus-2QoS: torus 3x3x1 from seed switch 'sw0' at (0,0,0)"]
 
 

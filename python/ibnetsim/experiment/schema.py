@@ -385,7 +385,8 @@ def _check_routing(s: dict, _cfg: dict) -> Optional[tuple[str, str]]:
     members = _chain(s["engine"])
     known = _engine_names()
     for m in members:
-        if m not in known:
+        # Engine names match without regard to case, as in OpenSM.
+        if m.lower() not in {k.lower() for k in known}:
             what = f' in the chain "{s["engine"]}"' if len(members) > 1 else ""
             return ("engine", f'unknown value "{m}"{what}; expected one of: {", ".join(known)}, or a comma-separated chain of them')
     if "file" in members and s.get("lfts_file") is None:
