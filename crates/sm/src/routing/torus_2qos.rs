@@ -1051,8 +1051,64 @@ mod tests {
         assert!(err.contains("switches are missing at (3,1,0) and (2,3,0), which are not in one z column"), "{err}");
     }
 
+    /// The generator's torus with `dims` (dimension d on ports 2d+1/2d+2, the
+    /// host on the next port) without the switches `gone`.
+    fn torus_without(dims: &[usize], gone: &[usize]) -> Fabric {
+        let n: usize = dims.iter().product();
+        let host_port = 2 * dims.len() as u32 + 1;
+        let mut f = Fabric::new();
+        let sw: Vec<Option<NodeId>> =
+            (0..n).map(|i| (!gone.contains(&i)).then(|| f.add_switch(format!("sw{i}"), host_port as u8).unwrap())).collect();
+        let mut stride = 1;
+        for (d, &r) in dims.iter().enumerate() {
+            for i in 0..n {
+                let x = i / stride % r;
+                let j = i - x * stride + (x + 1) % r * stride;
+                if let (Some(a), Some(b)) = (sw[i], sw[j]) {
+                    f.connect(a, 2 * d as u32 + 1, b, 2 * d as u32 + 2, ibnetsim_fabric::LinkSpec::default()).unwrap();
+                }
+            }
+            stride *= r;
+        }
+        for (i, s) in sw.iter().enumerate() {
+            if let Some(s) = *s {
+                let ca = f.add_hca(format!("h{i}"), 1).unwrap();
+                f.connect(s, host_port, ca, 1, ibnetsim_fabric::LinkSpec::default()).unwrap();
+            }
+        }
+        f
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
+
+        #[test]
+        fn tori_missing_a_switch_or_a_z_column_pair_are_routed_without_credit_loops(
+            dims in prop::collection::vec(3usize..7, 2..=3),
+            at in any::<prop::sample::Index>(),
+            pair in any::<bool>(),
+        ) {
+            prop_assume!(!dims.contains(&4));
+            let n: usize = dims.iter().product();
+            // Not the seed switch nor its +x/+y/+z neighbours.
+            let strides: Vec<usize> = (0..dims.len()).map(|d| dims[..d].iter().product()).collect();
+            let g = at.index(n);
+            prop_assume!(g != 0 && !strides.contains(&g));
+            let mut gone = vec![g];
+            if pair && dims.len() == 3 {
+                let z = strides[2];
+                let above = g - g / z % dims[2] * z + (g / z + 1) % dims[2] * z;
+                prop_assume!(above != 0 && !strides.contains(&above));
+                gone.push(above);
+            }
+            let f = torus_without(&dims, &gone);
+            let e = engine_for(&f, &dims.iter().map(|&d| d as u32).collect::<Vec<_>>(), true, "");
+            let lids = LidMap::assign(&f, 0).unwrap();
+            let r = e.route(&f, &lids).map_err(|e| TestCaseError::fail(format!("{gone:?}: {e}")))?;
+            check_routes(&f, &lids, &r.tables).map_err(TestCaseError::fail)?;
+            let c = cdg(&f, &lids, &r, true);
+            prop_assert_eq!(c.cyclic_sccs, 0, "{:?}: {:?}", gone, c.cycle);
+        }
 
         #[test]
         fn tori_and_meshes_are_complete_loop_free_and_credit_loop_free(
