@@ -123,6 +123,14 @@ impl RoutingEngine for Torus2Qos {
             t.coord[0][1],
             t.coord[0][2],
         )];
+        let mut notes = notes;
+        if !t.missing.is_empty() {
+            let at: Vec<String> = t.missing.iter().map(|c| format!("({},{},{})", c[0], c[1], c[2])).collect();
+            notes.push(format!("{NAME}: no switch at {}: routes turn early around it, the hop after the turn on the turn VL", at.join(", ")));
+        }
+        if t.broken_rings > 0 {
+            notes.push(format!("{NAME}: {} ring(s) broken once by missing cables or switches: routes go the long way round them", t.broken_rings));
+        }
         let sl2vl = t.sl2vl_tables(fabric)?;
         Ok(Routing { tables, notes, labels: PathLabels::default(), path_sl, not_in_dump: Vec::new(), sl2vl: Some(sl2vl) })
     }
@@ -133,6 +141,8 @@ impl RoutingEngine for Torus2Qos {
 const GROUPS: usize = 7;
 /// The group of a switch's own port and its CA ports.
 const SRCSINK: usize = 6;
+/// One switch's ports by group, each ascending.
+type PortGroups = [Vec<PortNum>; GROUPS];
 
 /// Switches placed at torus coordinates, with their ports grouped by direction.
 #[derive(Debug, Clone)]
@@ -146,11 +156,15 @@ pub struct Torus {
     /// Coordinates, parallel to `switches`.
     pub coord: Vec<[u32; 3]>,
     /// Port groups, parallel to `switches`; each ascending.
-    groups: Vec<[Vec<PortNum>; GROUPS]>,
+    groups: Vec<PortGroups>,
     /// Index into `switches` by node index (`usize::MAX`: not a switch).
     index: Vec<usize>,
     /// Index into `switches` by coordinate, x fastest.
     by_coord: Vec<usize>,
+    /// Coordinates without a switch.
+    pub missing: Vec<[u32; 3]>,
+    /// Rings (of dimensions that close) broken once by missing cables or switches.
+    pub broken_rings: usize,
 }
 
 fn unsupported(reason: String) -> SmError {
@@ -465,17 +479,18 @@ impl Torus {
         for (k, c) in coord.iter().enumerate() {
             by_coord[cell(*c)] = k;
         }
-        let mut t = Torus { radix, mesh, switches, coord, groups: Vec::new(), index: placed_index, by_coord };
-        t.groups = t.group_ports(fabric)?;
+        let mut t = Torus { radix, mesh, switches, coord, groups: Vec::new(), index: placed_index, by_coord, missing, broken_rings: 0 };
+        (t.groups, t.broken_rings) = t.group_ports(fabric)?;
         Ok(t)
     }
 
     /// Sorts every switch's ports into direction groups, checking that each
     /// cable joins torus neighbours and that no direction is missing.
-    fn group_ports(&self, fabric: &Fabric) -> Result<Vec<[Vec<PortNum>; GROUPS]>, SmError> {
+    /// Also counts the rings broken once.
+    fn group_ports(&self, fabric: &Fabric) -> Result<(Vec<PortGroups>, usize), SmError> {
         let mut all = Vec::with_capacity(self.switches.len());
         for (k, &s) in self.switches.iter().enumerate() {
-            let mut groups: [Vec<PortNum>; GROUPS] = Default::default();
+            let mut groups: PortGroups = Default::default();
             groups[SRCSINK].push(0);
             let cs = self.coord[k];
             let show = |c: [u32; 3]| format!("({},{},{})", c[0], c[1], c[2]);
@@ -500,6 +515,7 @@ impl Torus {
             }
             all.push(groups);
         }
+        let mut broken = 0;
         // OpenSM's test (routable_torus): a ring may be broken in one place,
         // which routes then go round the long way; twice, it falls apart.
         // An open dimension is broken once by definition, at its ends.
@@ -513,6 +529,7 @@ impl Torus {
                 e[1] += u32::from(all[k][2 * d + 1].is_empty());
             }
             for (key, [minus, plus]) in lines {
+                broken += usize::from(!self.mesh[d] && self.radix[d] > 1 && minus == 1 && plus == 1);
                 if minus != plus || minus > 1 {
                     let at = match d {
                         0 => format!("y={} z={}", key[1], key[2]),
@@ -526,7 +543,7 @@ impl Torus {
                 }
             }
         }
-        Ok(all)
+        Ok((all, broken))
     }
 
     /// The group of a cable from coordinates `a` to `b`, if they are neighbours.
@@ -1012,6 +1029,7 @@ mod tests {
         assert_eq!(route(&f, &lids, &r, 0, 2), ["sw0:2", "sw4:2", "sw3:2", "sw2:5"]);
         assert_eq!(route(&f, &lids, &r, 1, 0), ["sw1:1", "sw2:1", "sw3:1", "sw4:1", "sw0:5"]);
         assert_eq!((sl(&f, &lids, &r, 0, 2), sl(&f, &lids, &r, 1, 0)), (0, 0));
+        assert_eq!(r.notes[1], "torus-2QoS: 1 ring(s) broken once by missing cables or switches: routes go the long way round them");
         // Other rows are untouched: (0,1) to (2,1) still +x.
         assert_eq!(route(&f, &lids, &r, 5, 7), ["sw5:1", "sw6:1", "sw7:5"]);
         // A broken ring closes no credit loop.
@@ -1036,6 +1054,14 @@ mod tests {
         let (lids, r) = testfab::routed(&e, &f, 0);
         check_routes(&f, &lids, &r.tables).unwrap();
         assert_eq!(route(&f, &lids, &r, 7, 21), ["sw7:1", "sw8:3", "sw14:1", "sw15:3", "sw21:5"]);
+        // The missing switch breaks its x ring and its y ring.
+        assert_eq!(
+            r.notes[1..],
+            [
+                "torus-2QoS: no switch at (3,1,0): routes turn early around it, the hop after the turn on the turn VL",
+                "torus-2QoS: 2 ring(s) broken once by missing cables or switches: routes go the long way round them"
+            ]
+        );
         // The hop after the illegal turn (I's +x port 1, entered from -y port 4) takes the turn VL.
         let t = r.sl2vl.as_ref().unwrap();
         let s = sl(&f, &lids, &r, 7, 21);
