@@ -3,6 +3,7 @@
 compares the forwarding tables entry for entry.
 
     python3 scripts/opensm_crosscheck.py FABRIC.net ENGINE [--lmc N] [--root-guid GUID ...] [--max-vls N]
+    python3 scripts/opensm_crosscheck.py TORUS.net torus-2QoS --torus-dims 4x4 [--torus-config FILE]
 
 needs Debian's ``opensm``, ``ibsim-utils`` (``ibsim`` and the
 ``libumad2sim.so`` preload) installed. ibsim serves FABRIC.net; OpenSM runs
@@ -18,6 +19,13 @@ layers of ``nue`` on both sides (OpenSM's ``--nue_max_num_vls N``, with QoS on,
 ``dfsssp``/``lash`` on ibnetsim's. Prints the differing entries; exits 1
 if there are any, or if OpenSM fell back to another engine.
 
+For ``torus-2QoS`` both get the same ``torus-2QoS.conf`` (OpenSM's
+``--torus_config``, with ``-Q``: the engine refuses to run without QoS): the
+one given, or with ``--torus-dims`` one written for a fabric of
+``ibnetsim topo gen mesh`` (:func:`write_torus_conf`). OpenSM then also
+writes ``opensm-sl2vl.dump``, compared with ibnetsim's tables
+(:func:`engine_sl2vl`).
+
 ``tests/test_opensm_live.py`` runs it on generated fabrics; it is skipped where
 the packages are missing.
 """
@@ -32,9 +40,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
 
@@ -107,6 +116,44 @@ def run_opensm(net: Path, engine: str, folder: Path, options: Sequence[str] = ()
     return OpenSmRun(folder, used[-1] if used else None, parse_lfts(folder / "dumps" / "opensm-lfts.dump"))
 
 
+@contextmanager
+def opensm_running(net: Path, engine: str, folder: Path, options: Sequence[str] = ()) -> Iterator[dict]:
+    """ibsim serving ``net`` and OpenSM's ``engine`` running on it as a daemon
+    (its SA answers queries); yields the environment a client such as
+    ``saquery`` needs (the preload and ibsim's socket). Both stop on exit."""
+    for sub in ("cache", "dumps"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, IBSIM_SOCKNAME=f"ibnetsim-sa-{os.getpid()}-{folder.name}", OSM_CACHE_DIR=str(folder / "cache"))
+    sim = subprocess.Popen(["ibsim", "-s", "-n", str(net)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    client = dict(env, LD_PRELOAD=str(UMAD2SIM))
+    osm = None
+    try:
+        time.sleep(0.5)
+        cmd = ["opensm", "-R", engine, "-f", str(folder / "opensm.log"), "--dump_files_dir", str(folder / "dumps"), *options]
+        osm = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=client)
+        yield client
+    finally:
+        if osm is not None:
+            osm.terminate()
+            osm.wait()
+        sim.terminate()
+        sim.wait()
+
+
+def path_record_sl(client: dict, slid: int, dlid: int, timeout: float = 60.0) -> int:
+    """The SL of OpenSM's PathRecord from ``slid`` to ``dlid`` (``saquery
+    --src-to-dst``), asking again until the SA answers or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        proc = subprocess.run(["saquery", "--src-to-dst", f"{slid}:{dlid}"], env=client, capture_output=True, text=True, timeout=30)
+        m = re.search(r"\bsl\.+(0x[0-9a-fA-F]+)", proc.stdout)
+        if m:
+            return int(m.group(1), 16)
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no PathRecord {slid}:{dlid} from OpenSM's SA: {proc.stdout[-300:]} {proc.stderr[-300:]}")
+        time.sleep(0.5)
+
+
 def run_ibnetsim(net: Path, engine: str, guid2lid: Optional[Path], out: Path, options: Sequence[str] = ()) -> Tables:
     """Routes ``net`` with ibnetsim's ``engine`` on OpenSM's LIDs: those of its
     ``guid2lid`` file, or with none, ibnetsim's own OpenSM numbering
@@ -155,6 +202,85 @@ def ibnetsim_sl2vl(net: Path, qos_conf: Path) -> Sl2Vl:
             tables[(guid, r.in_port, r.out_port)] = vls
         else:
             # OpenSM names a CA port's one table by the port's GUID (node + port).
+            tables[(guid + r.out_port, 0, 0)] = vls
+    return tables
+
+
+def write_torus_conf(net: Path, dims: Sequence[int], torus: bool, path: Path, extra: str = "") -> Path:
+    """A ``torus-2QoS.conf`` for a fabric of ``ibnetsim topo gen mesh`` with
+    ``dims``: seeded at ``sw0`` with its +d neighbour in every dimension (and
+    its -d one too in rings of 4, which OpenSM needs); ``extra`` lines follow."""
+    import ibnetsim as ib
+
+    guid = ib.topology.read(net).nodes.set_index("name")["guid"]
+    radix = list(dims) + [1] * (3 - len(dims))
+    lines = [f"{'torus' if torus else 'mesh'} {radix[0]} {radix[1]} {radix[2]}"]
+    stride = 1
+    for d, n in enumerate(dims):
+        lines.append(f"{'xyz'[d]}p_link {guid['sw0']} {guid[f'sw{stride}']}")
+        if torus and n == 4:
+            lines.append(f"{'xyz'[d]}m_link {guid['sw0']} {guid[f'sw{stride * (n - 1)}']}")
+        stride *= n
+    path.write_text("\n".join(lines) + "\n" + extra)
+    return path
+
+
+def drop_cables(net: Path, out: Path, cables: Sequence[tuple[str, int]]) -> Path:
+    """Writes ``net`` to ``out`` without the cables at (switch name, port):
+    both ends' lines go, as if the cable had failed."""
+    blocks = net.read_text().split("\n\n")
+
+    def edit(name: str, port: int, far: Optional[str] = None) -> Optional[tuple[str, int]]:
+        for i, b in enumerate(blocks):
+            if re.search(rf'^Switch\s+\d+\s+"{re.escape(name)}"', b, re.M):
+                m = re.search(rf'^\[{port}\]\s+"([^"]+)"\[(\d+)\].*$', b, re.M)
+                if m is None or (far is not None and m.group(1) != far):
+                    raise ValueError(f"{net}: switch {name} has no cable on port {port}")
+                blocks[i] = b.replace(m.group(0) + "\n", "", 1)
+                return m.group(1), int(m.group(2))
+        raise ValueError(f"{net}: no switch {name}")
+
+    for name, port in cables:
+        peer, peer_port = edit(name, port)
+        edit(peer, peer_port, far=name)
+    out.write_text("\n\n".join(blocks))
+    return out
+
+
+def drop_switches(net: Path, out: Path, names: Sequence[str]) -> Path:
+    """Writes ``net`` to ``out`` without the switches ``names``, their cables
+    and the CAs cabled only to them, as if those switches had failed."""
+    gone = set(names)
+    kept = []
+    for b in net.read_text().split("\n\n"):
+        m = re.search(r'^(Switch|Hca|Ca|Rt)\s+\d+\s+"([^"]+)"', b, re.M)
+        if m and m.group(2) in gone:
+            continue
+        peers = re.findall(r'^\[\d+\](?:\([0-9a-fA-F]+\))?\s+"([^"]+)"', b, re.M)
+        if m and m.group(1) != "Switch" and peers and set(peers) <= gone:
+            continue
+        lines = [line for line in b.split("\n") if not any(re.match(rf'^\[\d+\](?:\([0-9a-fA-F]+\))?\s+"{re.escape(g)}"\[', line) for g in gone)]
+        kept.append("\n".join(lines))
+    out.write_text("\n\n".join(kept))
+    return out
+
+
+def engine_sl2vl(net: Path, engine: str, options: Sequence[str] = ()) -> Sl2Vl:
+    """The SL2VL tables ibnetsim's ``engine`` programs on ``net`` (torus-2QoS's
+    own), keyed as OpenSM's dump keys them. ``options`` are ``SubnetManager`` keyword
+    arguments as ``key=value`` strings."""
+    import ibnetsim as ib
+
+    fab = ib.topology.read(net)
+    nodes = fab.nodes.set_index("name")
+    kwargs = dict(o.split("=", 1) for o in options)
+    tables: Sl2Vl = {}
+    for r in ib.SubnetManager(fab, routing=engine, **kwargs).sl2vl().itertuples():
+        guid = int(nodes.loc[r.node, "guid"], 16)
+        vls = tuple(int(getattr(r, f"sl{sl}")) for sl in range(16))
+        if nodes.loc[r.node, "kind"] == "Switch":
+            tables[(guid, r.in_port, r.out_port)] = vls
+        else:
             tables[(guid + r.out_port, 0, 0)] = vls
     return tables
 
@@ -209,6 +335,9 @@ def main() -> int:
     ap.add_argument("--root-guid", action="append", default=[], help="up*/down* root port GUID (hex); repeat for several")
     ap.add_argument("--max-vls", type=int, default=None, help="virtual layers (nue: OpenSM's nue_max_num_vls, with QoS on)")
     ap.add_argument("--keep", type=Path, default=None, help="folder for both runs' files (default: a temporary one)")
+    ap.add_argument("--torus-config", type=Path, default=None, help="torus-2QoS: its torus-2QoS.conf, given to both")
+    ap.add_argument("--torus-dims", default=None, help="torus-2QoS: write the conf for a generated fabric of these dims (e.g. 4x4)")
+    ap.add_argument("--mesh", action="store_true", help="with --torus-dims: the fabric is a mesh, not a torus")
     a = ap.parse_args()
     why = available()
     if why:
@@ -226,12 +355,25 @@ def main() -> int:
         theirs, mine = layer_options(a.engine, a.max_vls)
         osm_opts += theirs
         our_opts += mine
+    conf = a.torus_config
+    if a.torus_dims:
+        folder.mkdir(parents=True, exist_ok=True)
+        conf = write_torus_conf(a.net, [int(v) for v in a.torus_dims.split("x")], not a.mesh, folder / "torus-2QoS.conf")
+    if conf is not None:
+        osm_opts += ["-Q", "--torus_config", str(conf)]
+        our_opts += ["--torus-config", str(conf)]
     osm, ours = crosscheck(a.net, a.engine, folder, osm_opts, our_opts)
     diff = differences(osm.tables, ours)
     print(f"OpenSM routed with {osm.engine}; {len(osm.tables)} entries, {len(diff)} differ; files in {folder}")
     for sw, lid, theirs, mine in diff[:50]:
         print(f"  switch 0x{sw:016x} LID 0x{lid:04x}: OpenSM port {theirs}, ibnetsim {mine}")
-    return 0 if not diff and osm.engine == a.engine else 1
+    sl2vl_diff = 0
+    if conf is not None and (folder / "dumps" / "opensm-sl2vl.dump").exists():
+        theirs = parse_sl2vl(folder / "dumps" / "opensm-sl2vl.dump")
+        mine = engine_sl2vl(a.net, a.engine, [f"torus_config={conf}"])
+        sl2vl_diff = sum(1 for k, v in mine.items() if theirs.get(k) != v)
+        print(f"SL2VL: {len(mine)} of ibnetsim's tables, {sl2vl_diff} differ from opensm-sl2vl.dump")
+    return 0 if not diff and not sl2vl_diff and osm.engine == a.engine else 1
 
 
 if __name__ == "__main__":

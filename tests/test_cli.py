@@ -332,3 +332,23 @@ def test_route_and_check_with_lash(tmp_path):
     assert "need 2 layers" in proc.stderr
     proc = run("route", topo, "--engine", "lash,minhop", "--max-vls", 1, "-o", tmp_path / "lfts2.dump")
     assert "engine minhop" in proc.stdout and "after 'lash' failed" in proc.stderr
+
+
+def test_route_and_check_with_torus_2qos(tmp_path):
+    net = tmp_path / "t.net"
+    run("topo", "gen", "mesh", "--dims", "5x5", "--torus", "--hosts", 1, "-o", net)
+    # The generator's GUIDs: sw_i is 0x0002c903000001 00 + i * 0x100.
+    conf = tmp_path / "torus-2QoS.conf"
+    conf.write_text("torus 5 5 1\nxp_link 0x0002c90300000100 0x0002c90300000200\nyp_link 0x0002c90300000100 0x0002c90300000600\n")
+    proc = run("route", net, "--engine", "torus-2qos", "--torus-config", conf, "-o", tmp_path / "lfts.dump")
+    assert "engine torus-2QoS" in proc.stdout
+    assert "note: torus-2QoS: torus 5x5x1 from seed switch 'sw0' at (0,0,0)" in proc.stderr
+    r = json.loads(run("check", net, "--engine", "torus-2QoS", "--torus-config", conf, "--json").stdout)
+    assert r["credit_loops"]["cyclic_sccs"] == 0 and r["credit_loops"]["vls_used"] == [0, 1]
+    # The same tables checked on SL 0 and one VL (the dump carries no SLs) close loops.
+    assert run("check", net, "--lfts", tmp_path / "lfts.dump", check=False).returncode == 1
+    conf.write_text("torus 5 5 1\nxp_link 0x0002c90300000100\n")
+    proc = run("route", net, "--engine", "torus-2QoS", "--torus-config", conf, check=False)
+    assert proc.returncode != 0 and "torus-2QoS.conf:2: 'xp_link' needs two switch GUIDs (from, to)" in proc.stderr
+    proc = run("route", net, "--torus-config", conf, check=False)
+    assert proc.returncode != 0 and "is the configuration of the 'torus-2QoS' engine only, not of 'minhop'" in proc.stderr

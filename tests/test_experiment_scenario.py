@@ -78,7 +78,7 @@ def test_points_are_fully_resolved_with_defaults(tmp_path):
         "link_speed": "SDR",
         "cable_length_m": 1.0,
     }
-    assert p.config["routing"] == {"engine": "minhop", "lmc": 0, "root": [], "lfts_file": None, "fdbs_key": None, "seed": 2, "max_vls": None, "lash_start_vl": None, "lid_order": "ibnetsim"}
+    assert p.config["routing"] == {"engine": "minhop", "lmc": 0, "root": [], "lfts_file": None, "fdbs_key": None, "seed": 2, "max_vls": None, "lash_start_vl": None, "torus_config": None, "lid_order": "ibnetsim"}
     # [check] was not written but the kind reads it: defaults.
     assert p.config["check"] == {"data_vls": 1, "qos_file": None, "spread_lmc": False}
 
@@ -160,6 +160,21 @@ def test_routing_lash_start_vl_reaches_lash(tmp_path):
     assert sm.routing == "lash" and "on SLs 2-3" in sm.notes[0]
     with pytest.raises(ScenarioError, match="routing.lash_start_vl"):
         scn.load(write(tmp_path, text.format(15)))
+
+
+def test_routing_torus_config_reaches_torus_2qos(tmp_path):
+    import ibnetsim as ib
+    from ibnetsim.experiment.kinds.routing_stats import build_fabric, build_subnet
+
+    fab = ib.topology.torus([3, 3], hosts_per_switch=1)
+    g = fab.nodes.set_index("name")["guid"]
+    (tmp_path / "t.conf").write_text(f"torus 3 3 1\nxp_link {g['sw0']} {g['sw1']}\nyp_link {g['sw0']} {g['sw3']}\n")
+    text = 'kind = "routing_stats"\n[fabric]\nkind = "mesh"\ndims = [3, 3]\ntorus = true\n[routing]\nengine = "torus-2qos"\ntorus_config = "t.conf"\n'
+    p = scn.load(write(tmp_path, text)).points[0]
+    assert p.config["routing"]["torus_config"] == str((tmp_path / "t.conf").resolve())
+    sm = build_subnet(build_fabric(p.config["fabric"]), p.config["routing"])
+    # The name in any case, as OpenSM takes it.
+    assert sm.routing == "torus-2QoS" and sm.notes == ["torus-2QoS: torus 3x3x1 from seed switch 'sw0' at (0,0,0)"]
 
 
 def test_a_file_fabric_takes_link_defaults_and_a_cable_length_file(tmp_path):

@@ -39,7 +39,14 @@ FABRICS = {
     "fattree8-2": lambda: ib.topology.fat_tree(k=8, n=2),
     "ring5": lambda: ib.topology.torus([5], hosts_per_switch=1),
     "torus4x4x4": lambda: ib.topology.torus([4, 4, 4], hosts_per_switch=1),
+    "torus5x3": lambda: ib.topology.torus([5, 3], hosts_per_switch=1),
+    "torus3x4x5": lambda: ib.topology.torus([3, 4, 5], hosts_per_switch=1),
+    "torus5x5h2": lambda: ib.topology.torus([5, 5], hosts_per_switch=2),
+    "torus6x5": lambda: ib.topology.torus([6, 5], hosts_per_switch=1),
 }
+
+#: Generated fabrics torus-2QoS routes: (dims, ring or open).
+TORUS_DIMS = {"torus4x4": ([4, 4], True), "torus5x3": ([5, 3], True), "torus3x4x5": ([3, 4, 5], True), "torus5x5h2": ([5, 5], True), "torus6x5": ([6, 5], True), "mesh4x4": ([4, 4], False)}
 
 #: Fabrics written by hand, in ibsim's format. `valley`: leaves a, b, l; the
 #: short way from a to b dips into the leaf l between p and q, which dnup
@@ -376,3 +383,127 @@ def test_a_differing_entry_is_reported(nets, tmp_path):
     key = next(iter(ours))
     ours[key] += 1
     assert xc.differences(osm.tables, ours) == [(key[0], key[1], osm.tables[key], ours[key])]
+
+
+@pytest.mark.parametrize(
+    "fabric,lmc,extra",
+    [
+        ("torus4x4", 0, ""),
+        ("torus3x4x5", 0, ""),
+        ("torus5x5h2", 1, ""),
+        ("mesh4x4", 0, ""),
+        ("torus5x3", 0, "x_dateline 1\ny_dateline -2\n"),
+    ],
+    ids=["4x4", "3x4x5", "5x5-lmc1", "mesh4x4", "5x3-datelines"],
+)
+def test_torus_2qos_tables_and_sl2vl_match_opensm(nets, tmp_path, fabric, lmc, extra):
+    # Both read the same torus-2QoS.conf (OpenSM needs -Q for this engine);
+    # OpenSM also writes the SL2VL tables the engine programs, which must be
+    # ours on every (switch, input, output) and CA port we program.
+    net = nets[fabric]
+    dims, ring = TORUS_DIMS[fabric]
+    conf = xc.write_torus_conf(net, dims, ring, tmp_path / "torus-2QoS.conf", extra)
+    osm, ours = xc.crosscheck(net, "torus-2QoS", tmp_path, ["-l", str(lmc), "-Q", "--torus_config", str(conf)], ["--torus-config", str(conf)])
+    assert osm.engine == "torus-2QoS", f"OpenSM fell back to {osm.engine}"
+    hosts = sum(1 for n in ib.topology.read(net).nodes.itertuples() if n.kind != "Switch")
+    switches = len({sw for sw, _ in osm.tables})
+    assert len(osm.tables) >= switches * (hosts * 2**lmc + switches) > 0
+    diff = xc.differences(osm.tables, ours)
+    assert not diff, f"{len(diff)} of {len(osm.tables)} entries differ, e.g. {[(hex(s), hex(l), a, b) for s, l, a, b in diff[:5]]}"
+    theirs = xc.parse_sl2vl(tmp_path / "dumps" / "opensm-sl2vl.dump")
+    mine = xc.engine_sl2vl(net, "torus-2QoS", [f"torus_config={conf}"])
+    assert len(mine) > 0 and set(mine) <= set(theirs)
+    assert {k: theirs[k] for k in mine} == mine
+    # The tables use the dateline VL and the QoS VLs: not all one map.
+    assert len(set(mine.values())) >= 4
+    # Our own routing passes the credit-loop check on the engine's SLs and SL2VL.
+    assert ib.SubnetManager(ib.topology.read(net), routing="torus-2QoS", lmc=lmc, torus_config=conf).check().ok
+
+
+def test_torus_2qos_path_sls_are_opensms_pathrecord_sls(nets, tmp_path):
+    # OpenSM's SA answers PathRecords with torus-2QoS's path SL (saquery on
+    # the running OpenSM): from the hosts of the first row of the 5x3 torus,
+    # with both datelines moved, to every host; x and y wrap in some of them.
+    net = nets["torus5x3"]
+    conf = xc.write_torus_conf(net, [5, 3], True, tmp_path / "torus-2QoS.conf", "x_dateline 1\ny_dateline -2\n")
+    with xc.opensm_running(net, "torus-2QoS", tmp_path, ["-Q", "--torus_config", str(conf)]) as client:
+        g2l = tmp_path / "cache" / "guid2lid"
+        first = xc.path_record_sl(client, 1, 2)
+        sm = ib.SubnetManager(ib.topology.read(net), routing="torus-2QoS", guid2lid=g2l, torus_config=conf)
+        lids = sm.lids.set_index("node")["base_lid"]
+        hosts = [f"h{i}" for i in range(15)]
+        pairs = [(int(lids[s]), int(lids[d])) for s in hosts[:5] for d in hosts]
+        theirs = {p: xc.path_record_sl(client, *p) for p in pairs}
+    ours = {p: sm.path_sl(*p) for p in pairs}
+    assert first == sm.path_sl(1, 2)
+    assert ours == theirs
+    assert set(theirs.values()) == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize(
+    "fabric,cables",
+    [("torus5x5h2", [("sw1", 1), ("sw7", 3)]), ("torus3x4x5", [("sw0", 5), ("sw1", 3), ("sw2", 1)])],
+    ids=["5x5-x-and-y", "3x4x5-seed-z-y-x"],
+)
+def test_torus_2qos_routes_around_missing_cables_as_opensm(nets, tmp_path, fabric, cables):
+    # Failed cables, each in its own ring (one of them at the seed switch):
+    # both go the long way round the broken rings, entry for entry, with the
+    # same SL2VL tables (the broken directions' ports are gone).
+    net = xc.drop_cables(nets[fabric], tmp_path / "cut.net", cables)
+    dims, ring = TORUS_DIMS[fabric]
+    conf = xc.write_torus_conf(nets[fabric], dims, ring, tmp_path / "torus-2QoS.conf")
+    osm, ours = xc.crosscheck(net, "torus-2QoS", tmp_path, ["-Q", "--torus_config", str(conf)], ["--torus-config", str(conf)])
+    assert osm.engine == "torus-2QoS", f"OpenSM fell back to {osm.engine}"
+    assert len(osm.tables) > 0 and not xc.differences(osm.tables, ours)
+    theirs = xc.parse_sl2vl(tmp_path / "dumps" / "opensm-sl2vl.dump")
+    mine = xc.engine_sl2vl(net, "torus-2QoS", [f"torus_config={conf}"])
+    assert len(mine) > 0 and {k: theirs[k] for k in mine} == mine
+    assert ib.SubnetManager(ib.topology.read(net), routing="torus-2QoS", torus_config=conf).check().ok
+
+
+def test_torus_2qos_refuses_a_ring_broken_twice_as_opensm(nets, tmp_path):
+    # Two failed cables of one ring split it: OpenSM's torus-2QoS refuses
+    # ("disjoint failures") and minhop routes instead; ibnetsim says why.
+    net = xc.drop_cables(nets["torus5x3"], tmp_path / "cut.net", [("sw1", 1), ("sw3", 1)])
+    conf = xc.write_torus_conf(nets["torus5x3"], [5, 3], True, tmp_path / "torus-2QoS.conf")
+    osm = xc.run_opensm(net, "torus-2QoS", tmp_path, ["-Q", "--torus_config", str(conf)])
+    assert osm.engine == "minhop"
+    assert "disjoint failures in x ring at y=0" in (tmp_path / "opensm.log").read_text(errors="replace")
+    with pytest.raises(RuntimeError, match="the x ring at y=0 z=0 is broken in more than one place"):
+        xc.run_ibnetsim(net, "torus-2QoS", osm.guid2lid, tmp_path / "ours.dump", ["--torus-config", str(conf)])
+
+
+@pytest.mark.parametrize(
+    "fabric,gone",
+    [("torus6x5", ["sw9"]), ("torus3x4x5", ["sw29"]), ("torus3x4x5", ["sw16", "sw28"])],
+    ids=["6x5-man-page", "3x4x5-one", "3x4x5-z-column"],
+)
+def test_torus_2qos_routes_around_missing_switches_as_opensm(nets, tmp_path, fabric, gone):
+    # Failed switches OpenSM routes around (one; or two stacked in z): paths
+    # turn early and the hop after the illegal turn takes the turn VL. The
+    # 6x5 case is the man page's (T = (3,1) failed). Tables and SL2VL equal,
+    # and our routing passes the credit-loop check, the turn VLs (2, 3) in use.
+    net = xc.drop_switches(nets[fabric], tmp_path / "gone.net", gone)
+    dims, ring = TORUS_DIMS[fabric]
+    conf = xc.write_torus_conf(nets[fabric], dims, ring, tmp_path / "torus-2QoS.conf")
+    osm, ours = xc.crosscheck(net, "torus-2QoS", tmp_path, ["-Q", "--torus_config", str(conf)], ["--torus-config", str(conf)])
+    assert osm.engine == "torus-2QoS", f"OpenSM fell back to {osm.engine}"
+    assert len(osm.tables) > 0 and not xc.differences(osm.tables, ours)
+    theirs = xc.parse_sl2vl(tmp_path / "dumps" / "opensm-sl2vl.dump")
+    mine = xc.engine_sl2vl(net, "torus-2QoS", [f"torus_config={conf}"])
+    assert len(mine) > 0 and {k: theirs[k] for k in mine} == mine
+    report = ib.SubnetManager(ib.topology.read(net), routing="torus-2QoS", torus_config=conf).check(include_switch_lids=True)
+    vls = set(report["credit_loops"]["vls_used"])
+    assert report.ok and vls <= {0, 1, 2, 3} and vls & {2, 3}
+
+
+def test_torus_2qos_refuses_missing_switches_that_could_deadlock_as_opensm(nets, tmp_path):
+    # Two failed switches not in one z column: OpenSM says "message deadlock"
+    # and minhop routes instead; ibnetsim refuses with the reason.
+    net = xc.drop_switches(nets["torus6x5"], tmp_path / "gone.net", ["sw9", "sw20"])
+    conf = xc.write_torus_conf(nets["torus6x5"], [6, 5], True, tmp_path / "torus-2QoS.conf")
+    osm = xc.run_opensm(net, "torus-2QoS", tmp_path, ["-Q", "--torus_config", str(conf)])
+    assert osm.engine == "minhop"
+    assert "missing switch topology ==> message deadlock" in (tmp_path / "opensm.log").read_text(errors="replace")
+    with pytest.raises(RuntimeError, match=r"switches are missing at \(3,1,0\) and \(2,3,0\), which are not in one z column"):
+        xc.run_ibnetsim(net, "torus-2QoS", osm.guid2lid, tmp_path / "ours.dump", ["--torus-config", str(conf)])

@@ -412,3 +412,25 @@ def test_time_series_per_link_and_vl(small, tmp_path):
     assert without.series.empty and without.raw["delivered"] == r.raw["delivered"]
     with pytest.raises(ib.ConfigError, match="series_interval_ns"):
         without.plot_series()
+
+
+def test_torus_2qos_runs_the_load_under_which_dor_deadlocks(tmp_path):
+    # 5x5 torus at full uniform load: dor, all on SL 0, deadlocks even with 8
+    # VLs; torus-2QoS sends each packet on its path's SL (0-3), which its
+    # SL2VL maps to the dateline VL 0 or 1 per output direction, and delivers.
+    torus = ib.topology.torus([5, 5], hosts_per_switch=2)
+    g = torus.nodes.set_index("name")["guid"]
+    conf = tmp_path / "torus-2QoS.conf"
+    conf.write_text(f"torus 5 5 1\nxp_link {g['sw0']} {g['sw1']}\nyp_link {g['sw0']} {g['sw5']}\n")
+    kw = dict(traffic=ib.traffic.uniform(1.0), time_us=2000, seed=1)
+    with pytest.raises(ib.DeadlockError):
+        ib.simulate(torus, ib.SubnetManager(torus, routing="dor"), data_vls=8, **kw)
+    r = ib.simulate(torus, ib.SubnetManager(torus, routing="torus-2QoS", torus_config=conf), **kw)
+    raw = r.raw
+    assert raw["generated"] == raw["delivered"] + raw["dropped"] + raw["in_flight"] and raw["delivered"] > 0
+    assert [s["sl"] for s in raw["sls"] if s["generated_packets"] > 0] == [0, 1, 2, 3]
+    # sw0's -x cable (port 2, to x = 4) crosses the x dateline: every packet on it wraps, so VL 1 only.
+    # Its +x cable (port 1) carries both: paths from x = 0 that do not wrap, and from x = 4 that do.
+    ports = {(p["node"], p["port"]): p["vl_utilization"] for p in raw["ports"]}
+    assert ports[("sw0", 2)][0] == 0 and ports[("sw0", 2)][1] > 0
+    assert ports[("sw0", 1)][0] > 0 and ports[("sw0", 1)][1] > 0

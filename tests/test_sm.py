@@ -245,3 +245,48 @@ def test_lid_order_opensm_numbers_the_first_node_first_then_by_port_guid():
     assert sorted(default.drop(index=switches)["base_lid"]) == [2, 4, 6, 8]
     with pytest.raises(ib.ConfigError, match="lid_order: unknown value 'openSM' .*did you mean 'opensm'"):
         ib.SubnetManager(fab, lid_order="openSM")
+
+
+def _torus_conf(fab, path, radix, extra=""):
+    # Seeded at sw0 with its +x (sw1) and +y (sw<x radix>) neighbours.
+    g = fab.nodes.set_index("name")["guid"]
+    path.write_text(f"torus {radix[0]} {radix[1]} 1\nxp_link {g['sw0']} {g['sw1']}\nyp_link {g['sw0']} {g[f'sw{radix[0]}']}\n{extra}")
+    return path
+
+
+def test_torus_2qos_path_sls_and_sl2vl_by_hand(tmp_path):
+    # 5x5 torus, one host per switch: h_i (LID i + 1) on sw_i at (i % 5, i // 5).
+    fab = ib.topology.torus([5, 5], hosts_per_switch=1)
+    conf = _torus_conf(fab, tmp_path / "torus-2QoS.conf", (5, 5))
+    sm = ib.SubnetManager(fab, routing="torus-2qos", torus_config=conf)
+    assert sm.routing == "torus-2QoS"
+    # From (0,0): to (2,0) no dateline, (3,0) over the x dateline, (0,3) over
+    # the y one, (3,3) over both; SL bit d = dimension d's dateline.
+    assert [sm.path_sl(1, d) for d in (3, 4, 16, 19)] == [0, 1, 2, 3]
+    assert sm.route("h0", "h3") == [("h0", 1), ("sw0", 2), ("sw4", 2), ("sw3", 5)]
+    # The engine's SL2VL, whatever data_vls says: on sw0 from +y (port 3) to
+    # +x (port 1), VL = SL bit 0 | turn (y before x: 2) | QoS (SL bit 3 -> 4).
+    t = sm.sl2vl(data_vls=1).set_index(["node", "in_port", "out_port"])
+    assert [int(t.loc[("sw0", 3, 1), f"sl{s}"]) for s in (0, 1, 8, 9)] == [2, 3, 6, 7]
+    assert [int(t.loc[("h0", 0, 1), f"sl{s}"]) for s in (0, 7, 8, 15)] == [0, 0, 1, 1]
+    # check uses them with the path SLs: no credit loop; dor on one VL has them.
+    assert sm.check().ok
+    assert not ib.SubnetManager(fab, routing="dor").check().ok
+    # Moving the x dateline by one puts sw0 at x = 4: (0,0) to (3,0) no longer crosses it.
+    moved = ib.SubnetManager(fab, routing="torus-2QoS", torus_config=_torus_conf(fab, tmp_path / "m.conf", (5, 5), "x_dateline 1\n"))
+    assert [moved.path_sl(1, d) for d in (3, 4, 2)] == [1, 0, 1]
+
+
+def test_torus_2qos_errors_name_the_option_file_and_line(tmp_path):
+    fab = ib.topology.torus([5, 5], hosts_per_switch=1)
+    with pytest.raises(ib.IbnetsimError, match="torus_config.*needs its torus-2QoS.conf"):
+        ib.SubnetManager(fab, routing="torus-2QoS")
+    bad = tmp_path / "bad.conf"
+    bad.write_text("torus 5 5 1\nxp_lnk 0x1 0x2\n")
+    with pytest.raises(ib.IbnetsimError, match=r"bad.conf:2: unknown keyword 'xp_lnk'"):
+        ib.SubnetManager(fab, routing="torus-2QoS", torus_config=bad)
+    # A torus of another size than the file says.
+    wrong = _torus_conf(fab, tmp_path / "wrong.conf", (5, 5)).read_text().replace("torus 5 5 1", "torus 5 4 1")
+    (tmp_path / "wrong.conf").write_text(wrong)
+    with pytest.raises(ib.IbnetsimError, match="describes 5x4x1 = 20 switches but the fabric has 25"):
+        ib.SubnetManager(fab, routing="torus-2QoS", torus_config=tmp_path / "wrong.conf")

@@ -161,12 +161,12 @@ def topo_info(file: str, ibnl_dir: tuple[str, ...], as_json: bool) -> None:
 
 
 # --------------------------------------------------------------------------- route / check
-def _configure(file: str, engine: str, lmc: int, root: tuple[str, ...], lfts: Optional[str], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], guid2lid: Optional[str] = None, max_vls: Optional[int] = None, lash_start_vl: Optional[int] = None, lid_order: str = "ibnetsim") -> tuple[topology.Fabric, SubnetManager, float, float]:
+def _configure(file: str, engine: str, lmc: int, root: tuple[str, ...], lfts: Optional[str], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], guid2lid: Optional[str] = None, max_vls: Optional[int] = None, lash_start_vl: Optional[int] = None, lid_order: str = "ibnetsim", torus_config: Optional[str] = None) -> tuple[topology.Fabric, SubnetManager, float, float]:
     t0 = time.perf_counter()
     fab = topology.read(file, ibnl_dir)
     t1 = time.perf_counter()
     try:
-        sm = SubnetManager(fab, routing=engine, lmc=lmc, root=list(root), lfts_file=lfts, fdbs_key=fdbs_key, guid2lid=guid2lid, max_vls=max_vls, lash_start_vl=lash_start_vl, lid_order=lid_order)
+        sm = SubnetManager(fab, routing=engine, lmc=lmc, root=list(root), lfts_file=lfts, fdbs_key=fdbs_key, guid2lid=guid2lid, max_vls=max_vls, lash_start_vl=lash_start_vl, lid_order=lid_order, torus_config=torus_config)
     except IbnetsimError as e:
         # Name the topology too: "disconnected" or "unroutable" is about this file.
         raise type(e)(f"{file}: {e}") from None
@@ -189,6 +189,7 @@ def _routing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option("--root", multiple=True, help="up*/down* root switch (name or GUID), or a file of root GUIDs (OpenSM's root_guid_file, opensm-updn-roots.dump); repeat for several.")(fn)
     fn = click.option("--lmc", type=click.IntRange(0, 7), default=0, show_default=True, help="LID mask control: 2^LMC LIDs per CA port.")(fn)
     fn = click.option("--max-vls", type=click.IntRange(1, 15), default=None, help="dfsssp, lash, nue: virtual layers (one VL each) their paths may use [default: 15; nue: 1].")(fn)
+    fn = click.option("--torus-config", type=click.Path(exists=True, dir_okay=False), help="torus-2QoS: its torus-2QoS.conf (radices, seed links, datelines), OpenSM's --torus_config.")(fn)
     fn = click.option("--lash-start-vl", type=click.IntRange(0, 14), default=None, help="lash: first VL (SL) of its layers, below --max-vls [default: 0].")(fn)
     return fn
 
@@ -201,7 +202,7 @@ def _routing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write opensm-lfts.dump here.")
 @click.option("--list", "list_engines", is_flag=True, help="List routing engines and exit.")
 @_friendly_errors
-def route(file: Optional[str], engine: str, lmc: int, max_vls: Optional[int], lash_start_vl: Optional[int], root: tuple[str, ...], lfts_file: Optional[str], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], guid2lid: Optional[str], lid_order: str, output: Optional[str], list_engines: bool) -> None:
+def route(file: Optional[str], engine: str, lmc: int, max_vls: Optional[int], lash_start_vl: Optional[int], torus_config: Optional[str], root: tuple[str, ...], lfts_file: Optional[str], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], guid2lid: Optional[str], lid_order: str, output: Optional[str], list_engines: bool) -> None:
     """Compute forwarding tables for FILE and write them as an OpenSM LFT dump."""
     if list_engines:
         for name, summary in routing_engines():
@@ -209,7 +210,7 @@ def route(file: Optional[str], engine: str, lmc: int, max_vls: Optional[int], la
         return
     if file is None:
         raise click.UsageError("FILE is required (or use --list)")
-    fab, sm, t_read, t_route = _configure(file, engine, lmc, root, lfts_file, fdbs_key, ibnl_dir, guid2lid, max_vls, lash_start_vl, lid_order)
+    fab, sm, t_read, t_route = _configure(file, engine, lmc, root, lfts_file, fdbs_key, ibnl_dir, guid2lid, max_vls, lash_start_vl, lid_order, torus_config)
     for note in sm.notes:
         click.echo(f"note: {note}", err=True)
     if output:
@@ -225,7 +226,7 @@ def route(file: Optional[str], engine: str, lmc: int, max_vls: Optional[int], la
 @click.option("--lfts", "lfts_file", type=click.Path(exists=True, dir_okay=False), help="Check these tables (OpenSM dump or .fdbs) instead of routing.")
 @click.option("--engine", default="minhop", show_default=True, help="Routing engine (or comma-separated chain) when no --lfts is given.")
 @_routing_options
-@click.option("--vls", "data_vls", type=click.IntRange(1, 15), default=1, show_default=True, help="Data VLs for the default SL2VL (SL i -> VL i mod VLs).")
+@click.option("--vls", "data_vls", type=click.IntRange(1, 15), default=1, show_default=True, help="Data VLs for the default SL2VL (SL i -> VL i mod VLs); an engine's own tables (torus-2QoS) replace it.")
 @click.option("--qos", "qos_file", type=click.Path(exists=True, dir_okay=False), help="opensm.conf-style QoS options (qos_sl2vl, qos_max_vls, ...).")
 @click.option("--sl2vl", "sl2vl_file", type=click.Path(exists=True, dir_okay=False), help="OpenSM's opensm-sl2vl.dump: the credit-loop check uses the SL2VL tables it lists.")
 @click.option("--lid-matrix", "lid_matrix_file", type=click.Path(exists=True, dir_okay=False), help="OpenSM's opensm-lid-matrix.dump: compare it with the fabric's hop counts and the routes with its least hops.")
@@ -235,7 +236,7 @@ def route(file: Optional[str], engine: str, lmc: int, max_vls: Optional[int], la
 @click.option("--escape-first", is_flag=True, help="Read the tables as the fa engine lays them out (LID offset 0 the escape path, the others adaptive) and check Duato's condition on the escape channels.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @_friendly_errors
-def check(file: str, lfts_file: Optional[str], engine: str, lmc: int, max_vls: Optional[int], lash_start_vl: Optional[int], root: tuple[str, ...], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], guid2lid: Optional[str], lid_order: str, data_vls: int, qos_file: Optional[str], sl2vl_file: Optional[str], lid_matrix_file: Optional[str], sl: int, include_switch_lids: bool, spread_lmc: bool, escape_first: bool, as_json: bool) -> None:
+def check(file: str, lfts_file: Optional[str], engine: str, lmc: int, max_vls: Optional[int], lash_start_vl: Optional[int], torus_config: Optional[str], root: tuple[str, ...], fdbs_key: Optional[str], ibnl_dir: tuple[str, ...], guid2lid: Optional[str], lid_order: str, data_vls: int, qos_file: Optional[str], sl2vl_file: Optional[str], lid_matrix_file: Optional[str], sl: int, include_switch_lids: bool, spread_lmc: bool, escape_first: bool, as_json: bool) -> None:
     """Reachability, loops, path stretch, channel load and credit loops of FILE's routing.
 
     Exits 1 if any CA pair is unreachable, a forwarding loop exists, or the
@@ -251,7 +252,7 @@ def check(file: str, lfts_file: Optional[str], engine: str, lmc: int, max_vls: O
         engine = "file"
     if sl2vl_file and (qos_file or click.get_current_context().get_parameter_source("data_vls") != click.core.ParameterSource.DEFAULT):
         raise click.UsageError("--sl2vl gives the SL2VL tables; --qos and --vls would give others: give one of them")
-    fab, sm, t_read, t_route = _configure(file, engine, lmc, root, lfts_file, fdbs_key, ibnl_dir, guid2lid, max_vls, lash_start_vl, lid_order)
+    fab, sm, t_read, t_route = _configure(file, engine, lmc, root, lfts_file, fdbs_key, ibnl_dir, guid2lid, max_vls, lash_start_vl, lid_order, torus_config)
     for note in sm.notes:
         click.echo(f"note: {note}", err=True)
     t0 = time.perf_counter()

@@ -80,7 +80,11 @@ class SubnetManager:
     subnet (the SM's port, taken to be the fabric's first node, then OpenSM's
     port-GUID order), so that tables compare with an OpenSM run's dumps
     without its ``guid2lid``; the default, ``"ibnetsim"``, numbers the CA ports
-    first, then the switches.
+    first, then the switches. ``torus_config`` is the ``torus-2QoS.conf`` of
+    the ``torus-2QoS`` engine (OpenSM's ``--torus_config``: radices, seed links,
+    datelines); that engine also programs the SL2VL tables, which
+    :meth:`check`, :meth:`sl2vl` and the simulator then use (see
+    docs/routing.md).
     """
 
     def __init__(
@@ -98,6 +102,7 @@ class SubnetManager:
         max_vls: Optional[int] = None,
         lash_start_vl: Optional[int] = None,
         lid_order: str = "ibnetsim",
+        torus_config: Optional[str | os.PathLike] = None,
     ):
         roots = [os.fspath(r) for r in ([root] if isinstance(root, (str, os.PathLike)) else list(root or []))]
         self.fabric = fabric
@@ -120,6 +125,7 @@ class SubnetManager:
             None if max_vls is None else _args.integer("max_vls", max_vls, 0, _args.U8_MAX),
             None if lash_start_vl is None else _args.integer("lash_start_vl", lash_start_vl, 0, _args.U8_MAX),
             _args.choice("lid_order", lid_order, _core.lid_orders()),
+            None if torus_config is None else os.fspath(torus_config),
         )
 
     @property
@@ -156,6 +162,13 @@ class SubnetManager:
         """The (node, output port) hops from CA ``src`` to CA ``dst`` (its base LID + offset)."""
         return list(self._inner.trace(src, dst, _args.integer("lid_offset", lid_offset, 0, _args.U16_MAX)))
 
+    def path_sl(self, src_lid: int, dst_lid: int) -> Optional[int]:
+        """The SL the engine gave the path from the port owning ``src_lid`` to
+        ``dst_lid`` (OpenSM's ``path_sl``, the SL of the PathRecord), or None
+        where it gives none (most engines; ``dfsssp``, ``lash`` and
+        ``torus-2QoS`` give one to every path)."""
+        return self._inner.path_sl(_args.integer("src_lid", src_lid, 0, _args.U16_MAX), _args.integer("dst_lid", dst_lid, 0, _args.U16_MAX))
+
     def lfts_dump(self) -> str:
         """The tables in OpenSM's ``opensm-lfts.dump`` format."""
         return self._inner.lfts_dump()
@@ -179,7 +192,8 @@ class SubnetManager:
 
         ``data_vls`` sets the default SL2VL mapping (SL i → VL i mod data_vls); a
         ``qos_file`` in opensm.conf syntax (``qos_sl2vl``, ``qos_max_vls``, …)
-        overrides it, and an ``sl2vl_file`` (OpenSM's ``opensm-sl2vl.dump``)
+        overrides it; an engine that programs its own tables (``torus-2QoS``)
+        overrides both, as in OpenSM; and an ``sl2vl_file`` (OpenSM's ``opensm-sl2vl.dump``)
         replaces it with the tables OpenSM programmed. A ``lid_matrix_file``
         (OpenSM's ``opensm-lid-matrix.dump``) adds a ``lid_matrix`` section:
         its rows against the fabric's hop counts, and the routes longer than
@@ -229,7 +243,8 @@ class SubnetManager:
         switch's port 0, its own packets, is an input too; a CA's rows have
         ``in_port`` 0), and columns ``sl0`` .. ``sl15`` holding the VL of each
         SL (15 = dropped). ``data_vls`` gives SL i → VL i mod data_vls
-        everywhere; a ``qos_file`` (opensm.conf QoS keys) replaces it.
+        everywhere; a ``qos_file`` (opensm.conf QoS keys) replaces it; an
+        engine's own tables (``torus-2QoS``) replace both.
         ``df.filter(like="sl").to_numpy()`` is the (rows × 16) array.
         """
         cols = self._inner.sl2vl_columns(_args.integer("data_vls", data_vls, 0, _args.U8_MAX), None if qos_file is None else os.fspath(qos_file))

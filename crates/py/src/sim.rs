@@ -90,7 +90,16 @@ impl PySimulation {
         }
         let qos = match &qos_file {
             None => match qos_plan {
-                None => None,
+                // An engine that programs its own SL2VL (torus-2QoS) runs on
+                // them, every VL weighted alike.
+                None => match &s.sl2vl {
+                    None => None,
+                    Some(sl2vl) => {
+                        config.data_vls = sl2vl.data_vls();
+                        let vlarb = ibnetsim_sm::qos::VlArbTables::uniform(fabric, sl2vl.data_vls()).map_err(sm_err)?;
+                        Some(QosTables::from_subnet_manager(fabric, sl2vl, &vlarb))
+                    }
+                },
                 Some((requests, be_share, rate_basis, high_limit, entry_limit)) => {
                     config.data_vls = ibnetsim_sm::qos::admission::DATA_VLS;
                     Some(crate::qos::plan_tables(subnet, &requests, be_share, &rate_basis, high_limit, &entry_limit)?)
@@ -99,7 +108,10 @@ impl PySimulation {
             Some(path) => {
                 let qos = read_qos(path).map_err(sm_err)?;
                 let (sl2vl, vlarb) = qos.apply(fabric);
-                config.data_vls = sl2vl.data_vls();
+                // As OpenSM, an engine's own SL2VL wins over qos_sl2vl; the
+                // file still gives the VL arbitration.
+                let sl2vl = s.sl2vl.clone().unwrap_or(sl2vl);
+                config.data_vls = sl2vl.data_vls().max(vlarb.data_vls());
                 Some(QosTables::from_subnet_manager(fabric, &sl2vl, &vlarb))
             }
         };

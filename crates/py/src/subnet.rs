@@ -58,7 +58,7 @@ impl PySubnet {
     /// Runs the subnet manager on a fabric.
     #[staticmethod]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (fabric, engine, lmc, roots, file, file_key, seed, multicast_groups=Vec::new(), non_adaptive=Vec::new(), guid2lid=None, max_vls=None, lash_start_vl=None, lid_order="ibnetsim"))]
+    #[pyo3(signature = (fabric, engine, lmc, roots, file, file_key, seed, multicast_groups=Vec::new(), non_adaptive=Vec::new(), guid2lid=None, max_vls=None, lash_start_vl=None, lid_order="ibnetsim", torus_config=None))]
     fn configure(
         py: Python<'_>,
         fabric: Py<PyFabric>,
@@ -74,13 +74,14 @@ impl PySubnet {
         max_vls: Option<u8>,
         lash_start_vl: Option<u8>,
         lid_order: &str,
+        torus_config: Option<std::path::PathBuf>,
     ) -> PyResult<Self> {
         let fab = fabric.get();
         let lid_order = LidOrder::from_name(lid_order).map_err(sm_err)?;
         let config = SmConfig {
             routing_engine: engine,
             lmc,
-            options: RoutingOptions { roots, file, file_key, seed, topology_lids: fab.file_lids.clone(), non_adaptive, max_vls, lash_start_vl },
+            options: RoutingOptions { roots, file, file_key, seed, topology_lids: fab.file_lids.clone(), non_adaptive, max_vls, lash_start_vl, torus_config },
             multicast_groups: multicast_groups.into_iter().map(|(mlid, members)| MulticastGroupConfig { mlid, members }).collect(),
             lid_order,
         };
@@ -191,9 +192,15 @@ impl PySubnet {
                         "give either the SL2VL dump or the QoS options that produced it, not both",
                     ))
                 }
-                (Some(path), None) => Some(read_qos(path)?.apply(f).0),
+                // An engine that programs its own tables (torus-2QoS) wins
+                // over qos_sl2vl, as in OpenSM.
+                (Some(path), None) => match &self.inner.sl2vl {
+                    Some(t) => Some(t.clone()),
+                    None => Some(read_qos(path)?.apply(f).0),
+                },
                 (None, Some(path)) => Some(read_sl2vl_dump(path, f)?),
-                (None, None) => None,
+                // The engine's own tables, else SL i on VL i mod data_vls.
+                (None, None) => self.inner.sl2vl.clone(),
             };
             // The engine's per-path SLs (dfsssp's layers), `sl` where it gives none.
             let lids = &self.inner.lids;
@@ -257,9 +264,11 @@ impl PySubnet {
         qos_file: Option<std::path::PathBuf>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let f = &self.fabric.get().inner;
-        let tables: Sl2VlTables = match &qos_file {
-            Some(path) => read_qos(path).map(|q| q.apply(f).0),
-            None => Sl2VlTables::uniform(f, data_vls),
+        // As check reads them: the engine's own tables first.
+        let tables: Sl2VlTables = match (&self.inner.sl2vl, &qos_file) {
+            (Some(t), _) => Ok(t.clone()),
+            (None, Some(path)) => read_qos(path).map(|q| q.apply(f).0),
+            (None, None) => Sl2VlTables::uniform(f, data_vls),
         }
         .map_err(sm_err)?;
         let (mut nodes, mut ins, mut outs) = (Vec::new(), Vec::new(), Vec::new());
@@ -289,6 +298,12 @@ impl PySubnet {
             d.set_item(format!("sl{sl}"), col)?;
         }
         Ok(d)
+    }
+
+    /// The SL the engine gave the path from the port owning `slid` to `dlid`
+    /// (OpenSM's `path_sl`, what a PathRecord carries); `None` if it gave none.
+    fn path_sl(&self, slid: u16, dlid: u16) -> Option<u8> {
+        self.inner.path_sl.get(slid, dlid)
     }
 
     /// Hops (node name, output port) from CA `src` to CA `dst`'s base LID + offset.

@@ -82,6 +82,8 @@ pub struct Subnet {
     pub mfts: MulticastTables,
     /// Entries a loaded dump leaves unknown ([`crate::routing::Routing::not_in_dump`]).
     pub not_in_dump: Vec<(NodeId, Lid)>,
+    /// SL2VL tables the engine programs itself ([`crate::routing::Routing::sl2vl`]).
+    pub sl2vl: Option<crate::qos::Sl2VlTables>,
 }
 
 /// Runs LID assignment and routing on a fabric.
@@ -147,6 +149,7 @@ impl SubnetManager {
             path_sl: routing.path_sl,
             mfts,
             not_in_dump: routing.not_in_dump,
+            sl2vl: routing.sl2vl,
         })
     }
 }
@@ -164,6 +167,7 @@ impl Subnet {
             path_sl: PathSl::none(),
             mfts: MulticastTables::new(),
             not_in_dump: Vec::new(),
+            sl2vl: None,
         }
     }
 }

@@ -385,7 +385,8 @@ def _check_routing(s: dict, _cfg: dict) -> Optional[tuple[str, str]]:
     members = _chain(s["engine"])
     known = _engine_names()
     for m in members:
-        if m not in known:
+        # Engine names match without regard to case, as in OpenSM.
+        if m.lower() not in {k.lower() for k in known}:
             what = f' in the chain "{s["engine"]}"' if len(members) > 1 else ""
             return ("engine", f'unknown value "{m}"{what}; expected one of: {", ".join(known)}, or a comma-separated chain of them')
     if "file" in members and s.get("lfts_file") is None:
@@ -430,6 +431,12 @@ ROUTING = register_section(
                 default=None,
                 min=0,
                 max=14,
+            ),
+            Key(
+                "torus_config",
+                "path",
+                "The `torus-2QoS.conf` of engine `torus-2QoS` (OpenSM's `torus_config`): radices, seed links, datelines.",
+                default=None,
             ),
             Key(
                 "lid_order",

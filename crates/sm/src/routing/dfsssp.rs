@@ -495,7 +495,7 @@ impl Dfsssp {
             "dfsssp: path SLs are VLs: map SL i to VL i on {} or more data VLs (`ibnetsim check --vls {}`), or layers merge",
             acc, acc
         ));
-        let routing = Routing { tables, notes, labels: PathLabels::default(), path_sl, not_in_dump: Vec::new() };
+        let routing = Routing { tables, notes, labels: PathLabels::default(), path_sl, not_in_dump: Vec::new(), sl2vl: None };
         Ok((routing, plan))
     }
 

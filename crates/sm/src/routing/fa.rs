@@ -109,6 +109,7 @@ impl RoutingEngine for Fa {
             labels: PathLabels::escape_first(lids.lmc()),
             path_sl: PathSl::none(),
             not_in_dump: Vec::new(),
+            sl2vl: None,
         })
     }
 }

@@ -693,7 +693,7 @@ impl Lash {
             last + 1
         ));
         let plan = Plan { switches: g.nodes.clone(), needed, before, after, layer: lay.layer, stalled };
-        let routing = Routing { tables, notes, labels: PathLabels::default(), path_sl, not_in_dump: Vec::new() };
+        let routing = Routing { tables, notes, labels: PathLabels::default(), path_sl, not_in_dump: Vec::new(), sl2vl: None };
         Ok((routing, plan))
     }
 }

@@ -18,6 +18,7 @@ use crate::labels::PathLabels;
 use crate::lft::ForwardingTables;
 use crate::lid::{Lid, LidMap};
 use crate::path_sl::PathSl;
+use crate::qos::Sl2VlTables;
 
 pub(crate) mod cl_heap;
 pub mod dfsssp;
@@ -29,6 +30,8 @@ pub mod lash;
 pub mod minhop;
 pub mod nue;
 pub mod sssp;
+pub mod torus_2qos;
+pub mod torus_conf;
 #[cfg(test)]
 pub(crate) mod testfab;
 pub(crate) mod ucast;
@@ -61,6 +64,8 @@ pub struct RoutingOptions {
     /// `lash`: the first VL (SL) of its layers, OpenSM's `lash_start_vl`;
     /// `None` for 0 (see [`lash`]).
     pub lash_start_vl: Option<u8>,
+    /// `torus-2QoS`: its `torus-2QoS.conf` (OpenSM's `--torus_config`).
+    pub torus_config: Option<PathBuf>,
 }
 
 /// What an engine produces.
@@ -86,13 +91,16 @@ pub struct Routing {
     /// multiple of 64). The entry is stored as no path; the check counts
     /// routes ending there as "not in the dump", not as unreachable. Sorted.
     pub not_in_dump: Vec<(NodeId, Lid)>,
+    /// SL2VL tables the engine programs itself (OpenSM's `update_sl2vl`
+    /// callback, used by `torus-2QoS`); `None` leaves them to the QoS setup.
+    pub sl2vl: Option<Sl2VlTables>,
 }
 
 impl Routing {
     /// Plain unicast routing: the tables and notes, every LID a `Primary`
     /// route and no per-path SLs.
     pub fn unicast(tables: ForwardingTables, notes: Vec<String>) -> Self {
-        Routing { tables, notes, labels: PathLabels::default(), path_sl: PathSl::none(), not_in_dump: Vec::new() }
+        Routing { tables, notes, labels: PathLabels::default(), path_sl: PathSl::none(), not_in_dump: Vec::new(), sl2vl: None }
     }
 }
 
@@ -172,6 +180,11 @@ pub static ENGINES: &[EngineInfo] = &[
         summary: "OpenSM's nue: per-destination Dijkstra on the complete channel dependency graph keeping each virtual layer acyclic; deadlock-free on any topology with any number of VLs (1 included); SL per path",
         build: nue::build,
     },
+    EngineInfo {
+        name: torus_2qos::NAME,
+        summary: "OpenSM's torus-2QoS: dimension-order routing on 2D/3D tori and meshes, dateline crossings in the path SL, SL2VL per port direction, two QoS levels; needs --torus-config",
+        build: torus_2qos::build,
+    },
     EngineInfo { name: file::NAME, summary: "load forwarding tables from an OpenSM or ib_flit_sim dump", build: file::build },
 ];
 
@@ -180,7 +193,8 @@ pub static ENGINES: &[EngineInfo] = &[
 /// a,b,c`); see [`Chain`].
 pub fn build_engine(name: &str, options: &RoutingOptions) -> Result<Box<dyn RoutingEngine>, SmError> {
     let members = chain_members(name)?;
-    let has = |engine: &str| members.contains(&engine);
+    // Names match without regard to case, as OpenSM's (strcasecmp).
+    let has = |engine: &str| members.iter().any(|m| m.eq_ignore_ascii_case(engine));
     // Options another engine reads would otherwise be dropped without a word.
     if options.file.is_some() && !has(file::NAME) {
         return Err(SmError::option(
@@ -200,12 +214,18 @@ pub fn build_engine(name: &str, options: &RoutingOptions) -> Result<Box<dyn Rout
     if options.lash_start_vl.is_some() && !has(lash::NAME) {
         return Err(SmError::option("lash_start_vl", format!("sets the first VL of the '{}' engine only, not of '{name}'", lash::NAME)));
     }
+    if options.torus_config.is_some() && !has(torus_2qos::NAME) {
+        return Err(SmError::option(
+            "torus_config",
+            format!("is the configuration of the '{}' engine only, not of '{name}'", torus_2qos::NAME),
+        ));
+    }
     if options.file_key.is_some() && options.file.is_none() {
         return Err(SmError::option("fdbs_key", "keys an ib_flit_sim .fdbs table: give the table too (lfts_file)"));
     }
     let mut engines = Vec::with_capacity(members.len());
     for member in &members {
-        match ENGINES.iter().find(|e| e.name == *member) {
+        match ENGINES.iter().find(|e| e.name.eq_ignore_ascii_case(member)) {
             Some(info) => engines.push((info.build)(options)?),
             None => {
                 return Err(SmError::UnknownEngine {

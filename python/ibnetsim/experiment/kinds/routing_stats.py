@@ -65,6 +65,7 @@ def build_subnet(fabric, spec: dict):
         max_vls=spec.get("max_vls"),
         lash_start_vl=spec.get("lash_start_vl"),
         lid_order=spec.get("lid_order", "ibnetsim"),
+        torus_config=spec.get("torus_config"),
     )
 
 

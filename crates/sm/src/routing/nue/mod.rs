@@ -216,7 +216,7 @@ impl Nue {
         } else {
             PathSl::none()
         };
-        Ok((Routing { tables, notes, labels: PathLabels::default(), path_sl, not_in_dump: Vec::new() }, plan))
+        Ok((Routing { tables, notes, labels: PathLabels::default(), path_sl, not_in_dump: Vec::new(), sl2vl: None }, plan))
     }
 }
 
