@@ -739,6 +739,29 @@ mod tests {
     }
 
     #[test]
+    fn the_plain_search_finds_the_cycle_past_a_channel_without_dependencies() {
+        // The fallback search (`find_cycle`) on paths 0→1, 1→2, 2→0 and 2→3:
+        // dependencies 0→1 (edge 0), 1→2 (edge 1), 2→0 (edge 2), 2→3 (edge
+        // 3), and channel 3 depends on nothing. Depth first from channel 0,
+        // the first channel reached: 0, 1, 2, then 2's first dependency
+        // closes the cycle at 0, so edges 0, 1, 2. With 2→0 removed only a
+        // path is left: no cycle, and every channel is marked finished.
+        let groups = [vec![0, 1], vec![1, 2], vec![2, 0], vec![2, 3]];
+        let mut cdg = Cdg::default();
+        for (gid, ch) in groups.iter().enumerate() {
+            cdg.add(gid as u32, &Group { channels: ch.clone(), pairs: 1 }, &[0, 1, 2, 3]);
+        }
+        let mut black = FxHashMap::default();
+        assert_eq!(cdg.find_cycle(&mut black), Some(vec![0, 1, 2]));
+        cdg.edges[2].removed = true;
+        let mut black = FxHashMap::default();
+        assert_eq!(cdg.find_cycle(&mut black), None);
+        let mut finished: Vec<u32> = black.keys().copied().collect();
+        finished.sort_unstable();
+        assert_eq!(finished, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
     fn too_few_layers_is_an_error_naming_the_option() {
         let f = MeshParams::new(&[4, 4], true, 2).build().unwrap();
         let lids = LidMap::assign(&f, 0).unwrap();
