@@ -682,6 +682,19 @@ mod tests {
     }
 
     #[test]
+    fn spare_vls_spread_one_layers_paths_over_its_sls() {
+        // The 4-ring needs one layer (above); with 4 VLs allowed it gets SLs
+        // 0-3, and each of its 8·8 (source, destination LID) entries draws
+        // one of them. All four are used unless the 64 draws missed one,
+        // which a uniform draw does with probability below 4·(3/4)^64 ≈ 10^-7.
+        let f = testfab::ring4();
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let (r, plan) = engine(4).route_layers(&f, &lids).unwrap();
+        assert_eq!(plan.sls, vec![(0, 4)]);
+        assert_eq!(sls_used(&lids, &r), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
     fn ring6_by_hand() {
         // Six switches sw0..sw5, port 1 clockwise (to sw_i+1), port 2 back;
         // h_i on sw_i. LIDs h0..h5 = 1..6, sw0..sw5 = 7..12. sssp sends the
