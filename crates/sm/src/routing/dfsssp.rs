@@ -695,6 +695,19 @@ mod tests {
     }
 
     #[test]
+    fn each_spare_vl_goes_to_the_layer_with_the_most_pairs_per_vl() {
+        // 10 and 6 pairs, 4 VLs: the first spare goes to layer 0 (10 > 6),
+        // the second to layer 1 (10/2 = 5 < 6).
+        assert_eq!(balance(&[10, 6], 4), vec![2, 2]);
+        // 126 and 6 over 15: layer 0 takes all 13 spares, since 126/13 ≈
+        // 9.7 > 6 still before the last.
+        assert_eq!(balance(&[126, 6], 15), vec![14, 1]);
+        // Ties go to the first layer; no spare VL, no change.
+        assert_eq!(balance(&[3, 3], 3), vec![2, 1]);
+        assert_eq!(balance(&[1, 2, 3], 3), vec![1, 1, 1]);
+    }
+
+    #[test]
     fn ring6_by_hand() {
         // Six switches sw0..sw5, port 1 clockwise (to sw_i+1), port 2 back;
         // h_i on sw_i. LIDs h0..h5 = 1..6, sw0..sw5 = 7..12. sssp sends the
