@@ -373,6 +373,32 @@ mod tests {
     }
 
     #[test]
+    fn a_switch_may_have_64_switch_cables_but_not_65() {
+        // A hub cabled to k edge switches, a host on each edge switch: the
+        // hub's cables to switches are k, and the engine tracks 64 per switch.
+        let star = |k: u32| {
+            let mut f = Fabric::new();
+            let hub = f.add_switch("hub", 65).unwrap();
+            for i in 0..k {
+                let e = f.add_switch(format!("e{i}"), 2).unwrap();
+                f.connect(hub, i + 1, e, 1, LinkSpec::default()).unwrap();
+                let h = f.add_hca(format!("h{i}"), 1).unwrap();
+                f.connect(h, 1, e, 2, LinkSpec::default()).unwrap();
+            }
+            f
+        };
+        let f = star(64);
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let r = DnUp.route(&f, &lids).unwrap();
+        let h63 = lids.of_port(node(&f, "h63"), 1).unwrap().base;
+        assert_eq!(trace(&f, &lids, &r.tables, node(&f, "e0"), h63).unwrap().len(), 3);
+        let f = star(65);
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let e = DnUp.route(&f, &lids).unwrap_err().to_string();
+        assert!(e.contains("switch 'hub' has 65 switch-to-switch cables"), "{e}");
+    }
+
+    #[test]
     fn where_every_switch_is_a_leaf_it_routes_as_minhop() {
         // Every step is between equal ranks, so nothing is refused: the
         // tables are minhop's, credit loops included.
