@@ -276,3 +276,28 @@ fn the_next_head_waits_for_the_crossbar_transfer_at_speedup_2() {
     let l = &sim.results().classes[0].latency;
     assert_eq!((l.count, l.min_ps, l.max_ps), (2, Some(1_258_000), Some(1_822_000)));
 }
+
+#[test]
+fn throughput_per_switch_divides_by_the_switches_of_the_fabric() {
+    // Two packets of 282 wire bytes cross a chain of two switches within a
+    // 10 µs window (each arrives by about 1.5 µs): offered and accepted
+    // traffic are 2·282 B / 10 000 ns / 2 switches = 0.0282 B/ns per switch.
+    let net = routed(chain(2, sdr(1.0), sdr(1.0)));
+    let mut c = base(true, CrossbarKind::Multiplexed);
+    c.traffic.classes[0].load = 0.0;
+    c.warmup_ns = 0.0;
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    sim.inject(0, 0, 0, 1).unwrap();
+    sim.inject(0, 0, 0, 1).unwrap();
+    sim.run(10_000_000).unwrap();
+    let r = sim.results();
+    assert_eq!(r.delivered, 2);
+    for (what, v) in [
+        ("offered", r.offered_bytes_per_ns_per_switch),
+        ("accepted", r.accepted_bytes_per_ns_per_switch),
+        ("class offered", r.classes[0].offered_bytes_per_ns_per_switch),
+        ("class accepted", r.classes[0].accepted_bytes_per_ns_per_switch),
+    ] {
+        assert!((v - 0.0282).abs() < 1e-12, "{what}: {v}");
+    }
+}
