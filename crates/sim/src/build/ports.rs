@@ -143,6 +143,15 @@ pub(super) fn build(
         port_arb[topo.gp(*n, *p) as usize] = (arb_tables.len() - 1) as u16;
     }
 
+    let served = port_arb
+        .iter()
+        .map(|&t| {
+            (0..layout.nvl as u8)
+                .filter(|&s| layout.is_vl15(s) || arbiter.serves(&arb_tables[t as usize], s))
+                .fold(0u16, |m, s| m | 1 << s)
+        })
+        .collect();
+
     // Credits decide crossbar arbitration at switch ports without output
     // buffers, or that take them at the crossbar: their returns are always
     // events (`Simulation::on_credit`).
@@ -160,6 +169,7 @@ pub(super) fn build(
         arb_tables,
         port_arb,
         arbiter,
+        served,
         fcp: FlowControlPackets::new(ports.iter().map(|m| p.credit_packet_bytes[usize::from(!m.is_switch)]).collect(), layout.qpp),
     })
 }

@@ -260,4 +260,28 @@ mod tests {
         assert_eq!(s.delay_bins, [0, 0, 1, 0, 0, 0, 0, 0]);
         assert_eq!((s.delay_min_ps, s.delay_max_ps, s.delay_sum_ps), (102_400, 102_400, 102_400));
     }
+
+    #[test]
+    fn a_window_of_three_deliveries_two_of_them_timed() {
+        // IAT 1 024 000 ps (see `s`). Generations: one before the window, two
+        // in it. Deliveries in the window at 1 000 000 (delay 100 000: over
+        // IAT/16 = 64 000, within IAT/8 = 128 000; the first arrival has no
+        // jitter), 1 768 000 (768 000 after the previous: jitter −IAT/4,
+        // which opens [−IAT/4, −IAT/8); delay 768 000 = 3·IAT/4) and
+        // 3 000 000 (1 232 000 after: jitter +208 000, in (IAT/8, IAT/4];
+        // generated before the window, so not timed).
+        let mut m = ConnMetrics::new([(2048, 2_000_000_000)].into_iter());
+        m.on_generate(0, false);
+        m.on_generate(0, true);
+        m.on_generate(0, true);
+        m.on_deliver(0, 1_000_000, 900_000, 256, true, true);
+        m.on_deliver(0, 1_768_000, 1_000_000, 256, true, true);
+        m.on_deliver(0, 3_000_000, 2_900_000, 256, true, false);
+        let s = m.stats[0];
+        assert_eq!((s.generated, s.delivered, s.delivered_bytes, s.measured), (2, 3, 768, 2));
+        assert_eq!((s.delay_sum_ps, s.delay_min_ps, s.delay_max_ps), (868_000, 100_000, 768_000));
+        assert_eq!(s.delay_bins, [0, 0, 1, 0, 0, 1, 0, 0]);
+        assert_eq!(s.jitter_bins, [0, 0, 1, 0, 1, 0, 0, 0]);
+        assert_eq!(s.last_arrival, 3_000_000);
+    }
 }

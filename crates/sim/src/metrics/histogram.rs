@@ -142,6 +142,25 @@ mod tests {
         assert_eq!((h.mean(), h.quantile(0.5), h.max()), (None, None, None));
     }
 
+    #[test]
+    fn buckets_and_quantiles_of_a_hand_worked_sample() {
+        // From the layout in the module doc: 5 has its own bucket; 64..127
+        // are split into 32 buckets of width 2, so 64 and 65 share [64, 66);
+        // 128..255 into width 4, so 130 is in [128, 132); 8192..16383 into
+        // width 256, so 10 000 is in [9 984, 10 240).
+        let mut h = LogHistogram::new();
+        for v in [10_000, 65, 5, 130, 64] {
+            h.record(v);
+        }
+        assert_eq!(h.buckets(), vec![(5, 1, 1), (64, 2, 2), (128, 4, 1), (9_984, 256, 1)]);
+        // Ranks ceil(q·5): 1 → 5; 3 → 64's bucket's top, 65; 4 → 131; 5 →
+        // 10 239, clamped to the exact maximum.
+        let q = |x| h.quantile(x).unwrap();
+        assert_eq!((q(0.1), q(0.5), q(0.8), q(1.0)), (5, 65, 131, 10_000));
+        assert_eq!(h.mean(), Some(10_264.0 / 5.0));
+        assert_eq!((h.min(), h.max(), h.count()), (Some(5), Some(10_000), 5));
+    }
+
     proptest! {
         #[test]
         fn buckets_contain_their_values(v in any::<u64>()) {

@@ -336,6 +336,18 @@ mod tests {
     }
 
     #[test]
+    fn a_backlog_grows_only_past_the_tolerance_plus_one_deviation() {
+        // Four windows of one 100 B packet each, none delivered: a shortfall
+        // of 400 B. One standard deviation of 4 packets is √4 · 100 = 200 B;
+        // at tolerance 0.5 the bound is 200 + 200 = 400 B, which the
+        // shortfall only reaches; at 0.49 (396 B) it exceeds it. The latency
+        // is flat, so only the backlog decides.
+        let w = series(&[100.0; 4], 100, 0);
+        assert!(!grows(&w, 0.5));
+        assert!(grows(&w, 0.49));
+    }
+
+    #[test]
     fn flat_latency_and_balanced_traffic_is_stationary() {
         // 10 windows of 100 packets: slope 0.
         assert!(stationary(&series(&[5.0, 6.0, 5.0, 6.0, 5.0, 6.0, 5.0, 6.0, 5.0, 6.0], 10_000, 10_000), 0.05));

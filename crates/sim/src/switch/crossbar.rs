@@ -19,7 +19,8 @@
 //! *Without*, the crossbar connects the input directly to the link: an output
 //! port whose link is free runs IBA VL arbitration over the VLs that have a
 //! head selecting it (credits for the whole packet needed), then round robin
-//! among those heads.
+//! among those heads; an option on a VL the port never sends (no table
+//! weight) is not selectable, so a head with another option takes that one.
 //!
 //! In both cases the input buffer space (and so the upstream credits) is freed
 //! when the packet's last byte has left it.
@@ -98,11 +99,13 @@ impl SelectionView for BufferedView<'_> {
     }
 }
 
-/// Selection view without output buffers: the link must be free, the next hop
-/// must have credits for the whole packet (not for VL15), and starting now
-/// must not overtake the packet's own arriving tail.
+/// Selection view without output buffers: the output's VL arbiter must ever
+/// send the option's VL, the link must be free, the next hop must have
+/// credits for the whole packet (not for VL15), and starting now must not
+/// overtake the packet's own arriving tail.
 struct LinkView<'a> {
     credits: &'a Credits,
+    served: &'a [u16],
     tx: &'a [TxState],
     ports: &'a [PortModel],
     now: Time,
@@ -122,6 +125,7 @@ impl<'a> LinkView<'a> {
     fn new(ports: &'a Ports, now: Time, layout: Layout, port_base: u32, p: &Packet) -> Self {
         LinkView {
             credits: &ports.credits,
+            served: &ports.served,
             tx: &ports.tx,
             ports: &ports.model,
             now,
@@ -144,7 +148,10 @@ impl SelectionView for LinkView<'_> {
     #[inline]
     fn can_accept(&self, c: &Candidate) -> bool {
         let gp = Layout::node_port(self.port_base, c.port);
-        if self.tx[gp as usize].busy {
+        // A VL the output never sends would hold the head for good, though
+        // another option (another port, whose SL2VL may give another VL)
+        // could take it.
+        if self.tx[gp as usize].busy || self.served[gp as usize] & (1 << c.slot) == 0 {
             return false;
         }
         if !self.fits(c) {
@@ -267,18 +274,10 @@ impl Simulation {
             let view = BufferedView::new(&self.ports, &self.switches.xout_busy, self.layout, self.p.crossbar, sm.port_base, p.blocks, p.flags);
             cands.as_slice().iter().any(|c| view.can_accept(c) && (!self.p.fully_adaptive || view.fits(c)))
         } else {
+            // The view already leaves out VLs the output's arbiter never
+            // sends (a VL without table weight holds a request legitimately).
             let view = LinkView::new(&self.ports, self.now, self.layout, sm.port_base, p);
-            // Without output buffers a VL arbiter may legitimately hold a
-            // request back (a VL without table weight); only count VLs it serves.
-            cands.as_slice().iter().any(|c| {
-                view.can_accept(c) && {
-                    let ogp = sm.gp(c.port);
-                    let t = self.ports.arb_table(ogp);
-                    c.slot == self.layout.vl15_slot
-                        || matches!(self.ports.arbiter, crate::arbitration::VlArbiter::RoundRobin(_))
-                        || t.high.iter().chain(&t.low).any(|&(v, w)| v == c.slot && w > 0)
-                }
-            })
+            cands.as_slice().iter().any(|c| view.can_accept(c))
         }
     }
 
@@ -648,8 +647,10 @@ impl Simulation {
                 break;
             }
             if !granted {
-                // Requests exist but no VL arbiter would serve them (e.g. a VL
-                // without a table entry): they wait for a change at the outputs.
+                // Requests exist but no VL arbiter would serve them: they wait
+                // for a change at the outputs. A guard only: requests are on
+                // VLs their outputs send (`LinkView`), and both arbiters grant
+                // one whenever such a VL is ready.
                 for k in 0..nreq {
                     let r = self.switches.scratch_req[k];
                     if r != NONE {

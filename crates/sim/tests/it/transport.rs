@@ -38,6 +38,9 @@ fn the_destination_acknowledges_each_packet_through_the_fabric() {
     assert_eq!((acks.generated_packets, acks.delivered_packets, acks.delivered_bytes), (1, 1, 30));
     let ack_latency = one_switch_latency(30);
     assert_eq!((acks.latency.min_ps, acks.latency.max_ps), (Some(ack_latency), Some(ack_latency)));
+    // Any host may reply, so the ACK class's share is of both hosts' rate
+    // (1x SDR: 0.25 B/ns each): 30 B in 10 µs of 0.5 B/ns = 0.006.
+    assert!((acks.offered_fraction - 0.006).abs() < 1e-12 && (acks.accepted_fraction - 0.006).abs() < 1e-12, "{acks:?}");
     // The data packet's message completes when its ACK is back at the source.
     let data = class_named(&r, "a");
     let done = one_switch_latency(282) + ack_latency;

@@ -245,3 +245,59 @@ fn periodic_credit_updates_delay_a_waiting_packet_by_at_most_one_period() {
         assert!(second >= 2_636_000 && second - 2_636_000 < (period * 1000.0) as u64, "period {period} ns: {second}");
     }
 }
+
+#[test]
+fn the_next_head_waits_for_the_crossbar_transfer_at_speedup_2() {
+    // src —4x— sw —1x— d1, sw —1x— d2; output buffers, speedup 2. a (to d1)
+    // and b (to d2) are generated at 0; b follows a on the 4x link (1 ns/B,
+    // 282 B each). a is routed at 5 + 20 + 100 = 125 ns and crosses at twice
+    // the 1x output's rate, 1 128 / 2 = 564 ns, so the crossbar input is
+    // busy until 689 ns (a's tail is in at 287 ns, earlier). a leaves on
+    // d1's link at 125 ns: delivered at 125 + 5 + 1 128 = 1 258 ns. b is
+    // routed at 282 + 5 + 20 + 100 = 407 ns but waits for the crossbar input
+    // until 689 ns; its output link is free, so it leaves then: 689 + 5 +
+    // 1 128 = 1 822 ns.
+    let mut f = ibnetsim_fabric::Fabric::new();
+    let hosts: Vec<_> = ["src", "d1", "d2"].iter().map(|n| f.add_hca(*n, 1).unwrap()).collect();
+    let sw = f.add_switch("sw", 3).unwrap();
+    f.connect(hosts[0], 1, sw, 1, sdr4(1.0)).unwrap();
+    f.connect(hosts[1], 1, sw, 2, sdr(1.0)).unwrap();
+    f.connect(hosts[2], 1, sw, 3, sdr(1.0)).unwrap();
+    let net = routed(f);
+    let mut c = base(true, CrossbarKind::Multiplexed);
+    c.traffic.classes[0].load = 0.0;
+    c.traffic.classes[0].pattern = pair("src", "d1");
+    c.warmup_ns = 0.0;
+    c.switch.speedup = 2.0;
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    sim.inject(0, 0, 0, 1).unwrap();
+    sim.inject(0, 0, 0, 2).unwrap();
+    sim.run(10_000_000).unwrap();
+    let l = &sim.results().classes[0].latency;
+    assert_eq!((l.count, l.min_ps, l.max_ps), (2, Some(1_258_000), Some(1_822_000)));
+}
+
+#[test]
+fn throughput_per_switch_divides_by_the_switches_of_the_fabric() {
+    // Two packets of 282 wire bytes cross a chain of two switches within a
+    // 10 µs window (each arrives by about 1.5 µs): offered and accepted
+    // traffic are 2·282 B / 10 000 ns / 2 switches = 0.0282 B/ns per switch.
+    let net = routed(chain(2, sdr(1.0), sdr(1.0)));
+    let mut c = base(true, CrossbarKind::Multiplexed);
+    c.traffic.classes[0].load = 0.0;
+    c.warmup_ns = 0.0;
+    let mut sim = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).unwrap();
+    sim.inject(0, 0, 0, 1).unwrap();
+    sim.inject(0, 0, 0, 1).unwrap();
+    sim.run(10_000_000).unwrap();
+    let r = sim.results();
+    assert_eq!(r.delivered, 2);
+    for (what, v) in [
+        ("offered", r.offered_bytes_per_ns_per_switch),
+        ("accepted", r.accepted_bytes_per_ns_per_switch),
+        ("class offered", r.classes[0].offered_bytes_per_ns_per_switch),
+        ("class accepted", r.classes[0].accepted_bytes_per_ns_per_switch),
+    ] {
+        assert!((v - 0.0282).abs() < 1e-12, "{what}: {v}");
+    }
+}

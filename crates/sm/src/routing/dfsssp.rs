@@ -682,6 +682,32 @@ mod tests {
     }
 
     #[test]
+    fn spare_vls_spread_one_layers_paths_over_its_sls() {
+        // The 4-ring needs one layer (above); with 4 VLs allowed it gets SLs
+        // 0-3, and each of its 8·8 (source, destination LID) entries draws
+        // one of them. All four are used unless the 64 draws missed one,
+        // which a uniform draw does with probability below 4·(3/4)^64 ≈ 10^-7.
+        let f = testfab::ring4();
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let (r, plan) = engine(4).route_layers(&f, &lids).unwrap();
+        assert_eq!(plan.sls, vec![(0, 4)]);
+        assert_eq!(sls_used(&lids, &r), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn each_spare_vl_goes_to_the_layer_with_the_most_pairs_per_vl() {
+        // 10 and 6 pairs, 4 VLs: the first spare goes to layer 0 (10 > 6),
+        // the second to layer 1 (10/2 = 5 < 6).
+        assert_eq!(balance(&[10, 6], 4), vec![2, 2]);
+        // 126 and 6 over 15: layer 0 takes all 13 spares, since 126/13 ≈
+        // 9.7 > 6 still before the last.
+        assert_eq!(balance(&[126, 6], 15), vec![14, 1]);
+        // Ties go to the first layer; no spare VL, no change.
+        assert_eq!(balance(&[3, 3], 3), vec![2, 1]);
+        assert_eq!(balance(&[1, 2, 3], 3), vec![1, 1, 1]);
+    }
+
+    #[test]
     fn ring6_by_hand() {
         // Six switches sw0..sw5, port 1 clockwise (to sw_i+1), port 2 back;
         // h_i on sw_i. LIDs h0..h5 = 1..6, sw0..sw5 = 7..12. sssp sends the
@@ -736,6 +762,29 @@ mod tests {
         assert_eq!((layer_of, needed, moved, unclosed), (vec![0, 1], 2, vec![0, 1], vec![]));
         let e = engine(1).assign(&groups, &keys).err().unwrap().to_string();
         assert!(e.contains("more than 1 virtual layers"), "{e}");
+    }
+
+    #[test]
+    fn the_plain_search_finds_the_cycle_past_a_channel_without_dependencies() {
+        // The fallback search (`find_cycle`) on paths 0→1, 1→2, 2→0 and 2→3:
+        // dependencies 0→1 (edge 0), 1→2 (edge 1), 2→0 (edge 2), 2→3 (edge
+        // 3), and channel 3 depends on nothing. Depth first from channel 0,
+        // the first channel reached: 0, 1, 2, then 2's first dependency
+        // closes the cycle at 0, so edges 0, 1, 2. With 2→0 removed only a
+        // path is left: no cycle, and every channel is marked finished.
+        let groups = [vec![0, 1], vec![1, 2], vec![2, 0], vec![2, 3]];
+        let mut cdg = Cdg::default();
+        for (gid, ch) in groups.iter().enumerate() {
+            cdg.add(gid as u32, &Group { channels: ch.clone(), pairs: 1 }, &[0, 1, 2, 3]);
+        }
+        let mut black = FxHashMap::default();
+        assert_eq!(cdg.find_cycle(&mut black), Some(vec![0, 1, 2]));
+        cdg.edges[2].removed = true;
+        let mut black = FxHashMap::default();
+        assert_eq!(cdg.find_cycle(&mut black), None);
+        let mut finished: Vec<u32> = black.keys().copied().collect();
+        finished.sort_unstable();
+        assert_eq!(finished, vec![0, 1, 2, 3]);
     }
 
     #[test]

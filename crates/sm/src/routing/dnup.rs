@@ -344,6 +344,61 @@ mod tests {
     }
 
     #[test]
+    fn the_notes_count_the_switch_pairs_without_a_down_up_path() {
+        // Leaves l0, l1 (a host each, rank 0) under spines s0, s1 (rank 1).
+        // A spine reaches the other spine only down to a leaf and up again,
+        // which the rule refuses: exactly 2 ordered pairs (s0 → s1, s1 → s0)
+        // have no path; every leaf reaches everything through a spine.
+        let mut f = Fabric::new();
+        let sw: Vec<NodeId> = ["l0", "l1", "s0", "s1"].iter().map(|n| f.add_switch(*n, 4).unwrap()).collect();
+        for (leaf, lp) in [(sw[0], 1), (sw[1], 2)] {
+            for (spine, sp) in [(sw[2], 1), (sw[3], 2)] {
+                f.connect(leaf, sp, spine, lp, LinkSpec::default()).unwrap();
+            }
+        }
+        for (i, &leaf) in sw[..2].iter().enumerate() {
+            let h = f.add_hca(format!("h{i}"), 1).unwrap();
+            f.connect(h, 1, leaf, 4, LinkSpec::default()).unwrap();
+        }
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let r = DnUp.route(&f, &lids).unwrap();
+        let holes: Vec<&String> = r.notes.iter().filter(|n| n.contains("have no down/up path")).collect();
+        assert_eq!(holes.len(), 1, "{:?}", r.notes);
+        assert!(holes[0].starts_with("dnup: 2 (switch, destination switch) pairs"), "{}", holes[0]);
+        // The ring: every switch a leaf, every pair reachable, no such note.
+        let ring = testfab::ring4();
+        let lids = LidMap::assign(&ring, 0).unwrap();
+        let r = DnUp.route(&ring, &lids).unwrap();
+        assert!(!r.notes.iter().any(|n| n.contains("have no down/up path")), "{:?}", r.notes);
+    }
+
+    #[test]
+    fn a_switch_may_have_64_switch_cables_but_not_65() {
+        // A hub cabled to k edge switches, a host on each edge switch: the
+        // hub's cables to switches are k, and the engine tracks 64 per switch.
+        let star = |k: u32| {
+            let mut f = Fabric::new();
+            let hub = f.add_switch("hub", 65).unwrap();
+            for i in 0..k {
+                let e = f.add_switch(format!("e{i}"), 2).unwrap();
+                f.connect(hub, i + 1, e, 1, LinkSpec::default()).unwrap();
+                let h = f.add_hca(format!("h{i}"), 1).unwrap();
+                f.connect(h, 1, e, 2, LinkSpec::default()).unwrap();
+            }
+            f
+        };
+        let f = star(64);
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let r = DnUp.route(&f, &lids).unwrap();
+        let h63 = lids.of_port(node(&f, "h63"), 1).unwrap().base;
+        assert_eq!(trace(&f, &lids, &r.tables, node(&f, "e0"), h63).unwrap().len(), 3);
+        let f = star(65);
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let e = DnUp.route(&f, &lids).unwrap_err().to_string();
+        assert!(e.contains("switch 'hub' has 65 switch-to-switch cables"), "{e}");
+    }
+
+    #[test]
     fn where_every_switch_is_a_leaf_it_routes_as_minhop() {
         // Every step is between equal ranks, so nothing is refused: the
         // tables are minhop's, credit loops included.

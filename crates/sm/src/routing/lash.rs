@@ -909,6 +909,24 @@ mod tests {
     }
 
     #[test]
+    fn switches_that_are_not_all_connected_are_named() {
+        // a – b cabled, c on its own, a host on each. The first tree, grown
+        // from a (the first in switch-table order), reaches b but not c.
+        let mut f = Fabric::new();
+        let a = f.add_switch("a", 4).unwrap();
+        let b = f.add_switch("b", 4).unwrap();
+        let c = f.add_switch("c", 4).unwrap();
+        f.connect(a, 1, b, 1, LinkSpec::default()).unwrap();
+        for (i, s) in [a, b, c].into_iter().enumerate() {
+            let h = f.add_hca(format!("h{i}"), 1).unwrap();
+            f.connect(h, 1, s, 4, LinkSpec::default()).unwrap();
+        }
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let e = engine(15, 0).route(&f, &lids).unwrap_err().to_string();
+        assert!(e.contains("switch 'a' has no path to switch 'c'"), "{e}");
+    }
+
+    #[test]
     fn trees_need_one_layer() {
         // A tree of switches has no cycle to close; neither has the 4-ary
         // 2-tree's layering. The 2-ary 3-tree needs a second layer: LASH

@@ -485,6 +485,27 @@ mod tests {
         assert!(matches!(err, SmError::Unroutable { .. }), "{err}");
     }
 
+    #[test]
+    fn a_ca_pair_cabled_back_to_back_is_unroutable_by_name() {
+        // A switch with host h0, and a0 – a1 cabled to each other only: a0's
+        // and a1's ports are in no switch's order list, and the error names
+        // the first of them (a0, LID order after h0).
+        let mut f = Fabric::new();
+        let s = f.add_switch("s", 4).unwrap();
+        let h0 = f.add_hca("h0", 1).unwrap();
+        f.connect(h0, 1, s, 1, LinkSpec::default()).unwrap();
+        let a0 = f.add_hca("a0", 1).unwrap();
+        let a1 = f.add_hca("a1", 1).unwrap();
+        f.connect(a0, 1, a1, 1, LinkSpec::default()).unwrap();
+        let lids = LidMap::assign(&f, 0).unwrap();
+        match Sssp.route(&f, &lids).unwrap_err() {
+            SmError::Unroutable { target, lid, .. } => {
+                assert_eq!((target.as_str(), lid), ("a0 port 1", lids.of_port(a0, 1).unwrap().base));
+            }
+            e => panic!("{e}"),
+        }
+    }
+
     /// Generated fabrics with the max channel load of sssp and minhop under
     /// uniform all-to-all traffic (base LIDs, LMC 0), as fractions of a
     /// link's rate. sssp is never worse except on "irregular 24", where it
