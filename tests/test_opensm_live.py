@@ -440,6 +440,21 @@ def test_torus_2qos_path_sls_are_opensms_pathrecord_sls(nets, tmp_path):
     assert set(theirs.values()) == {0, 1, 2, 3}
 
 
+def _torus_2qos_as_opensm(nets, tmp_path, fabric, net):
+    """Routes ``net`` (``fabric`` with parts removed) with torus-2QoS in both,
+    on the conf of the whole torus; asserts equal tables and SL2VL tables,
+    and returns the conf."""
+    dims, ring = TORUS_DIMS[fabric]
+    conf = xc.write_torus_conf(nets[fabric], dims, ring, tmp_path / "torus-2QoS.conf")
+    osm, ours = xc.crosscheck(net, "torus-2QoS", tmp_path, ["-Q", "--torus_config", str(conf)], ["--torus-config", str(conf)])
+    assert osm.engine == "torus-2QoS", f"OpenSM fell back to {osm.engine}"
+    assert len(osm.tables) > 0 and not xc.differences(osm.tables, ours)
+    theirs = xc.parse_sl2vl(tmp_path / "dumps" / "opensm-sl2vl.dump")
+    mine = xc.engine_sl2vl(net, "torus-2QoS", [f"torus_config={conf}"])
+    assert len(mine) > 0 and {k: theirs[k] for k in mine} == mine
+    return conf
+
+
 @pytest.mark.parametrize(
     "fabric,cables",
     [("torus5x5h2", [("sw1", 1), ("sw7", 3)]), ("torus3x4x5", [("sw0", 5), ("sw1", 3), ("sw2", 1)])],
@@ -450,14 +465,7 @@ def test_torus_2qos_routes_around_missing_cables_as_opensm(nets, tmp_path, fabri
     # both go the long way round the broken rings, entry for entry, with the
     # same SL2VL tables (the broken directions' ports are gone).
     net = xc.drop_cables(nets[fabric], tmp_path / "cut.net", cables)
-    dims, ring = TORUS_DIMS[fabric]
-    conf = xc.write_torus_conf(nets[fabric], dims, ring, tmp_path / "torus-2QoS.conf")
-    osm, ours = xc.crosscheck(net, "torus-2QoS", tmp_path, ["-Q", "--torus_config", str(conf)], ["--torus-config", str(conf)])
-    assert osm.engine == "torus-2QoS", f"OpenSM fell back to {osm.engine}"
-    assert len(osm.tables) > 0 and not xc.differences(osm.tables, ours)
-    theirs = xc.parse_sl2vl(tmp_path / "dumps" / "opensm-sl2vl.dump")
-    mine = xc.engine_sl2vl(net, "torus-2QoS", [f"torus_config={conf}"])
-    assert len(mine) > 0 and {k: theirs[k] for k in mine} == mine
+    conf = _torus_2qos_as_opensm(nets, tmp_path, fabric, net)
     assert ib.SubnetManager(ib.topology.read(net), routing="torus-2QoS", torus_config=conf).check().ok
 
 
@@ -484,14 +492,7 @@ def test_torus_2qos_routes_around_missing_switches_as_opensm(nets, tmp_path, fab
     # 6x5 case is the man page's (T = (3,1) failed). Tables and SL2VL equal,
     # and our routing passes the credit-loop check, the turn VLs (2, 3) in use.
     net = xc.drop_switches(nets[fabric], tmp_path / "gone.net", gone)
-    dims, ring = TORUS_DIMS[fabric]
-    conf = xc.write_torus_conf(nets[fabric], dims, ring, tmp_path / "torus-2QoS.conf")
-    osm, ours = xc.crosscheck(net, "torus-2QoS", tmp_path, ["-Q", "--torus_config", str(conf)], ["--torus-config", str(conf)])
-    assert osm.engine == "torus-2QoS", f"OpenSM fell back to {osm.engine}"
-    assert len(osm.tables) > 0 and not xc.differences(osm.tables, ours)
-    theirs = xc.parse_sl2vl(tmp_path / "dumps" / "opensm-sl2vl.dump")
-    mine = xc.engine_sl2vl(net, "torus-2QoS", [f"torus_config={conf}"])
-    assert len(mine) > 0 and {k: theirs[k] for k in mine} == mine
+    conf = _torus_2qos_as_opensm(nets, tmp_path, fabric, net)
     report = ib.SubnetManager(ib.topology.read(net), routing="torus-2QoS", torus_config=conf).check(include_switch_lids=True)
     vls = set(report["credit_loops"]["vls_used"])
     assert report.ok and vls <= {0, 1, 2, 3} and vls & {2, 3}
