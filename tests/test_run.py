@@ -573,3 +573,13 @@ def test_closed_loop_connection_and_transport_errors_name_the_key(extra, key, me
     with pytest.raises(ScenarioError) as e:
         loads_scenario(text)
     assert e.value.key == key and message in str(e.value), str(e.value)
+
+
+def test_run_gives_no_load_verdict_without_open_loop_classes(tmp_path):
+    # Closed-loop messages alone have no load to sweep: the table, no saturation line.
+    f = tmp_path / "rpc.toml"
+    f.write_text(PAIR.format(time_us=20.0) + ONE_PACKET_MESSAGES)
+    out = _cli("run", f, "-o", tmp_path / "o").stdout
+    (row,) = load_results(tmp_path / "o").to_dict(orient="records")
+    assert (row["status"], row["delivered_packets"]) == ("ok", 15)  # 20 µs / 1 318 ns, as above
+    assert "saturation" not in out and "sweep traffic.load" not in out, out

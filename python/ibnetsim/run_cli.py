@@ -192,7 +192,9 @@ def run_cmd(file: str, out_dir: Optional[str], executor: str, scheduler: Optiona
         fig = [p for p in paths if p.stem == "latency_vs_accepted" and p.suffix == ".png"]
         if fig:
             click.echo(f"figure: {fig[0]}")
-    if not ok_rows.empty:
+    # A saturation verdict is about the load of the open-loop classes; closed-loop
+    # classes, connections and traces alone have none to scale.
+    if not ok_rows.empty and (ok_rows["load"] > 0).any():
         # One saturation point per curve: every swept key but the load (seeds averaged).
         curve_axes = [a for a in series_axes if a != "seed"]
         groups = ok_rows.groupby(curve_axes, sort=True) if curve_axes else [((), ok_rows)]
