@@ -227,3 +227,27 @@ def test_qos_plan_refuses_a_bandwidth_that_is_not_a_finite_bit_rate(net, bandwid
         ib.qos.plan(fab, sm, [("h0", "h1", "DB", bandwidth)])
     assert str(e.value).startswith(message)
 
+
+
+def test_only_the_callers_keys_cross_into_the_core(monkeypatch):
+    # The preset's keys stay in the core, which lays the caller's over them;
+    # the document holds what simulate() was given (and the run's own keys).
+    import json
+
+    import ibnetsim as ib
+
+    seen = {}
+    real = ib._core.Simulation
+
+    def spy(subnet, text, *args, **kw):
+        seen.update(doc=json.loads(text), preset=kw.get("preset"))
+        return real(subnet, text, *args, **kw)
+
+    monkeypatch.setattr(ib._core, "Simulation", spy)
+    fab = ib.topology.single_switch(2)
+    r = ib.simulate(fab, ib.SubnetManager(fab), traffic=ib.traffic.uniform(0.5), time_us=50, preset="martinez2003", switch={"speedup": 2.0})
+    assert seen["preset"] == "martinez2003"
+    assert set(seen["doc"]) == {"switch", "seed", "warmup_ns", "traffic"} and seen["doc"]["switch"] == {"speedup": 2.0}
+    assert r.raw["delivered"] > 0
+    with pytest.raises(ConfigError, match=r"simulation config: switch\.speedup: invalid type: string \"fast\""):
+        ib.simulate(fab, ib.SubnetManager(fab), traffic=ib.traffic.uniform(0.1), time_us=5, preset="martinez2003", switch={"speedup": "fast"})

@@ -208,7 +208,6 @@ def simulate_plan(
     seed = _args.integer("seed", seed, 0, _args.U64_MAX)
     reqs, be_share, rate_basis, high_limit, entry_limit = _requests(plan)
     acc = plan.connections[plan.connections["accepted"] & plan.connections["klass"].isin(["DB", "DBTS"])]
-    cfg = default_config(preset)
     buf = buffer_bytes(packet_bytes)
     mtu = 256
     while mtu < packet_bytes - 26:
@@ -218,8 +217,10 @@ def simulate_plan(
         "switch": {"input_buffer_bytes": buf, "output_buffer_bytes": buf},
         "hca": {"send_buffer_bytes": buf, "receive_buffer_bytes": buf},
     }
-    cfg = _merge(cfg, base)
-    cfg = _merge(cfg, copy.deepcopy(config))
+    # Only these keys cross into the core, which lays them over the preset's
+    # there; the preset's keys are read here to name an unknown one.
+    _merge(default_config(preset), copy.deepcopy(config))
+    cfg = _merge(base, copy.deepcopy(config), strict=False)
     cfg["seed"] = seed
     cfg["warmup_ns"] = 0.0
     cfg["auto_warmup"] = None
@@ -235,10 +236,7 @@ def simulate_plan(
     if acc.empty:
         raise ConfigError("the plan accepted no DB/DBTS connection: nothing to simulate")
     doc = _coredoc.encode(cfg, "simulation config")
-    try:
-        sim = _core.Simulation(sm._inner, doc.text, None, (reqs, be_share, rate_basis, high_limit, entry_limit))
-    except ConfigError as e:
-        raise _coredoc.core_error(e, doc) from None
+    sim = _core.Simulation(sm._inner, doc, None, (reqs, be_share, rate_basis, high_limit, entry_limit), preset=preset)
     end_ps = int(round(max_time_us * PS_PER_US))
     bw = acc["bandwidth_bps"].to_numpy(dtype=float)
     rate = float((bw / (packet_bytes * 8)).sum())  # packets per second, all connections

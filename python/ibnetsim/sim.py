@@ -52,17 +52,22 @@ def default_config(preset: Optional[str] = None) -> dict[str, Any]:
     return json.loads(_core.sim_config_json(preset))
 
 
-def _merge(base: dict, overrides: dict, path: str = "") -> dict:
-    """Deep-merges ``overrides`` into ``base``; an unknown key is an error naming it."""
+def _merge(base: dict, overrides: dict, path: str = "", strict: bool = True) -> dict:
+    """Deep-merges ``overrides`` into ``base`` (a table naming its ``kind``
+    replaces the base's whole); unless ``strict`` is False, a key ``base``
+    lacks is an error naming it."""
     for key, value in overrides.items():
         dotted = f"{path}{key}"
+        if key not in base and not strict:
+            base[key] = value
+            continue
         if key not in base:
             known = ", ".join(sorted(base))
             close = _args.closest(key, base)
             hint = f"did you mean '{path}{close}'? " if close else ""
             raise ConfigError(f"unknown simulation key '{dotted}' ({hint}known here: {known})")
         if isinstance(value, dict) and isinstance(base[key], dict) and "kind" not in value:
-            _merge(base[key], value, dotted + ".")
+            _merge(base[key], value, dotted + ".", strict)
         else:
             base[key] = value
     return base
@@ -434,8 +439,10 @@ def simulate(
     if qos_file is not None and "data_vls" in config:
         raise ConfigError("give data_vls or qos_file, not both: with a QoS file the ports run the VLs its qos_max_vls sets")
     classes = [traffic] if isinstance(traffic, dict) else list(traffic)
-    cfg = default_config(preset)
-    cfg = _merge(cfg, copy.deepcopy(config))
+    # Only the caller's keys cross into the core, which lays them over the
+    # preset's there; the preset's keys are read here to name an unknown one.
+    _merge(default_config(preset), copy.deepcopy(config))
+    cfg = copy.deepcopy(config)
     cfg["seed"] = seed
     _set_warmup(cfg, warmup_us, warmup_max_fraction, time_us)
     cfg["traffic"] = {
@@ -448,10 +455,7 @@ def simulate(
     for note in notes:
         warnings.warn(note, ConfigWarning, stacklevel=2)
     doc = _coredoc.encode(cfg, "simulation config")
-    try:
-        sim = _core.Simulation(sm._inner, doc.text, None if qos_file is None else os.fspath(qos_file))
-    except ConfigError as e:
-        raise _coredoc.core_error(e, doc) from None
+    sim = _core.Simulation(sm._inner, doc, None if qos_file is None else os.fspath(qos_file), preset=preset)
     end_ps = int(round(time_us * PS_PER_US))
     t0 = time.perf_counter()
     console = None
@@ -485,9 +489,9 @@ def _with_warnings(res: SimResult, notes: list[str]) -> SimResult:
 
 
 def _warnings_of(cfg: dict, time_us: float) -> list[str]:
-    """The :class:`ConfigWarning` messages of a full core config."""
+    """The :class:`ConfigWarning` messages of the keys a run gives the core."""
     notes = []
-    if cfg["auto_warmup"] is None:
+    if cfg.get("auto_warmup") is None:
         why = warmup_warning(cfg["warmup_ns"] / 1000.0, time_us)
         if why:
             notes.append(f"warmup_us: {why}")

@@ -73,16 +73,22 @@ impl PySimulation {
     /// admits the requests as `ibnetsim.qos.plan` does and programs the tables
     /// that plan writes (15 data VLs).
     #[new]
-    #[pyo3(signature = (subnet, config_json, qos_file=None, qos_plan=None))]
+    #[pyo3(signature = (subnet, config_json, qos_file=None, qos_plan=None, preset=None))]
     fn new(
         py: Python<'_>,
         subnet: &PySubnet,
         config_json: &str,
         qos_file: Option<PathBuf>,
         qos_plan: Option<PlanArgs>,
+        preset: Option<&str>,
     ) -> PyResult<Self> {
-        let mut config: SimConfig = serde_json::from_str(config_json)
-            .map_err(|e| ConfigError::new_err(format!("simulation config: {e}")))?;
+        // `config_json` holds only the keys the caller gives; the rest are the
+        // preset's (or the defaults), which never leave the core.
+        let base = match preset {
+            Some(n) => ibnetsim_sim::preset(n).map_err(|e| sim_err(py, e))?,
+            None => SimConfig::default(),
+        };
+        let mut config = base.with_overrides(config_json, "simulation config").map_err(|e| ConfigError::new_err(e.to_string()))?;
         let fabric = &subnet.fabric().inner;
         let s = subnet.subnet();
         if qos_file.is_some() && qos_plan.is_some() {
@@ -231,14 +237,19 @@ fn sim_check_class(section: &str, doc_json: &str) -> PyResult<Option<(String, St
     Ok(problem.map(|(key, msg)| (key.to_string(), msg)))
 }
 
-/// Checks a full `SimConfig` (JSON) as far as it can be without a fabric:
-/// None when building a simulation from it would get past the config, else
-/// the (dotted key, message) of the first problem. A document that does not
-/// parse raises `ConfigError`.
+/// Checks the config that `config_json` (the keys given) makes over
+/// `preset` (or the defaults) as far as it can be without a fabric: None
+/// when building a simulation from it would get past the config, else the
+/// (dotted key, message) of the first problem. A document that does not
+/// parse raises `ConfigError`, naming the key.
 #[pyfunction]
-fn sim_check_config(config_json: &str) -> PyResult<Option<(String, String)>> {
-    let config: SimConfig =
-        serde_json::from_str(config_json).map_err(|e| ConfigError::new_err(format!("simulation config: {e}")))?;
+#[pyo3(signature = (config_json, preset=None))]
+fn sim_check_config(py: Python<'_>, config_json: &str, preset: Option<&str>) -> PyResult<Option<(String, String)>> {
+    let base = match preset {
+        Some(n) => ibnetsim_sim::preset(n).map_err(|e| sim_err(py, e))?,
+        None => SimConfig::default(),
+    };
+    let config = base.with_overrides(config_json, "simulation config").map_err(|e| ConfigError::new_err(e.to_string()))?;
     match config.check() {
         Ok(()) => Ok(None),
         Err(SimError::Config { key, msg }) => Ok(Some((key, msg))),

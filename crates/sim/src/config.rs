@@ -377,6 +377,108 @@ pub fn section_default_json(name: &str) -> Option<String> {
     Some(text.expect("config serializes"))
 }
 
+impl SimConfig {
+    /// `self` with the keys of `overrides` (a JSON document: objects merge key
+    /// by key, anything else replaces) laid over it, so that a caller sends
+    /// only what its user gave and the defaults (or a preset) stay here. A
+    /// value of the wrong type or an unknown key is an error naming its key
+    /// path (`switch.speedup`, `traffic.classes[0].laod`), not a position in
+    /// the merged document, which nobody wrote.
+    pub fn with_overrides(&self, overrides: &str, origin: &str) -> Result<SimConfig, SimError> {
+        let parse = |msg: String| SimError::Parse { origin: origin.to_string(), msg };
+        let over: serde_json::Value = serde_json::from_str(overrides).map_err(|e| parse(e.to_string()))?;
+        let mut merged = serde_json::to_value(self).expect("config serializes");
+        lay_over(&mut merged, over);
+        let mut doc = PathedJson::default();
+        doc.value(&merged, String::new());
+        serde_json::from_str(&doc.text).map_err(|e| {
+            let text = e.to_string();
+            // serde_json ends its message with the position; the key path replaces it.
+            let msg = text.rsplit_once(" at line ").map_or(text.as_str(), |(m, _)| m);
+            match doc.path_at(e.column()) {
+                "" => parse(msg.to_string()),
+                path => parse(format!("{path}: {msg}")),
+            }
+        })
+    }
+}
+
+/// Objects merge key by key, except a table that names its `kind` (a tagged
+/// enum: `vl_arbitration`, `sl2vl`, `selection`), which replaces the base's
+/// whole, since its other keys belong to that kind.
+fn lay_over(base: &mut serde_json::Value, over: serde_json::Value) {
+    match (base, over) {
+        (serde_json::Value::Object(b), serde_json::Value::Object(o)) if !o.contains_key("kind") => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(slot) => lay_over(slot, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+/// Compact JSON text with the key path at which each key or value starts.
+#[derive(Default)]
+struct PathedJson {
+    text: String,
+    starts: Vec<usize>,
+    paths: Vec<String>,
+}
+
+impl PathedJson {
+    fn mark(&mut self, path: &str) {
+        self.starts.push(self.text.len());
+        self.paths.push(path.to_string());
+    }
+
+    fn value(&mut self, v: &serde_json::Value, path: String) {
+        self.mark(&path);
+        match v {
+            serde_json::Value::Object(m) => {
+                self.text.push('{');
+                for (i, (k, x)) in m.iter().enumerate() {
+                    if i > 0 {
+                        self.text.push(',');
+                    }
+                    let sub = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                    self.mark(&sub);
+                    self.text.push_str(&serde_json::to_string(k).expect("a key serializes"));
+                    self.text.push(':');
+                    self.value(x, sub);
+                }
+                self.text.push('}');
+            }
+            serde_json::Value::Array(a) => {
+                self.text.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        self.text.push(',');
+                    }
+                    self.value(x, format!("{path}[{i}]"));
+                }
+                self.text.push(']');
+            }
+            scalar => self.text.push_str(&scalar.to_string()),
+        }
+    }
+
+    /// The path of the innermost key or value starting before 1-based
+    /// `column` (serde stops at or after the offending token's start).
+    fn path_at(&self, column: usize) -> &str {
+        let i = self.starts.partition_point(|&s| s < column);
+        if i == 0 {
+            ""
+        } else {
+            &self.paths[i - 1]
+        }
+    }
+}
+
 /// Converts a duration in nanoseconds to picoseconds, rejecting NaN, infinities
 /// and negative values with an error naming `key`.
 pub fn ns_to_ps(key: &str, ns: f64) -> Result<u64, SimError> {
@@ -599,6 +701,26 @@ mod tests {
         assert_eq!(class.get("properties").unwrap()["sl"]["maximum"], 15);
         let switch = section_schema("switch").unwrap();
         assert_eq!(switch.get("properties").unwrap()["input_buffer_bytes"]["format"], "uint32");
+    }
+
+    #[test]
+    fn overrides_lay_over_the_base_and_errors_name_their_key() {
+        let base = crate::presets::preset("martinez2003").unwrap();
+        let c = base.with_overrides(r#"{"data_vls":2,"switch":{"speedup":2.0},"traffic":{"classes":[{"load":0.1}]}}"#, "t").unwrap();
+        // The preset's other keys stay: only what the document names changes.
+        assert_eq!((c.data_vls, c.switch.speedup, c.mtu_bytes), (2, 2.0, base.mtu_bytes));
+        assert_eq!((c.switch.input_buffer_bytes, c.traffic.classes[0].load), (base.switch.input_buffer_bytes, 0.1));
+        let e = |doc: &str| base.with_overrides(doc, "t").unwrap_err().to_string();
+        let m = e(r#"{"switch":{"speedup":"fast"}}"#);
+        assert!(m.contains("switch.speedup: invalid type: string \"fast\", expected f64"), "{m}");
+        let m = e(r#"{"traffic":{"classes":[{"load":0.1},{"laod":0.1}]}}"#);
+        assert!(m.contains("traffic.classes[1].laod: unknown field `laod`"), "{m}");
+        let m = e(r#"{"data_vls":300}"#);
+        assert!(m.contains("data_vls: invalid value: integer `300`, expected u8"), "{m}");
+        assert!(e("{").contains("EOF"));
+        // A table naming its kind replaces the preset's whole.
+        let rr = base.with_overrides(r#"{"vl_arbitration":{"kind":"iba","low":[[0,4]]}}"#, "t").unwrap();
+        assert_eq!(rr.vl_arbitration, VlArbitrationConfig::Iba(VlArbConfig { high: vec![], low: vec![(0, 4)], limit_of_high_priority: 0 }));
     }
 
     #[test]

@@ -49,12 +49,6 @@ _MAX_US = max_time_us()
 _CORE_SIMULATION = tuple(k for k in keys_from_core("simulation") if k.name not in ("seed", "warmup_ns", "series_interval_ns"))
 
 
-def _preset_config(preset: Optional[str]) -> dict:
-    from ibnetsim.sim import default_config
-
-    return default_config(preset)
-
-
 def _check_simulation(s: dict, _cfg: dict) -> Optional[tuple[str, str]]:
     if not s["time_us"] > 0:
         return ("time_us", f"the run must last some time (got {s['time_us']} µs)")
@@ -132,8 +126,6 @@ SIMULATION = register_section(
                 "With `selection = \"fully-adaptive\"`: most routing options per destination, the escape one included "
                 "(paper 002's MR); the adaptive ones come from the lowest LID offsets. Unset = every LID of the port.",
                 default=None,
-                min=2,
-                max=16,
             ),
             *_CORE_SIMULATION,
             Key("seed", "int", "Seed of the traffic sources (each source has its own ChaCha stream).", default=FROM_SEED, min=0, max=2**63 - 1),
@@ -461,8 +453,6 @@ def _core_problem(config: dict) -> Optional[tuple[str, str]]:
     """The core's own check of the point's data-plane parameters (values,
     delays, buffers against the MTU, partitions, each traffic class), the one
     building the simulation makes, with the key named as the scenario writes it."""
-    from ibnetsim.sim import _merge
-
     specs = config["traffic"]
     classes = [traffic_class(t, n) for t, n in zip(specs, class_names(specs))] if specs else []
     for section, docs in (("traffic", classes), ("closed_loop", config.get("closed_loop", []))):
@@ -473,9 +463,8 @@ def _core_problem(config: dict) -> Optional[tuple[str, str]]:
     overrides = sim_overrides(config)
     # The QoS file is read when the simulation is built; its VLs replace data_vls.
     overrides.pop("qos_file", None)
-    doc = _merge(_preset_config(config["simulation"]["preset"]), overrides)
-    doc["traffic"] = {"classes": classes, "closed_loop": config.get("closed_loop", []), "connections": config.get("connection", [])}
-    problem = _core.sim_check_config(json.dumps(doc))
+    doc = {**overrides, "traffic": {"classes": classes, "closed_loop": config.get("closed_loop", []), "connections": config.get("connection", [])}}
+    problem = _core.sim_check_config(json.dumps(doc), config["simulation"]["preset"])
     if problem is None:
         return None
     key, msg = problem
