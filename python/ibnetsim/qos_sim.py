@@ -219,7 +219,7 @@ def simulate_plan(
     }
     # Only these keys cross into the core, which lays them over the preset's
     # there; the preset's keys are read here to name an unknown one.
-    _merge(default_config(preset), copy.deepcopy(config))
+    _merge(default_config(preset), config)
     cfg = _merge(base, copy.deepcopy(config), strict=False)
     cfg["seed"] = seed
     cfg["warmup_ns"] = 0.0

@@ -441,7 +441,7 @@ def simulate(
     classes = [traffic] if isinstance(traffic, dict) else list(traffic)
     # Only the caller's keys cross into the core, which lays them over the
     # preset's there; the preset's keys are read here to name an unknown one.
-    _merge(default_config(preset), copy.deepcopy(config))
+    _merge(default_config(preset), config)
     cfg = copy.deepcopy(config)
     cfg["seed"] = seed
     _set_warmup(cfg, warmup_us, warmup_max_fraction, time_us)

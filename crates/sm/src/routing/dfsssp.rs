@@ -599,11 +599,11 @@ fn balance(pairs: &[u64], max_vls: u8) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::{analyze, AnalysisOptions, CdgReport, PathSl as RouteSl, SlView};
-    use crate::routing::testfab::{self, check_routes, sls_used};
-    use crate::routing::{build_engine, sssp::Sssp};
+    use crate::analysis::CdgReport;
+    use crate::routing::testfab::{self, check_routes, sls_used, RouteSls};
+    use crate::routing::sssp::Sssp;
     use ibnetsim_fabric::gen::{FatTreeParams, IrregularParams, MeshParams, RingParams};
-    use ibnetsim_fabric::{LinkEnd, LinkSpec};
+    use ibnetsim_fabric::LinkSpec;
     use proptest::prelude::*;
 
     fn engine(max_vls: u8) -> Dfsssp {
@@ -613,22 +613,12 @@ mod tests {
     /// The credit-loop check of the CA-to-CA routes with SL `i` on VL `i`,
     /// each route on the SL the engine gave it (or SL 0 on every route).
     fn cdg(f: &Fabric, lids: &LidMap, r: &Routing, per_path: bool) -> CdgReport {
-        let sl = |src: LinkEnd, dlid: Lid| {
-            let base = lids.of_port(src.node, src.port).unwrap().base;
-            if per_path { r.path_sl.get(base, dlid).expect("every pair has an SL") } else { 0 }
-        };
-        let view = SlView::modulo(15).unwrap().with_path_sl(RouteSl::PerPair(&sl));
-        analyze(f, lids, &r.tables, &view, &AnalysisOptions::default()).unwrap().credit_loops
+        testfab::credit_loops(f, lids, r, if per_path { RouteSls::Given } else { RouteSls::Zero }, false)
     }
 
     #[test]
     fn registered_with_max_vls_checked() {
-        assert_eq!(build_engine(NAME, &RoutingOptions::default()).unwrap().name(), NAME);
-        for bad in [0, 16] {
-            let o = RoutingOptions { max_vls: Some(bad), ..RoutingOptions::default() };
-            let e = build_engine(NAME, &o).err().unwrap().to_string();
-            assert!(e.starts_with("invalid option 'max_vls'"), "{e}");
-        }
+        testfab::assert_max_vls_checked(NAME);
     }
 
     #[test]

@@ -701,14 +701,14 @@ impl Lash {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::{analyze, AnalysisOptions, CdgReport, PathSl as RouteSl, SlView};
+    use crate::analysis::CdgReport;
     use crate::hops::SwitchHops;
     use crate::lid::Lid;
     use crate::routing::minhop::MinHop;
-    use crate::routing::testfab::{self, check_minimal, check_routes, sls_used};
+    use crate::routing::testfab::{self, check_minimal, check_routes, sls_used, RouteSls};
     use crate::routing::build_engine;
     use ibnetsim_fabric::gen::{FatTreeParams, IrregularParams, MeshParams, RingParams};
-    use ibnetsim_fabric::{LinkEnd, LinkSpec};
+    use ibnetsim_fabric::LinkSpec;
     use proptest::prelude::*;
 
     fn engine(max_vls: u8, start_vl: u8) -> Lash {
@@ -719,13 +719,7 @@ mod tests {
     /// `r` gave it (`None`: every route on SL 0), CA-to-CA routes or, with
     /// `switch_lids`, management routes from and to switches too.
     fn cdg(f: &Fabric, lids: &LidMap, r: &Routing, per_path: bool, switch_lids: bool) -> CdgReport {
-        let sl = |src: LinkEnd, dlid: Lid| {
-            let base = lids.of_port(src.node, src.port).unwrap().base;
-            if per_path { r.path_sl.get(base, dlid).expect("every pair has an SL") } else { 0 }
-        };
-        let view = SlView::modulo(15).unwrap().with_path_sl(RouteSl::PerPair(&sl));
-        let options = AnalysisOptions { cdg_switch_lids: switch_lids, ..AnalysisOptions::default() };
-        analyze(f, lids, &r.tables, &view, &options).unwrap().credit_loops
+        testfab::credit_loops(f, lids, r, if per_path { RouteSls::Given } else { RouteSls::Zero }, switch_lids)
     }
 
     /// Complete, loop-free, minimal, and free of credit loops with the

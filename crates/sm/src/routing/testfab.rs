@@ -224,3 +224,42 @@ pub fn routed(engine: &dyn crate::routing::RoutingEngine, f: &Fabric, lmc: u8) -
     let r = engine.route(f, &lids).unwrap();
     (lids, r)
 }
+
+/// Which SL each CA-to-CA route takes in [`credit_loops`].
+pub enum RouteSls {
+    /// The engine's path SL; every route must have one.
+    Given,
+    /// The engine's path SL where it gives one, else SL 0.
+    GivenOrZero,
+    /// SL 0 on every route.
+    Zero,
+}
+
+/// The credit-loop check with SL `i` on VL `i`, the routes on the SLs
+/// `sls` says, CA-to-CA routes or, with `switch_lids`, management routes from
+/// and to switches too.
+pub fn credit_loops(f: &Fabric, lids: &LidMap, r: &crate::routing::Routing, sls: RouteSls, switch_lids: bool) -> crate::analysis::CdgReport {
+    use crate::analysis::{analyze, AnalysisOptions, PathSl, SlView};
+    let sl = |src: ibnetsim_fabric::LinkEnd, dlid: Lid| {
+        let base = lids.of_port(src.node, src.port).unwrap().base;
+        match sls {
+            RouteSls::Given => r.path_sl.get(base, dlid).expect("every pair has an SL"),
+            RouteSls::GivenOrZero => r.path_sl.get(base, dlid).unwrap_or(0),
+            RouteSls::Zero => 0,
+        }
+    };
+    let view = SlView::modulo(15).unwrap().with_path_sl(PathSl::PerPair(&sl));
+    let options = AnalysisOptions { cdg_switch_lids: switch_lids, ..AnalysisOptions::default() };
+    analyze(f, lids, &r.tables, &view, &options).unwrap().credit_loops
+}
+
+/// `name` is registered and refuses `max_vls` 0 and 16, naming the option.
+pub fn assert_max_vls_checked(name: &str) {
+    use crate::routing::{build_engine, RoutingOptions};
+    assert_eq!(build_engine(name, &RoutingOptions::default()).unwrap().name(), name);
+    for bad in [0, 16] {
+        let o = RoutingOptions { max_vls: Some(bad), ..RoutingOptions::default() };
+        let e = build_engine(name, &o).err().unwrap().to_string();
+        assert!(e.starts_with("invalid option 'max_vls'"), "{e}");
+    }
+}

@@ -1,10 +1,9 @@
 use super::*;
-use crate::analysis::{analyze, AnalysisOptions, CdgReport, PathSl as RouteSl, SlView};
+use crate::analysis::CdgReport;
 use crate::hops::SwitchHops;
 use crate::routing::build_engine;
-use crate::routing::testfab::{self, check_routes};
+use crate::routing::testfab::{self, check_routes, RouteSls};
 use ibnetsim_fabric::gen::{FatTreeParams, IrregularParams, MeshParams, RingParams};
-use ibnetsim_fabric::LinkEnd;
 use proptest::prelude::*;
 
 fn engine(max_vls: u8) -> Nue {
@@ -14,12 +13,7 @@ fn engine(max_vls: u8) -> Nue {
 /// The credit-loop check of the CA-to-CA routes, SL `i` on VL `i`, each
 /// route on the SL the engine gave it (SL 0 where it gave none).
 fn cdg(f: &Fabric, lids: &LidMap, r: &Routing) -> CdgReport {
-    let sl = |src: LinkEnd, dlid: Lid| {
-        let base = lids.of_port(src.node, src.port).unwrap().base;
-        r.path_sl.get(base, dlid).unwrap_or(0)
-    };
-    let view = SlView::modulo(15).unwrap().with_path_sl(RouteSl::PerPair(&sl));
-    analyze(f, lids, &r.tables, &view, &AnalysisOptions::default()).unwrap().credit_loops
+    testfab::credit_loops(f, lids, r, RouteSls::GivenOrZero, false)
 }
 
 /// Switch-to-CA routes longer than the fewest hops.
@@ -48,12 +42,7 @@ fn detours(f: &Fabric, lids: &LidMap, r: &Routing) -> Vec<(String, Lid, u16, u16
 
 #[test]
 fn registered_with_max_vls_checked() {
-    assert_eq!(build_engine(NAME, &RoutingOptions::default()).unwrap().name(), NAME);
-    for bad in [0, 16] {
-        let o = RoutingOptions { max_vls: Some(bad), ..RoutingOptions::default() };
-        let e = build_engine(NAME, &o).err().unwrap().to_string();
-        assert!(e.starts_with("invalid option 'max_vls'"), "{e}");
-    }
+    testfab::assert_max_vls_checked(NAME);
     let o = RoutingOptions { max_vls: Some(4), ..RoutingOptions::default() };
     assert!(build_engine(NAME, &o).is_ok());
 }
