@@ -89,8 +89,8 @@ pub(crate) struct Ports {
     /// The VL arbitration policy.
     pub arbiter: VlArbiter,
     /// By global port, a bit per VL slot its arbiter ever sends (VL15
-    /// always): without output buffers a head must not bid for a VL its
-    /// output never serves while another option could take it.
+    /// always): a head must not bid for (or be buffered on) a VL its output
+    /// never serves while another option could take it.
     pub served: Vec<u16>,
     /// Flow-control packets waiting for their transmitters, where they are
     /// charged link time.

@@ -268,7 +268,7 @@ impl Simulation {
         let l = self.layout;
         let served = |o: usize| {
             let (gp, slot) = l.split(o);
-            l.is_vl15(slot) || self.ports.arbiter.serves(self.ports.arb_table(gp), slot)
+            self.ports.served[gp as usize] & 1 << slot != 0
         };
         let mut waiting = vec![0u64; self.ports.outq.len()];
         // Output buffers, and CA send buffers.
@@ -277,26 +277,25 @@ impl Simulation {
                 waiting[o] += q.len as u64;
             }
         }
-        // Without output buffers a switch input's head bids for the output
-        // itself; it starves when none of its options is ever served.
-        if !self.p.output_buffers {
-            let mut cands = Candidates::new();
-            for (node, q) in self.ports.inq.iter().enumerate() {
-                let pm = self.ports.model[l.split_q(node).0 as usize];
-                if q.head == NIL || !pm.is_switch {
-                    continue;
-                }
-                let p = self.arena[q.head];
-                cands.clear();
-                if self.route(pm.switch, pm.port, node, q.head, &p, &mut cands).is_err() {
-                    continue;
-                }
-                Self::pinned_only(&p, &mut cands);
-                let outs = cands.as_slice().iter().map(|c| l.pv(self.switches.model[pm.switch as usize].gp(c.port), c.slot));
-                if let Some(first) = outs.clone().next() {
-                    if outs.clone().all(|o| !served(o)) {
-                        waiting[first] += q.len as u64;
-                    }
+        // A switch input's head never bids for (nor enters the buffer of) an
+        // output VL that is never sent: it starves when none of its options
+        // is ever served.
+        let mut cands = Candidates::new();
+        for (node, q) in self.ports.inq.iter().enumerate() {
+            let pm = self.ports.model[l.split_q(node).0 as usize];
+            if q.head == NIL || !pm.is_switch {
+                continue;
+            }
+            let p = self.arena[q.head];
+            cands.clear();
+            if self.route(pm.switch, pm.port, node, q.head, &p, &mut cands).is_err() {
+                continue;
+            }
+            Self::pinned_only(&p, &mut cands);
+            let outs = cands.as_slice().iter().map(|c| l.pv(self.switches.model[pm.switch as usize].gp(c.port), c.slot));
+            if let Some(first) = outs.clone().next() {
+                if outs.clone().all(|o| !served(o)) {
+                    waiting[first] += q.len as u64;
                 }
             }
         }

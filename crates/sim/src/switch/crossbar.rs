@@ -43,10 +43,12 @@ use crate::switch::SwitchModel;
 
 use super::input::next_bit;
 
-/// Selection view with output buffers: the crossbar output must be free and
-/// the output buffer must have room for the packet.
+/// Selection view with output buffers: the output's VL arbiter must ever send
+/// the option's VL, the crossbar output must be free and the output buffer
+/// must have room for the packet.
 pub(super) struct BufferedView<'a> {
     credits: &'a Credits,
+    served: &'a [u16],
     out_used: &'a [u32],
     out_cap: &'a [u32],
     xout_busy: &'a [bool],
@@ -64,6 +66,7 @@ impl<'a> BufferedView<'a> {
     pub(super) fn new(ports: &'a Ports, xout_busy: &'a [bool], layout: Layout, crossbar: CrossbarKind, port_base: u32, blocks: u16, flags: u8) -> Self {
         BufferedView {
             credits: &ports.credits,
+            served: &ports.served,
             out_used: &ports.out_used,
             out_cap: &ports.out_cap,
             xout_busy,
@@ -91,7 +94,9 @@ impl SelectionView for BufferedView<'_> {
         let gp = self.gp(c);
         let pv = self.layout.pv(gp, c.slot);
         let x = if self.mux { self.layout.port_base(gp) } else { pv };
-        !self.xout_busy[x] && self.out_used[pv] + self.blocks <= self.out_cap[pv]
+        // A packet buffered on a VL its output never sends would starve
+        // there, though another option could take it.
+        !self.xout_busy[x] && self.out_used[pv] + self.blocks <= self.out_cap[pv] && self.served[gp as usize] & (1 << c.slot) != 0
     }
     #[inline]
     fn fits(&self, c: &Candidate) -> bool {

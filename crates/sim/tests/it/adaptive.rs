@@ -109,34 +109,38 @@ fn adaptive_by_credits_takes_the_path_with_more_credits_when_both_are_free() {
 
 #[test]
 fn adaptive_selection_passes_over_a_path_whose_vl_the_output_never_sends() {
-    // No output buffers, two data VLs. At s0, SL0 leaving by port 1 (toward
-    // s1) maps to VL1, which port 1's VLArbitration table leaves out (only
-    // VL0 has weight); by port 2 (toward s2) it stays on VL0. One packet
+    // With and without output buffers, two data VLs. At s0, SL0 leaving by
+    // port 1 (toward s1) maps to VL1, which port 1's VLArbitration table
+    // leaves out (only VL0 has weight); by port 2 (toward s2) it stays on VL0. One packet
     // a0 → b0 is routed at s0 at 185 ns with both links free and full
     // credits: the base path (port 1) would win the tie, but its VL is never
     // sent there, so the packet must take port 2 and arrive as on any
     // three-switch path at zero load: 3·(5 + 80 + 100) + 5 + 1 128 =
     // 1 688 ns (the sum of `zero_load::one_two_three_switches_equal_links`).
     // Before, it bid for port 1's VL1 and waited for good, though port 2 was
-    // free (reported as a deadlock at the end of the run).
+    // free (reported as a deadlock at the end of the run); with output
+    // buffers it was buffered at port 1 on VL1 and starved there. Output
+    // buffers leave the zero-load sum unchanged (`zero_load`).
     use ibnetsim_sim::{QosTables, Sl2VlMap, VlArbConfig, VlArbMap};
-    let net = diamond();
-    let s0 = net.fabric.node_by_name("s0").unwrap();
-    let mut c = flows("adaptive-by-credits", PathBits::Base);
-    c.traffic.classes.truncate(1);
-    c.traffic.classes[0].load = 0.0;
-    c.warmup_ns = 0.0;
-    c.data_vls = 2;
-    c.switch.output_buffer_bytes = 0;
-    let only_vl0 = VlArbConfig { high: vec![], low: vec![(0, 10)], limit_of_high_priority: 0 };
-    let sl2vl = Sl2VlMap::from_fn(&net.fabric, |n, _, out, _| u8::from(n == s0 && out == 1));
-    let qos = QosTables { sl2vl, vlarb: VlArbMap { default: VlArbConfig::uniform(2), per_port: vec![((s0, 1), only_vl0)] } };
-    let mut sim = Simulation::with_qos(&net.fabric, &net.lids, &net.tables, &c, qos).unwrap();
-    sim.inject(0, 0, 0, 2).unwrap();
-    sim.run(10_000_000).unwrap();
-    let r = sim.results();
-    let l = &r.classes[0].latency;
-    assert_eq!((r.delivered, l.min_ps, l.max_ps), (1, Some(1_688_000), Some(1_688_000)));
-    assert_eq!(port(&r, "s0", 1).utilization, 0.0);
-    assert!(port(&r, "s0", 2).utilization > 0.0);
+    for output_buffer_bytes in [0, 2048] {
+        let net = diamond();
+        let s0 = net.fabric.node_by_name("s0").unwrap();
+        let mut c = flows("adaptive-by-credits", PathBits::Base);
+        c.traffic.classes.truncate(1);
+        c.traffic.classes[0].load = 0.0;
+        c.warmup_ns = 0.0;
+        c.data_vls = 2;
+        c.switch.output_buffer_bytes = output_buffer_bytes;
+        let only_vl0 = VlArbConfig { high: vec![], low: vec![(0, 10)], limit_of_high_priority: 0 };
+        let sl2vl = Sl2VlMap::from_fn(&net.fabric, |n, _, out, _| u8::from(n == s0 && out == 1));
+        let qos = QosTables { sl2vl, vlarb: VlArbMap { default: VlArbConfig::uniform(2), per_port: vec![((s0, 1), only_vl0)] } };
+        let mut sim = Simulation::with_qos(&net.fabric, &net.lids, &net.tables, &c, qos).unwrap();
+        sim.inject(0, 0, 0, 2).unwrap();
+        sim.run(10_000_000).unwrap();
+        let r = sim.results();
+        let l = &r.classes[0].latency;
+        assert_eq!((r.delivered, l.min_ps, l.max_ps), (1, Some(1_688_000), Some(1_688_000)), "output_buffer_bytes {output_buffer_bytes}");
+        assert_eq!(port(&r, "s0", 1).utilization, 0.0);
+        assert!(port(&r, "s0", 2).utilization > 0.0);
+    }
 }

@@ -215,9 +215,10 @@ fn a_saturated_hot_spot_on_up_down_is_congestion_not_deadlock() {
 fn a_vl_no_arbitration_table_serves_is_reported_as_starvation() {
     // One SL1 packet from h1 to h2 across a switch whose port to h2 (port 3)
     // serves VL0 only; every other port serves both VLs. The packet reaches
-    // the switch and then waits forever: with output buffers in sw/3's VL1
-    // buffer, without them at the head of sw/2's VL1 input. Either way the
-    // stall names sw/3 VL1 and its one packet, and no cycle.
+    // the switch and then waits forever at the head of sw/2's VL1 input, with
+    // or without output buffers (none is taken on a VL its port never
+    // sends). Either way the stall names sw/3 VL1 and its one packet, and no
+    // cycle.
     // The same packet from h0 to h1, where h0's own port serves only VL0,
     // starves in h0's send buffer.
     use ibnetsim_sim::{QosTables, Sl2VlMap, StarvedVl, VlArbConfig, VlArbMap};
