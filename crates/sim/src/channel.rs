@@ -107,7 +107,7 @@ impl Simulation {
         tx.busy = false;
         if blocks > 0 {
             let i = self.layout.pv(gp, slot);
-            self.ports.out_used[i] -= blocks as u32;
+            self.ports.out[i].used -= blocks as u32;
         }
         if self.ports.fcp.waiting(gp) {
             // Credit advertisements go before the next data packet.

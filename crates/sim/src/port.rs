@@ -33,6 +33,23 @@ pub(crate) struct PortModel {
     pub timing: LinkTiming,
 }
 
+/// An output (switch) or send (CA) VL buffer's room, in blocks.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct OutRoom {
+    /// Blocks held, including a packet on the wire.
+    pub used: u32,
+    /// Capacity.
+    pub cap: u32,
+}
+
+impl OutRoom {
+    /// Whether `blocks` more fit.
+    #[inline]
+    pub fn fits(&self, blocks: u32) -> bool {
+        self.used + blocks <= self.cap
+    }
+}
+
 /// Dynamic state of a transmitter.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct TxState {
@@ -76,10 +93,9 @@ pub(crate) struct Ports {
     pub in_cap: Vec<u32>,
     /// Output (switch) or send (CA) VL buffers.
     pub outq: Vec<PacketQueue>,
-    /// Blocks held in them, including a packet on the wire.
-    pub out_used: Vec<u32>,
-    /// Their capacity in blocks.
-    pub out_cap: Vec<u32>,
+    /// Their blocks held and capacity, side by side: every check for room
+    /// reads both.
+    pub out: Vec<OutRoom>,
     /// SL2VL tables.
     pub sl2vl: Sl2VlMap,
     /// Distinct VLArbitration tables.

@@ -104,7 +104,7 @@ impl Simulation {
                 let ogp = self.switches.model[pm.switch as usize].gp(c.port);
                 let o = l.pv(ogp, c.slot);
                 let target = if self.p.output_buffers {
-                    (self.ports.out_used[o] + p.blocks as u32 > self.ports.out_cap[o]).then_some(nin + o)
+                    (!self.ports.out[o].fits(p.blocks as u32)).then_some(nin + o)
                 } else {
                     let peer = self.ports.model[ogp as usize].peer;
                     let q = l.q(c.slot, c.partition);

@@ -12,7 +12,7 @@ use crate::flow_control::FlowControlPackets;
 use crate::layout::{Layout, MAX_PARTITIONS};
 use crate::link::{wire_bytes, VL15_MAX_PAYLOAD};
 use crate::packet::PacketQueue;
-use crate::port::{Ports, TxState};
+use crate::port::{OutRoom, Ports, TxState};
 use crate::qos::QosTables;
 use crate::sim::{Params, NONE};
 
@@ -163,8 +163,7 @@ pub(super) fn build(
         inq: vec![PacketQueue::default(); nin],
         in_cap,
         outq: vec![PacketQueue::default(); npv],
-        out_used: vec![0; npv],
-        out_cap,
+        out: out_cap.into_iter().map(|cap| OutRoom { used: 0, cap }).collect(),
         sl2vl: qos.sl2vl.clone(),
         arb_tables,
         port_arb,

@@ -372,7 +372,7 @@ impl Simulation {
                     (p.slot, p.blocks as u32, p.class)
                 };
                 let i = base + slot as usize;
-                if self.ports.out_used[i] + blocks > self.ports.out_cap[i] {
+                if !self.ports.out[i].fits(blocks) {
                     break;
                 }
                 hs.slq[sl as usize].pop(&mut self.arena);
@@ -383,7 +383,7 @@ impl Simulation {
                     p.ready_at = start;
                     p.tail_at = now;
                 }
-                self.ports.out_used[i] += blocks;
+                self.ports.out[i].used += blocks;
                 self.ports.outq[i].push(&mut self.arena, head);
                 self.ports.tx[gp as usize].outq_mask |= 1 << slot;
                 self.in_network += 1;

@@ -92,7 +92,7 @@ impl crate::sim::Simulation {
                     r.vl.push(self.layout.vl_of_slot(slot));
                     r.utilization.push((used - s.used_before[i]) as f64 / r.interval_ps as f64);
                     r.input_bytes.push(in_blocks * crate::credits::CREDIT_BYTES);
-                    r.output_bytes.push(self.ports.out_used[i] * crate::credits::CREDIT_BYTES);
+                    r.output_bytes.push(self.ports.out[i].used * crate::credits::CREDIT_BYTES);
                     s.used_before[i] = used;
                 }
             }

@@ -34,7 +34,7 @@ use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, PacketKind, FLAG_FECN, FLAG_VL15, NIL};
 use crate::selection::{Candidate, Candidates, SelectionView};
 use crate::layout::Layout;
-use crate::port::{PortModel, Ports, TxState};
+use crate::port::{OutRoom, PortModel, Ports, TxState};
 use crate::sim::{Simulation, NONE};
 use crate::switch::multicast::is_multicast;
 use crate::switch::arbiter::CrossbarArbiter;
@@ -49,8 +49,7 @@ use super::input::next_bit;
 pub(super) struct BufferedView<'a> {
     credits: &'a Credits,
     served: &'a [u16],
-    out_used: &'a [u32],
-    out_cap: &'a [u32],
+    out: &'a [OutRoom],
     xout_busy: &'a [bool],
     port_base: u32,
     layout: Layout,
@@ -67,8 +66,7 @@ impl<'a> BufferedView<'a> {
         BufferedView {
             credits: &ports.credits,
             served: &ports.served,
-            out_used: &ports.out_used,
-            out_cap: &ports.out_cap,
+            out: &ports.out,
             xout_busy,
             port_base,
             layout,
@@ -96,7 +94,7 @@ impl SelectionView for BufferedView<'_> {
         let x = if self.mux { self.layout.port_base(gp) } else { pv };
         // A packet buffered on a VL its output never sends would starve
         // there, though another option could take it.
-        !self.xout_busy[x] && self.out_used[pv] + self.blocks <= self.out_cap[pv] && self.served[gp as usize] & (1 << c.slot) != 0
+        !self.xout_busy[x] && self.out[pv].fits(self.blocks) && self.served[gp as usize] & (1 << c.slot) != 0
     }
     #[inline]
     fn fits(&self, c: &Candidate) -> bool {
@@ -504,12 +502,12 @@ impl Simulation {
             self.ports.credits.consume(ogp, self.layout.q(c.slot, c.partition), p.blocks);
         }
         let o = self.layout.pv(ogp, c.slot);
-        self.ports.out_used[o] += p.blocks as u32;
+        self.ports.out[o].used += p.blocks as u32;
         // Replies (ACKs, notifications) are not marked: only data congests.
         // A marked packet stays marked (and counts once).
         if p.kind() == PacketKind::Data
             && p.flags & FLAG_FECN == 0
-            && self.mech.on_grant(o, self.ports.out_used[o], self.ports.out_cap[o])
+            && self.mech.on_grant(o, self.ports.out[o].used, self.ports.out[o].cap)
         {
             self.arena[moved].flags |= FLAG_FECN;
         }
