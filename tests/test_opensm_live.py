@@ -40,6 +40,7 @@ FABRICS = {
     "ring5": lambda: ib.topology.torus([5], hosts_per_switch=1),
     "torus4x4x4": lambda: ib.topology.torus([4, 4, 4], hosts_per_switch=1),
     "torus5x3": lambda: ib.topology.torus([5, 3], hosts_per_switch=1),
+    "torus3x4": lambda: ib.topology.torus([3, 4], hosts_per_switch=1),
     "torus3x4x5": lambda: ib.topology.torus([3, 4, 5], hosts_per_switch=1),
     "torus5x5h2": lambda: ib.topology.torus([5, 5], hosts_per_switch=2),
     "torus6x5": lambda: ib.topology.torus([6, 5], hosts_per_switch=1),
@@ -160,6 +161,26 @@ def test_lash_layers_match_opensm(nets, tmp_path, fabric):
     assert layers >= 1 and len(counts) == 2 * layers, counts
     sm = ib.SubnetManager(ib.topology.read(nets[fabric]), routing="lash")
     assert f"ordered switch pairs per layer {counts[:layers]}, after balancing {counts[layers:]}" in sm.notes[0], (sm.notes[0], counts)
+
+
+def test_lash_path_sls_are_opensms_pathrecord_sls(nets, tmp_path):
+    # The SL of a lash path is its switch pair's layer, which OpenSM's SA
+    # gives in every PathRecord (saquery on the running OpenSM): all 132
+    # ordered host pairs of the 3x4 torus. Balancing moves pairs between the
+    # two layers, so the per-layer counts alone (above) would not see a pair
+    # moved instead of another.
+    net = nets["torus3x4"]
+    with xc.opensm_running(net, "lash", tmp_path) as client:
+        first = xc.path_record_sl(client, 1, 2)
+        sm = ib.SubnetManager(ib.topology.read(net), routing="lash", guid2lid=tmp_path / "cache" / "guid2lid")
+        lids = sm.lids.set_index("node")["base_lid"]
+        hosts = [f"h{i}" for i in range(12)]
+        pairs = [(int(lids[s]), int(lids[d])) for s in hosts for d in hosts if s != d]
+        theirs = {p: xc.path_record_sl(client, *p) for p in pairs}
+    ours = {p: sm.path_sl(*p) for p in pairs}
+    assert first == sm.path_sl(1, 2)
+    assert ours == theirs
+    assert set(theirs.values()) == {0, 1}
 
 
 def _check_nue(net: Path, layers: int) -> dict:
