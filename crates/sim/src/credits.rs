@@ -188,12 +188,16 @@ impl Credits {
     }
 
     /// Counts `port`'s deferred returns that are due as arrived.
-    #[inline]
+    #[inline(always)]
     fn settle(&mut self, port: u32) {
-        let d = &mut self.deferred[port as usize];
-        if d.n == 0 {
-            return;
+        if self.deferred[port as usize].n != 0 {
+            self.settle_due(port);
         }
+    }
+
+    #[inline(never)]
+    fn settle_due(&mut self, port: u32) {
+        let d = &mut self.deferred[port as usize];
         let mut k = 0;
         while k < d.n as usize {
             let r = d.r[k];

@@ -94,6 +94,14 @@ impl FifoQueue {
         if d == delay && self.delays.get(i as usize) == Some(&delay) {
             return Some(i as usize);
         }
+        self.assign_fifo(delay, c)
+    }
+
+    // Out of line, as are the other rare paths of a push, so that the push
+    // itself is small enough to inline into every handler that schedules.
+    #[cold]
+    #[inline(never)]
+    fn assign_fifo(&mut self, delay: Time, c: usize) -> Option<usize> {
         let i = match self.delays.iter().position(|&d| d == delay) {
             Some(i) => i,
             None if self.delays.len() < MAX_FIFOS => {
@@ -109,6 +117,17 @@ impl FifoQueue {
         };
         self.cache[c] = (delay, i as u8);
         Some(i)
+    }
+
+    #[inline(never)]
+    fn push_heap(&mut self, e: Entry) {
+        self.heap.push(HeapEntry(e));
+    }
+
+    #[inline(never)]
+    fn push_first(&mut self, i: usize, e: Entry) {
+        self.heads.push(Reverse((e.key, i as u8)));
+        self.fifos[i].push_back(e);
     }
 
     #[inline]
@@ -131,7 +150,7 @@ impl EventQueue for FifoQueue {
         self.seq - 1
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_reserved(&mut self, now: Time, at: Time, seq: u64, ev: Event) {
         debug_assert!(at >= now, "event scheduled in the past: {at} < {now}");
         let e = Entry::new(at, seq, ev);
@@ -143,11 +162,12 @@ impl EventQueue for FifoQueue {
             // is monotone in the simulator, and this guards the invariant anyway.
             Some(i) if !matches!(self.fifos[i].back(), Some(b) if b.key >= e.key) => {
                 if self.fifos[i].is_empty() {
-                    self.heads.push(Reverse((e.key, i as u8)));
+                    self.push_first(i, e);
+                } else {
+                    self.fifos[i].push_back(e);
                 }
-                self.fifos[i].push_back(e);
             }
-            _ => self.heap.push(HeapEntry(e)),
+            _ => self.push_heap(e),
         }
     }
 
