@@ -104,7 +104,7 @@ impl Queue {
 }
 
 impl EventQueue for Queue {
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, now: Time, at: Time, ev: Event) {
         match self {
             Queue::Heap(q) => q.push(now, at, ev),

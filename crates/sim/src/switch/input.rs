@@ -130,7 +130,7 @@ impl Simulation {
     }
 
     /// Marks every non-empty input queue of port `gp` for arbitration.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn mark_port_pending(&mut self, gp: u32) {
         let sm = &self.switches.model[self.ports.model[gp as usize].switch as usize];
         let (first, base) = (self.layout.local(sm.port_base, gp, 0), sm.bits_base as usize);
@@ -150,7 +150,9 @@ impl Simulation {
     }
 
     /// Makes the waiters of output port `gp` pending.
-    #[inline]
+    // Always inlined: a few loads and one word on most switches, called two
+    // or three times per switch hop.
+    #[inline(always)]
     pub(crate) fn wake_waiters(&mut self, gp: u32) {
         let pm = &self.ports.model[gp as usize];
         let sm = &self.switches.model[pm.switch as usize];
