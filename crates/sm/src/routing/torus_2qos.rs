@@ -1138,6 +1138,18 @@ mod tests {
         assert_eq!(err, "routing engine 'torus-2QoS' cannot route this fabric: the seed of t.conf puts 'sw1' at (0,1,0) twice or where another switch is; check its links");
     }
 
+    #[test]
+    fn port_order_may_name_a_switchs_last_port_but_not_one_past_it() {
+        // The 3x3 torus's switches have ports 0-5 (5: the host). Naming port
+        // 5 first changes nothing with one CA per switch; port 6 is no port.
+        let (f, _) = fabric_and_engine(&[3, 3], true, 1, "");
+        let (lids, plain) = testfab::routed(&engine_for(&f, &[3, 3], true, ""), &f, 0);
+        let r = engine_for(&f, &[3, 3], true, "port_order 5\n").route(&f, &lids).unwrap();
+        assert_eq!(r.tables, plain.tables);
+        let err = engine_for(&f, &[3, 3], true, "port_order 6\n").route(&f, &lids).unwrap_err().to_string();
+        assert_eq!(err, "routing engine 'torus-2QoS' cannot route this fabric: port_order lists port 6, but switch 'sw0' has only ports 0-5");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
 
