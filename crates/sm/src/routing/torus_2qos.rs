@@ -1105,6 +1105,51 @@ mod tests {
         f
     }
 
+    #[test]
+    fn two_missing_cables_in_different_rings_leave_every_switch_in_place() {
+        // Without the +x cables of sw4 (4,0) and sw29 (5,4) of the 6x5 torus,
+        // squares cannot place every switch and the line rule must, by hop
+        // counts; each switch belongs at its generator coordinates
+        // (x + 6y), and each broken x ring is taken the long way round.
+        let f = torus_cut(6, 5, &[(4, 0), (29, 0)]);
+        let t = engine_for(&f, &[6, 5], true, "").place(&f).unwrap();
+        for i in 0..30 {
+            assert_eq!(t.coord_of(sw(&f, i)), Some([(i % 6) as u32, (i / 6) as u32, 0]), "sw{i}");
+        }
+        assert_eq!(t.broken_rings, 2);
+        let (lids, r) = testfab::routed(&engine_for(&f, &[6, 5], true, ""), &f, 0);
+        check_routes(&f, &lids, &r.tables).unwrap();
+        assert_eq!(route(&f, &lids, &r, 4, 5), ["sw4:2", "sw3:2", "sw2:2", "sw1:2", "sw0:2", "sw5:5"]);
+        // The same with the +y cable of sw6 (1,1) and the +x cable of sw9 (4,1) of the 5x5 torus.
+        let f = torus_cut(5, 5, &[(6, 1), (9, 0)]);
+        let t = engine_for(&f, &[5, 5], true, "").place(&f).unwrap();
+        for i in 0..25 {
+            assert_eq!(t.coord_of(sw(&f, i)), Some([(i % 5) as u32, (i / 5) as u32, 0]), "sw{i}");
+        }
+    }
+
+    #[test]
+    fn a_seed_that_places_a_switch_twice_is_refused() {
+        // xp_link and yp_link both name sw1: it cannot be at (1,0) and (0,1).
+        let f = MeshParams::new(&[3, 3], true, 1).build().unwrap();
+        let conf = format!("torus 3 3 1\nxp_link {} {}\nyp_link {} {}\n", guid(&f, 0), guid(&f, 1), guid(&f, 0), guid(&f, 1));
+        let e = Torus2Qos::new(TorusConf::parse(&conf, Path::new("t.conf")).unwrap());
+        let err = e.route(&f, &LidMap::assign(&f, 0).unwrap()).unwrap_err().to_string();
+        assert_eq!(err, "routing engine 'torus-2QoS' cannot route this fabric: the seed of t.conf puts 'sw1' at (0,1,0) twice or where another switch is; check its links");
+    }
+
+    #[test]
+    fn port_order_may_name_a_switchs_last_port_but_not_one_past_it() {
+        // The 3x3 torus's switches have ports 0-5 (5: the host). Naming port
+        // 5 first changes nothing with one CA per switch; port 6 is no port.
+        let (f, _) = fabric_and_engine(&[3, 3], true, 1, "");
+        let (lids, plain) = testfab::routed(&engine_for(&f, &[3, 3], true, ""), &f, 0);
+        let r = engine_for(&f, &[3, 3], true, "port_order 5\n").route(&f, &lids).unwrap();
+        assert_eq!(r.tables, plain.tables);
+        let err = engine_for(&f, &[3, 3], true, "port_order 6\n").route(&f, &lids).unwrap_err().to_string();
+        assert_eq!(err, "routing engine 'torus-2QoS' cannot route this fabric: port_order lists port 6, but switch 'sw0' has only ports 0-5");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
 

@@ -243,6 +243,14 @@ mod tests {
     }
 
     #[test]
+    fn hex_radices_take_a_suffix_after_their_hex_digits() {
+        // strtoul(…, 0) reads "0x5" as 5 and "0x3" of "0x3m" as 3; the "m"
+        // after it makes y open.
+        let c = parse("torus 0x5 0x3m 1\nxp_link 1 2\n").unwrap();
+        assert_eq!((c.radix, c.mesh), ([5, 3, 1], [false, true, false]));
+    }
+
+    #[test]
     fn errors_name_file_and_line() {
         let e = parse("torus 4 4 1\n\nqp_link 1 2\n").unwrap_err().to_string();
         assert!(e.starts_with("t.conf:3: unknown keyword 'qp_link'"), "{e}");
