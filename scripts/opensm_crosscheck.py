@@ -193,9 +193,14 @@ def ibnetsim_sl2vl(net: Path, qos_conf: Path) -> Sl2Vl:
     import ibnetsim as ib
 
     fab = ib.topology.read(net)
+    return _keyed_as_opensm(fab, ib.SubnetManager(fab).sl2vl(qos_file=qos_conf))
+
+
+def _keyed_as_opensm(fab, sl2vl) -> Sl2Vl:
+    """``SubnetManager.sl2vl()``'s rows on ``fab``, keyed as OpenSM's dump keys them."""
     nodes = fab.nodes.set_index("name")
     tables: Sl2Vl = {}
-    for r in ib.SubnetManager(fab).sl2vl(qos_file=qos_conf).itertuples():
+    for r in sl2vl.itertuples():
         guid = int(nodes.loc[r.node, "guid"], 16)
         vls = tuple(int(getattr(r, f"sl{sl}")) for sl in range(16))
         if nodes.loc[r.node, "kind"] == "Switch":
@@ -272,17 +277,8 @@ def engine_sl2vl(net: Path, engine: str, options: Sequence[str] = ()) -> Sl2Vl:
     import ibnetsim as ib
 
     fab = ib.topology.read(net)
-    nodes = fab.nodes.set_index("name")
     kwargs = dict(o.split("=", 1) for o in options)
-    tables: Sl2Vl = {}
-    for r in ib.SubnetManager(fab, routing=engine, **kwargs).sl2vl().itertuples():
-        guid = int(nodes.loc[r.node, "guid"], 16)
-        vls = tuple(int(getattr(r, f"sl{sl}")) for sl in range(16))
-        if nodes.loc[r.node, "kind"] == "Switch":
-            tables[(guid, r.in_port, r.out_port)] = vls
-        else:
-            tables[(guid + r.out_port, 0, 0)] = vls
-    return tables
+    return _keyed_as_opensm(fab, ib.SubnetManager(fab, routing=engine, **kwargs).sl2vl())
 
 
 def parse_guid2lid(path: Path) -> dict[int, tuple[int, int]]:
