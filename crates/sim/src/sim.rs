@@ -63,6 +63,9 @@ pub(crate) struct Params {
     pub max_transfers: u8,
     /// Crossbar arbiter.
     pub crossbar_arbiter: crate::switch::arbiter::CrossbarArbiter,
+    /// The default arbitration: round robin over FIFO heads, deterministic
+    /// selection (the crossbar has a path compiled for it alone).
+    pub plain_arbitration: bool,
     /// Watchdog period.
     pub watchdog_ps: Time,
     /// SLs in HCA service order.

@@ -137,6 +137,9 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
         input_buffer,
         max_transfers,
         crossbar_arbiter,
+        plain_arbitration: crossbar_arbiter == CrossbarArbiter::RoundRobin
+            && input_buffer == InputBuffer::Fifo
+            && matches!(selection, Selection::Deterministic(_)),
         watchdog_ps,
         sl_order: sl_order(&c.hca.sl_priority)?,
         mtu_bytes: c.mtu_bytes,

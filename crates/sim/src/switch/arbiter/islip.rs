@@ -107,7 +107,7 @@ impl Simulation {
         // still free one after another, and wait as waiters of their options
         // otherwise: with one option each that is what the maximal match left
         // them; an adaptive head may still find another option free.
-        self.round_robin_pass(swi, sm, vl15_only, cands);
+        self.round_robin_pass::<false>(swi, sm, vl15_only, cands);
     }
 }
 

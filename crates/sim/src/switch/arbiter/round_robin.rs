@@ -8,13 +8,14 @@ use crate::switch::SwitchModel;
 
 impl Simulation {
     /// One pass over the pending input queues of switch `swi` (only VL15
-    /// queues if `vl15_only`), in round-robin order.
+    /// queues if `vl15_only`), in round-robin order; `PLAIN`: the inputs are
+    /// FIFOs and the selection deterministic (`Params::plain_arbitration`).
     // Inlined (as are the calls below it on the FIFO path): this loop and
     // what it calls were one function before the arbiters and organisations
     // became modules, and calls through them cost 4 % of the benchmark's
     // instructions.
     #[inline(always)]
-    pub(in crate::switch) fn round_robin_pass(&mut self, swi: u32, sm: &SwitchModel, vl15_only: bool, cands: &mut Candidates) {
+    pub(in crate::switch) fn round_robin_pass<const PLAIN: bool>(&mut self, swi: u32, sm: &SwitchModel, vl15_only: bool, cands: &mut Candidates) {
         let qpp = self.layout.qpp;
         let nbits = sm.num_ports as usize * qpp;
         // Every writer keeps the pointer below `nbits` (no division here).
@@ -27,7 +28,13 @@ impl Simulation {
                 if vl15_only && self.layout.slot_of_q(self.layout.split_local(sm.port_base, idx).1) != self.layout.vl15_slot {
                     continue;
                 }
-                if self.serve_input(swi, sm, idx, cands) {
+                let granted = if PLAIN {
+                    self.clear_pending(sm, idx);
+                    self.serve_fifo::<true>(swi, sm, idx, cands)
+                } else {
+                    self.serve_input(swi, sm, idx, cands)
+                };
+                if granted {
                     self.switches.state[swi as usize].rr = if idx + 1 == nbits { 0 } else { idx as u32 + 1 };
                 }
             }

@@ -2,7 +2,7 @@
 //! the crossbar; a head that cannot go waits as a waiter of its output ports
 //! and holds back every packet behind it.
 
-use crate::selection::Candidates;
+use crate::selection::{Candidates, Deterministic};
 use crate::sim::Simulation;
 use crate::switch::crossbar::{first_acceptable, BufferedView};
 use crate::switch::multicast::is_multicast;
@@ -11,11 +11,12 @@ use crate::switch::SwitchModel;
 impl Simulation {
     /// Offers the head of input queue `idx` of switch `swi` to the crossbar
     /// (output buffers), and while its crossbar input may send more, the new
-    /// head; true if one was granted.
+    /// head; true if one was granted. `DETERMINISTIC`: the selection policy
+    /// is, so it needs no dispatch.
     #[inline(always)]
-    pub(in crate::switch) fn serve_fifo(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
+    pub(in crate::switch) fn serve_fifo<const DETERMINISTIC: bool>(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
         let mut granted = false;
-        while self.serve_fifo_head(swi, sm, idx, cands) {
+        while self.serve_fifo_head::<DETERMINISTIC>(swi, sm, idx, cands) {
             granted = true;
             if self.p.max_transfers == 1 {
                 // The input is busy now; its `XbarDone` re-arbitrates.
@@ -27,7 +28,7 @@ impl Simulation {
 
     /// Offers the head of input queue `idx` to the crossbar; true if granted.
     #[inline(always)]
-    fn serve_fifo_head(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
+    fn serve_fifo_head<const DETERMINISTIC: bool>(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
         let (gp, q) = self.layout.split_local(sm.port_base, idx);
         // Not routed yet (a `Routed` event will come), crossbar input
         // busy (an `XbarDone` will come), or empty: nothing to do now.
@@ -36,7 +37,13 @@ impl Simulation {
         let (blocks, dlid, flags) = (self.arena[id].blocks, self.arena[id].dlid, self.arena[id].flags);
         let sel = {
             let view = BufferedView::new(&self.ports, &self.switches.xout_busy, self.layout, self.p.crossbar, sm.port_base, blocks, flags);
-            if is_multicast(dlid) { first_acceptable(cands, &view) } else { self.mech.selection.select(cands, &view) }
+            if is_multicast(dlid) {
+                first_acceptable(cands, &view)
+            } else if DETERMINISTIC {
+                Deterministic.select(cands, &view)
+            } else {
+                self.mech.selection.select(cands, &view)
+            }
         };
         match sel {
             Some(k) => {

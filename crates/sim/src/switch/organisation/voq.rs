@@ -34,7 +34,7 @@ impl Simulation {
         let i = self.layout.pq(gp, q);
         let head = self.ports.inq[i].head;
         if head != NIL && is_multicast(self.arena[head].dlid) {
-            return self.serve_fifo(swi, sm, idx, cands);
+            return self.serve_fifo::<false>(swi, sm, idx, cands);
         }
         let xi = self.xidx(gp, self.layout.slot_of_q(q));
         let in_port = self.ports.model[gp as usize].port;
