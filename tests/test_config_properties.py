@@ -132,10 +132,12 @@ def with_keys(values: dict) -> tuple[str, dict]:
 
 
 def fabric_dependent(e: ConfigError) -> bool:
-    """Known gap (issue 11): the watchdog must outlast four of the fabric's slowest
-    hops (cable, MTU packet and switch delays), which only the built fabric knows;
-    a draw that meets it says nothing about the key drawn."""
-    return "'watchdog_ns'" in str(e)
+    """Limits only the built fabric knows, so a draw that meets one says nothing
+    about the key drawn: the watchdog must outlast four of the fabric's slowest
+    hops (cable, MTU packet and switch delays; issue 11), and the closed-loop
+    windows, which leave at time 0, may not hold more than 2^24 packets over
+    all the fabric's senders."""
+    return "'watchdog_ns'" in str(e) or "packets into the send queues at time 0" in str(e)
 
 
 @st.composite

@@ -562,6 +562,8 @@ def test_a_cbr_connection_sends_at_its_bandwidth():
         ('[[connection]]\nsource = "h0"\nbandwidth_bps = 1\n', "connection", "missing key `destination`"),
         ('[[connection]]\nsource = "h0"\ndestination = "h1"\nbandwidth_bps = 1\npacket_bytes = 26\n', "connection.packet_bytes", "headers (26 B) included"),
         ("[[closed_loop]]\nwindow = 0\n", "closed_loop.window", "below the minimum 1"),
+        # Found by the property test: 54 million messages per source filled the memory.
+        ("[[closed_loop]]\nwindow = 54199248\n", "closed_loop.window", "above the maximum 65536"),
         ("[[closed_loop]]\n[[closed_loop]]\n", "closed_loop[1].name", "class name 'closed-loop' is used twice"),
         ('[[closed_loop]]\npattern = "uniform"\nhot_fraction = 0.5\n', "closed_loop.hot_fraction", "is read only with pattern = \"hot-spot\", not \"uniform\""),
         ('[[closed_loop]]\n[transport]\nack = "message"\nreply_sl = 16\n', "transport.reply_sl", "above the maximum 15"),

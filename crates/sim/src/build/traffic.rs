@@ -13,6 +13,7 @@ use crate::traffic::pattern::DestMap;
 use crate::switch::multicast::Multicast;
 use crate::traffic::pattern::PatternConfig;
 use crate::traffic::{Class, ClosedLoopSource, Connection, PathBits, PayloadSize, Pattern, Process, ProcessKind, Source, Trace, Workload};
+use crate::traffic::closed_loop::{MAX_START_PACKETS, MAX_WINDOW};
 
 use super::topology::Topology;
 
@@ -149,6 +150,7 @@ pub(super) fn build(
     }
 
     let mut closed_loop = Vec::new();
+    let mut start_packets = 0u64;
     for (i, k) in c.traffic.closed_loop.iter().enumerate() {
         let key = format!("traffic.closed_loop[{i}]");
         let gap_ps = check_closed_loop_class(c, i)?;
@@ -157,6 +159,17 @@ pub(super) fn build(
             return Err(SimError::config(format!("{key}.name"), format!("class name '{}' is used twice", k.name)));
         }
         let pattern = Pattern::build(&k.pattern, num_hosts, &resolve_host, c.seed, &key)?;
+        let senders = (0..num_hosts).filter(|&h| pattern.sends(h)).count() as u64;
+        start_packets += senders * k.window as u64 * k.message_bytes.div_ceil(c.mtu_bytes) as u64;
+        if start_packets > MAX_START_PACKETS {
+            return Err(SimError::config(
+                format!("{key}.window"),
+                format!(
+                    "the closed-loop windows would put {start_packets} packets into the send queues at time 0 ({senders} sources here, {} packets per message), more than the {MAX_START_PACKETS} a run may start with: lower the window or the message size",
+                    k.message_bytes.div_ceil(c.mtu_bytes)
+                ),
+            ));
+        }
         let class = classes.len() as u8;
         for h in 0..num_hosts {
             if pattern.sends(h) {
@@ -355,6 +368,12 @@ fn check_closed_loop_class(c: &SimConfig, i: usize) -> Result<u64, SimError> {
     }
     if k.window == 0 {
         return Err(SimError::config(format!("{key}.window"), "must be at least 1 message"));
+    }
+    if k.window > MAX_WINDOW {
+        return Err(SimError::config(
+            format!("{key}.window"),
+            format!("{} messages outstanding per source is more than {MAX_WINDOW}: the whole window is sent at time 0; for sources that never wait, use an open-loop class with a load", k.window),
+        ));
     }
     if k.message_bytes == 0 {
         return Err(SimError::config(format!("{key}.message_bytes"), "must be at least 1 byte"));

@@ -16,6 +16,17 @@ use serde::{Deserialize, Serialize};
 use super::{PathBits, PatternConfig, PatternKeys, PatternKind, Source};
 use crate::engine::Time;
 
+/// Most messages one closed-loop source may keep outstanding. A window leaves
+/// whole at time 0, so its messages' packets all exist at once; far deeper
+/// windows keep every source busy from the start, which open-loop traffic
+/// with a load does without holding the packets.
+pub const MAX_WINDOW: u32 = 65_536;
+
+/// Most packets the closed-loop classes may put into the send queues at time
+/// 0 (windows × sending hosts × packets per message), about 1 GiB of packets
+/// and events.
+pub const MAX_START_PACKETS: u64 = 1 << 24;
+
 /// How the gap after a completed message is drawn, with mean `gap_ns`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -116,8 +127,8 @@ pub struct ClosedLoopDoc {
     pub permutation_seed: Option<u64>,
     /// Not for closed-loop classes (a message has one destination); kept so that the error says so.
     pub mlid: Option<u16>,
-    /// Messages a source keeps outstanding, at least 1.
-    #[schemars(range(min = 1))]
+    /// Messages a source keeps outstanding, 1..=65536 (the whole window leaves at time 0).
+    #[schemars(range(min = 1, max = 65536))]
     pub window: u32,
     /// Payload bytes per message, at least 1 (split into packets of at most the MTU).
     #[schemars(range(min = 1))]

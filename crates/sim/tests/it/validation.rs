@@ -258,6 +258,7 @@ fn the_fabric_free_check_refuses_workloads_building_would() {
         (Box::new(|c| c.traffic.classes[0].load = 1.5), "traffic.classes[0].load"),
         (Box::new(|c| c.traffic.classes.push(c.traffic.classes[0].clone())), "traffic.classes[1].name"),
         (Box::new(|c| c.traffic.closed_loop.push(ClosedLoopConfig { window: 0, ..Default::default() })), "traffic.closed_loop[0].window"),
+        (Box::new(|c| c.traffic.closed_loop.push(ClosedLoopConfig { window: 65_537, ..Default::default() })), "traffic.closed_loop[0].window"),
         (
             Box::new(|c| {
                 let name = c.traffic.classes[0].name.clone();
@@ -297,6 +298,27 @@ fn the_fabric_free_check_refuses_workloads_building_would() {
         assert!(err(&c).contains(&format!("'{key}'")), "case {i}: building names the same key");
     }
     assert!(ok().check().is_ok());
+}
+
+/// Closed-loop windows leave whole at time 0: what they would hold at once is
+/// bounded by the fabric's senders, so building refuses it, naming the window.
+#[test]
+fn closed_loop_windows_too_large_for_the_fabric_are_refused() {
+    use ibnetsim_sim::ClosedLoopConfig;
+    let net = small_irregular();
+    let hosts = net.fabric.cas().count() as u64;
+    let mut c = ok();
+    c.traffic.classes.clear();
+    // 64 packets per message: 65 536 × 64 = 2^22 packets per source.
+    let message_bytes = 64 * c.mtu_bytes;
+    c.traffic.closed_loop = vec![ClosedLoopConfig { window: 65_536, message_bytes, ..Default::default() }];
+    assert!(hosts > 4, "{hosts} hosts: more than 2^24 packets must be asked for");
+    let e = Simulation::new(&net.fabric, &net.lids, &net.tables, &c).err().unwrap().to_string();
+    let want = format!("would put {} packets into the send queues at time 0 ({hosts} sources here, 64 packets per message)", hosts << 22);
+    assert!(e.contains("'traffic.closed_loop[0].window'") && e.contains(&want), "{e}");
+    // A window that keeps the total within 2^24 packets builds.
+    c.traffic.closed_loop[0].window = 4 * 65_536 / hosts as u32;
+    assert!(Simulation::new(&net.fabric, &net.lids, &net.tables, &c).is_ok());
 }
 
 /// A host whose own port's VL arbitration table never sends the VL its
