@@ -145,7 +145,7 @@ def closed_loop(
     **pattern_params: Any,
 ) -> dict[str, Any]:
     """A closed-loop class: every sending host keeps at most ``window``
-    messages of ``message_bytes`` outstanding (split into MTU packets), and
+    (1 … 65 536) messages of ``message_bytes`` outstanding (split into MTU packets), and
     sends the next one a gap after one completes: ``gap_ns``, or drawn per
     message with that mean when ``gap_distribution`` is ``"exponential"`` or
     ``"uniform"`` (on [0, 2·gap_ns]). Destinations are drawn by ``pattern``
