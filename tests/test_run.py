@@ -205,6 +205,23 @@ def test_run_command_writes_results_and_plot(tmp_path):
     assert len(df) == 3 and (df["status"] == "ok").all()
 
 
+def test_bench_compare_runs_both_builds_on_the_same_tables_and_checks_their_packets():
+    # The same build on both sides: the irregular network is routed once, from
+    # NEW's updn dump, so the two sides must deliver the very same packets.
+    script = Path(__file__).resolve().parent.parent / "scripts" / "bench_compare.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), sys.executable, sys.executable, "--runs", "1", "--only", "irregular64"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    m = re.fullmatch(
+        r"irregular64: delivered packets per CPU-second, median of 1: old [0-9,]+, new [0-9,]+, new/old [0-9.]+ "
+        r"\(wall: [0-9.]+\); events old ([0-9,]+), new ([0-9,]+); same packets delivered",
+        proc.stdout.strip(),
+    )
+    assert m and m.group(1) == m.group(2), proc.stdout
+
+
 def test_bench_quick_prints_machine_build_configurations_and_every_line():
     import os
 
