@@ -7,12 +7,10 @@
 //! costs O(1) per push and pop. A delay seen for the first time gets a FIFO
 //! if one is free — never used, or empty again (so rare delays do not keep
 //! their FIFO) — up to [`MAX_FIFOS`]; anything else, and traffic generation
-//! (random gaps), goes to a heap. The FIFO heads sit in a small heap of their
-//! own, so `pop` compares two candidates: the earliest FIFO head and the heap
-//! top. This is the idea of simcore's `emit_ordered`, generalised to several
+//! (random gaps), goes to a heap. `pop` takes the earlier of the earliest FIFO
+//! head (a scan of at most [`MAX_FIFOS`] keys) and the heap top. This is the idea of simcore's `emit_ordered`, generalised to several
 //! delays.
 
-use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::{Entry, Event, EventQueue, Time};
@@ -28,8 +26,9 @@ const CACHE: usize = 64;
 pub struct FifoQueue {
     delays: Vec<Time>,
     fifos: Vec<VecDeque<Entry>>,
-    /// `(head key, fifo)` of every non-empty FIFO.
-    heads: BinaryHeap<Reverse<(u128, u8)>>,
+    /// Head key of each FIFO (`u128::MAX` when empty): at most 16, so the
+    /// earliest is found by a scan, cheaper than keeping them in a heap.
+    head_keys: [u128; MAX_FIFOS],
     /// Events with other delays.
     heap: BinaryHeap<HeapEntry>,
     /// Direct-mapped cache `delay → fifo` (entries may be stale; checked).
@@ -78,7 +77,7 @@ impl FifoQueue {
         FifoQueue {
             delays: Vec::new(),
             fifos: Vec::new(),
-            heads: BinaryHeap::new(),
+            head_keys: [u128::MAX; MAX_FIFOS],
             heap: BinaryHeap::new(),
             cache: [(Time::MAX, 0); CACHE],
             seq: 0,
@@ -126,19 +125,33 @@ impl FifoQueue {
 
     #[inline(never)]
     fn push_first(&mut self, i: usize, e: Entry) {
-        self.heads.push(Reverse((e.key, i as u8)));
+        self.head_keys[i] = e.key;
         self.fifos[i].push_back(e);
     }
 
+    /// The earliest FIFO head: `(key, fifo)`, key `u128::MAX` when all are empty.
     #[inline]
-    fn min_key(&self) -> Option<(u128, bool)> {
-        let f = self.heads.peek().map(|Reverse((k, _))| *k);
-        let h = self.heap.peek().map(|e| e.0.key);
-        match (f, h) {
-            (Some(f), Some(h)) => Some(if f < h { (f, true) } else { (h, false) }),
-            (Some(f), None) => Some((f, true)),
-            (None, Some(h)) => Some((h, false)),
-            (None, None) => None,
+    fn earliest_fifo(&self) -> (u128, usize) {
+        let mut best = (u128::MAX, 0);
+        for (i, &k) in self.head_keys[..self.fifos.len()].iter().enumerate() {
+            if k < best.0 {
+                best = (k, i);
+            }
+        }
+        best
+    }
+
+    /// The earliest key, the FIFO holding it (`None`: the heap does).
+    #[inline]
+    fn min_key(&self) -> Option<(u128, Option<usize>)> {
+        let (f, i) = self.earliest_fifo();
+        let h = self.heap.peek().map_or(u128::MAX, |e| e.0.key);
+        if f < h {
+            Some((f, Some(i)))
+        } else if h != u128::MAX {
+            Some((h, None))
+        } else {
+            None
         }
     }
 }
@@ -179,23 +192,17 @@ impl EventQueue for FifoQueue {
 
     #[inline]
     fn pop_entry_until(&mut self, limit: Time) -> Option<(Time, u64, Event)> {
-        let (key, from_fifo) = self.min_key()?;
+        let (key, fifo) = self.min_key()?;
         if (key >> 64) as Time > limit {
             return None;
         }
-        let e = if from_fifo {
-            let mut top = self.heads.peek_mut().expect("a FIFO head");
-            let i = top.0 .1 as usize;
-            let e = self.fifos[i].pop_front().expect("non-empty FIFO");
-            match self.fifos[i].front() {
-                Some(next) => top.0 .0 = next.key,
-                None => {
-                    std::collections::binary_heap::PeekMut::pop(top);
-                }
+        let e = match fifo {
+            Some(i) => {
+                let e = self.fifos[i].pop_front().expect("non-empty FIFO");
+                self.head_keys[i] = self.fifos[i].front().map_or(u128::MAX, |next| next.key);
+                e
             }
-            e
-        } else {
-            self.heap.pop().expect("heap top").0
+            None => self.heap.pop().expect("heap top").0,
         };
         self.len -= 1;
         Some((e.time(), e.seq(), e.ev))
