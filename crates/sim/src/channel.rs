@@ -73,11 +73,13 @@ impl Simulation {
         let tail = now + prop + ser;
         if pm.is_switch {
             let routed = self.routed_at(now + prop, &pm.timing);
-            {
+            let dlid = {
                 let p = &mut self.arena[id];
                 p.tail_at = tail;
                 p.ready_at = routed;
-            }
+                p.dlid
+            };
+            self.prefetch_route(pm.switch, dlid);
             let fifo = self.input_fifo(q, id);
             self.push_input(gp, fifo, id);
         } else {

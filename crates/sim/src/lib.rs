@@ -37,6 +37,7 @@ pub mod mechanism;
 pub mod metrics;
 pub mod packet;
 mod port;
+mod prefetch;
 pub mod presets;
 pub mod qos;
 pub use mechanism::selection;

@@ -1,0 +1,20 @@
+//! A hint to the CPU that a line will be read soon.
+//!
+//! On a large fabric the model's tables span megabytes and a lookup whose
+//! line is not in the cache stalls the handler; where the address is known
+//! well before the read, fetching it early hides the wait. A hint only: the
+//! results cannot change.
+
+/// Asks the CPU to bring `s[i]` into the cache; an index out of range is
+/// never read.
+#[inline(always)]
+pub(crate) fn prefetch<T>(s: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults, whatever the address, and nothing is read.
+    unsafe {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(s.as_ptr().wrapping_add(i) as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (s, i);
+}
