@@ -8,8 +8,8 @@
 //! if one is free — never used, or empty again (so rare delays do not keep
 //! their FIFO) — up to [`MAX_FIFOS`]; anything else, and traffic generation
 //! (random gaps), goes to a heap. `pop` takes the earlier of the earliest FIFO
-//! head (a scan of at most [`MAX_FIFOS`] keys) and the heap top. This is the idea of simcore's `emit_ordered`, generalised to several
-//! delays.
+//! head (a scan of at most [`MAX_FIFOS`] keys) and the heap top. This is the
+//! idea of simcore's `emit_ordered`, generalised to several delays.
 
 use std::collections::{BinaryHeap, VecDeque};
 
