@@ -133,11 +133,13 @@ impl Simulation {
     #[inline(always)]
     pub(crate) fn mark_port_pending(&mut self, gp: u32) {
         let sm = &self.switches.model[self.ports.model[gp as usize].switch as usize];
-        let (first, base) = (self.layout.local(sm.port_base, gp, 0), sm.bits_base as usize);
-        for local in first..first + self.layout.qpp {
-            let (w, b) = (base + local / 64, 1u64 << (local % 64));
-            self.switches.pend_bits[w] |= b & self.switches.in_bits[w];
-        }
+        let first = self.layout.local(sm.port_base, gp, 0);
+        // A port's queues are `qpp` bits (a power of two, at most 64) starting
+        // at a multiple of `qpp`: one mask within one word, no loop.
+        let qpp = self.layout.qpp;
+        let mask = if qpp >= 64 { !0u64 } else { ((1u64 << qpp) - 1) << (first % 64) };
+        let w = sm.bits_base as usize + first / 64;
+        self.switches.pend_bits[w] |= mask & self.switches.in_bits[w];
     }
 
     /// Marks every non-empty input queue of switch `swi` for arbitration.
