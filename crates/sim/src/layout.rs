@@ -112,6 +112,16 @@ impl Layout {
         (((gp - first_gp) as usize) << self.qpp_shift) | q as usize
     }
 
+    /// The word and the mask of a port's input queues in a switch's bitset,
+    /// `first` being [`Layout::local`] of its queue 0: `qpp` bits, a power of
+    /// two of at most 64 starting at a multiple of itself, so always within
+    /// one word.
+    #[inline]
+    pub fn port_bits(&self, first: usize) -> (usize, u64) {
+        let mask = if self.qpp >= 64 { !0 } else { ((1u64 << self.qpp) - 1) << (first % 64) };
+        (first / 64, mask)
+    }
+
     /// The global port (of the node whose first port is `first_gp`) and the
     /// queue of local bit `idx`: the inverse of [`Layout::local`].
     #[inline]
@@ -165,6 +175,25 @@ mod tests {
         assert_eq!(l.split_local(10, 20), (12, 4));
         assert_eq!((l.vl_of_slot(4), l.vl_of_slot(3)), (15, 3));
         assert_eq!((l.q(2, 0), l.pq(3, 2)), (2, 26), "one partition: a queue is its slot");
+    }
+
+    #[test]
+    fn a_ports_queue_bits_are_one_mask_in_one_word() {
+        // 2, 8 and 64 queue numbers per port (1 VL; 4 VLs; 15 VLs in 4 partitions).
+        for l in [Layout::new(1), Layout::new(4), Layout::partitioned(15, 4)] {
+            for port in 0..20u32 {
+                let first = l.local(100, 100 + port, 0);
+                let mut words = [0u64; 20];
+                for q in 0..l.qpp {
+                    let local = l.local(100, 100 + port, q as u8);
+                    words[local / 64] |= 1 << (local % 64);
+                }
+                let (w, mask) = l.port_bits(first);
+                assert_eq!(words[w], mask, "qpp {} port {port}", l.qpp);
+                assert_eq!(words.iter().filter(|&&x| x != 0).count(), 1, "qpp {} port {port}", l.qpp);
+            }
+        }
+        assert_eq!(Layout::partitioned(15, 4).qpp, 64);
     }
 
     #[test]

@@ -123,12 +123,6 @@ impl FifoQueue {
         self.heap.push(HeapEntry(e));
     }
 
-    #[inline(never)]
-    fn push_first(&mut self, i: usize, e: Entry) {
-        self.head_keys[i] = e.key;
-        self.fifos[i].push_back(e);
-    }
-
     /// The earliest FIFO head: `(key, fifo)`, key `u128::MAX` when all are empty.
     #[inline]
     fn earliest_fifo(&self) -> (u128, usize) {
@@ -175,10 +169,9 @@ impl EventQueue for FifoQueue {
             // is monotone in the simulator, and this guards the invariant anyway.
             Some(i) if !matches!(self.fifos[i].back(), Some(b) if b.key >= e.key) => {
                 if self.fifos[i].is_empty() {
-                    self.push_first(i, e);
-                } else {
-                    self.fifos[i].push_back(e);
+                    self.head_keys[i] = e.key;
                 }
+                self.fifos[i].push_back(e);
             }
             _ => self.push_heap(e),
         }

@@ -133,12 +133,8 @@ impl Simulation {
     #[inline(always)]
     pub(crate) fn mark_port_pending(&mut self, gp: u32) {
         let sm = &self.switches.model[self.ports.model[gp as usize].switch as usize];
-        let first = self.layout.local(sm.port_base, gp, 0);
-        // A port's queues are `qpp` bits (a power of two, at most 64) starting
-        // at a multiple of `qpp`: one mask within one word, no loop.
-        let qpp = self.layout.qpp;
-        let mask = if qpp >= 64 { !0u64 } else { ((1u64 << qpp) - 1) << (first % 64) };
-        let w = sm.bits_base as usize + first / 64;
+        let (word, mask) = self.layout.port_bits(self.layout.local(sm.port_base, gp, 0));
+        let w = sm.bits_base as usize + word;
         self.switches.pend_bits[w] |= mask & self.switches.in_bits[w];
     }
 
