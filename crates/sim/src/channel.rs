@@ -31,7 +31,8 @@ impl Simulation {
             (p.wire_bytes as u32, p.blocks, p.flags & FLAG_VL15 != 0, p.part())
         };
         let q = self.layout.q(slot, part);
-        let ser = pm.timing.ser_ps(wire);
+        let timing = *self.ports.timing(gp);
+        let ser = timing.ser_ps(wire);
         let tx = &mut self.ports.tx[gp as usize];
         debug_assert!(!tx.busy && tx.busy_until <= now);
         tx.busy = true;
@@ -52,7 +53,7 @@ impl Simulation {
         } else {
             self.schedule(now + ser, Event::LinkFree { port: gp });
         }
-        self.arrive(pm.peer, id, q, ser, pm.timing.propagation_ps);
+        self.arrive(pm.peer, id, q, ser, timing.propagation_ps);
     }
 
     /// The packet that started now on the link into `gp` enters `gp`'s input
@@ -72,7 +73,7 @@ impl Simulation {
         }
         let tail = now + prop + ser;
         if pm.is_switch {
-            let routed = self.routed_at(now + prop, &pm.timing);
+            let routed = self.routed_at(now + prop, self.ports.timing(gp));
             let dlid = {
                 let p = &mut self.arena[id];
                 p.tail_at = tail;

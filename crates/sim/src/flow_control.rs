@@ -70,7 +70,7 @@ impl Simulation {
     pub(crate) fn advertise_credits(&mut self, gp: u32, q: u8, blocks: u16, send_at: Time) {
         let pm = self.ports.model[gp as usize];
         if !self.ports.fcp.charged(gp) {
-            self.return_credits(pm.peer, q, blocks, send_at + pm.timing.propagation_ps);
+            self.return_credits(pm.peer, q, blocks, send_at + self.ports.timing(gp).propagation_ps);
         } else if send_at > self.now {
             self.schedule(send_at, Event::FcpDue { port: gp, queue: q, blocks });
         } else {
@@ -107,6 +107,7 @@ impl Simulation {
     pub(crate) fn start_fcp(&mut self, gp: u32) {
         let now = self.now;
         let pm = self.ports.model[gp as usize];
+        let timing = *self.ports.timing(gp);
         let fcp = &mut self.ports.fcp;
         let w = fcp.waiting[gp as usize];
         let q = w.trailing_zeros() as u8;
@@ -114,7 +115,7 @@ impl Simulation {
         let i = self.layout.pq(gp, q);
         let blocks = std::mem::take(&mut fcp.ready[i]);
         fcp.sent += 1;
-        let ser = pm.timing.ser_ps(fcp.bytes[gp as usize] as u32);
+        let ser = timing.ser_ps(fcp.bytes[gp as usize] as u32);
         let slot = self.layout.slot_of_q(q);
         let tx = &mut self.ports.tx[gp as usize];
         debug_assert!(!tx.busy);
@@ -127,7 +128,7 @@ impl Simulation {
         self.schedule(now + ser, Event::LinkFree { port: gp });
         // One running total; returns carry u16 counts of blocks, so a buffer
         // of more than 4 MiB would need several.
-        let (mut left, at) = (blocks, now + ser + pm.timing.propagation_ps);
+        let (mut left, at) = (blocks, now + ser + timing.propagation_ps);
         while left > 0 {
             let part = left.min(u16::MAX as u32);
             self.return_credits(pm.peer, q, part as u16, at);

@@ -37,7 +37,7 @@ pub fn wire_bytes(payload: u32, header_bytes: u32) -> u32 {
 }
 
 /// Precomputed timing of one link direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LinkTiming {
     /// `8 · den · 10⁹` of the encoding ratio `num/den`.
     ps_numer: u64,

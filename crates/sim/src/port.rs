@@ -14,25 +14,25 @@ use crate::link::LinkTiming;
 use crate::packet::PacketQueue;
 use crate::qos::Sl2VlMap;
 
-/// Static description of one `(node, port)`: 56 bytes, aligned to a cache
-/// line so that none spans two.
+/// Static description of one `(node, port)`: 16 bytes, so that four share
+/// a cache line and a large fabric's ports stay in the caches (every event
+/// reads one or two; its node and the timing of its cable are kept apart,
+/// the timing as an index into the few distinct ones).
 #[derive(Debug, Clone, Copy)]
-#[repr(align(64))]
+#[repr(align(16))]
 pub(crate) struct PortModel {
-    /// Node index.
-    pub node: u32,
-    /// Port number on the node.
-    pub port: PortNum,
     /// Global index of the port at the other end of the cable, or `NONE`.
     pub peer: u32,
-    /// The node is a switch.
-    pub is_switch: bool,
     /// Dense switch index when `is_switch`.
     pub switch: u32,
     /// Host index of a CA port, else `NONE`.
     pub host: u32,
-    /// Timing of the cable at this port (both directions are the same).
-    pub timing: LinkTiming,
+    /// Index of the cable's timing in [`Ports::timings`] (both directions are the same).
+    pub timing: u16,
+    /// Port number on the node.
+    pub port: PortNum,
+    /// The node is a switch.
+    pub is_switch: bool,
 }
 
 /// An output (switch) or send (CA) VL buffer's room, in blocks.
@@ -87,6 +87,10 @@ pub(crate) struct TxState {
 pub(crate) struct Ports {
     /// Static description, by global port.
     pub model: Vec<PortModel>,
+    /// Node index, by global port.
+    pub node: Vec<u32>,
+    /// The distinct cable timings, indexed by [`PortModel::timing`].
+    pub timings: Vec<LinkTiming>,
     /// Transmitters, by global port.
     pub tx: Vec<TxState>,
     /// Credits each transmitter holds for its receiver's VL buffers.
@@ -118,9 +122,26 @@ pub(crate) struct Ports {
 }
 
 impl Ports {
+    /// Timing of the cable at port `gp`.
+    #[inline]
+    pub fn timing(&self, gp: u32) -> &LinkTiming {
+        &self.timings[self.model[gp as usize].timing as usize]
+    }
+
     /// The VLArbitration table of port `gp` (for checks and reports; the hot
     /// path borrows the transmitter mutably beside it).
     pub fn arb_table(&self, gp: u32) -> &VlArbTable {
         &self.arb_tables[self.port_arb[gp as usize] as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PortModel, TxState};
+
+    #[test]
+    fn four_port_models_share_a_cache_line_and_a_transmitter_fills_one() {
+        assert_eq!((std::mem::size_of::<PortModel>(), std::mem::align_of::<PortModel>()), (16, 16));
+        assert_eq!((std::mem::size_of::<TxState>(), std::mem::align_of::<TxState>()), (64, 64));
     }
 }

@@ -505,7 +505,7 @@ impl Simulation {
     /// in partitions other than 0.
     pub fn credits(&self, node: &str, port: u8, vl: u8, partition: u8) -> Option<(u32, u32)> {
         let n = self.node_names.iter().position(|x| x == node)? as u32;
-        let gp = self.ports.model.iter().position(|pm| pm.node == n && pm.port == port)? as u32;
+        let gp = (0..self.ports.model.len()).position(|gp| self.ports.node[gp] == n && self.ports.model[gp].port == port)? as u32;
         let peer = self.ports.model[gp as usize].peer;
         let slot = if vl == 15 { self.layout.vl15_slot } else { vl };
         if peer == NONE || (vl != 15 && vl >= self.layout.data_vls) || partition as usize >= self.layout.parts {

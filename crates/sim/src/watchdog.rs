@@ -303,7 +303,7 @@ impl Simulation {
         for (o, &packets) in waiting.iter().enumerate().filter(|(_, &n)| n > 0) {
             let (gp, slot) = l.split(o);
             let pm = &self.ports.model[gp as usize];
-            starved.push(StarvedVl { node: self.node_names[pm.node as usize].clone(), port: pm.port, vl: l.vl_of_slot(slot), packets });
+            starved.push(StarvedVl { node: self.node_names[self.ports.node[gp as usize] as usize].clone(), port: pm.port, vl: l.vl_of_slot(slot), packets });
         }
         starved
     }
@@ -320,7 +320,7 @@ impl Simulation {
         };
         let name = |gp: u32| {
             let pm = &self.ports.model[gp as usize];
-            (self.node_names[pm.node as usize].clone(), pm.port)
+            (self.node_names[self.ports.node[gp as usize] as usize].clone(), pm.port)
         };
         let (from_node, from_port) = name(tx);
         let (to_node, to_port) = name(rx);

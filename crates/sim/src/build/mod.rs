@@ -173,7 +173,8 @@ fn check_watchdog(c: &SimConfig, topo: &topology::Topology, switch_ps: u64, watc
         .ports
         .iter()
         .filter(|p| p.peer != NONE)
-        .map(|p| p.timing.propagation_ps + p.timing.ser_ps(wire_bytes(c.mtu_bytes, c.header_bytes + c.extra_header_bytes)))
+        .map(|p| &topo.timings[p.timing as usize])
+        .map(|t| t.propagation_ps + t.ser_ps(wire_bytes(c.mtu_bytes, c.header_bytes + c.extra_header_bytes)))
         .max()
         .unwrap_or(0)
         + switch_ps;
@@ -265,7 +266,7 @@ fn check_sent_vls_are_served(
         let pm = &ports.model[host.gp as usize];
         let table = ports.arb_table(host.gp);
         for sl in (0..16u8).filter(|&sl| sls[sl as usize]) {
-            let vl = ports.sl2vl.vl(pm.node, 0, pm.port, sl);
+            let vl = ports.sl2vl.vl(ports.node[host.gp as usize], 0, pm.port, sl);
             if !ports.arbiter.serves(table, vl) {
                 return Err(SimError::config(
                     "vl_arbitration",
@@ -273,7 +274,7 @@ fn check_sent_vls_are_served(
                         "{}/{} sends SL {sl} on VL {vl}, which the port's VL arbitration table never sends (no entry of weight > 0 \
                          in its high or low table): those packets would wait forever. Give VL {vl} a weight there, or map SL {sl} to \
                          a VL the table sends",
-                        fabric.node(NodeId(pm.node)).name,
+                        fabric.node(NodeId(ports.node[host.gp as usize])).name,
                         pm.port
                     ),
                 ));

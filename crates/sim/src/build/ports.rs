@@ -158,6 +158,8 @@ pub(super) fn build(
     let eager: Vec<bool> = ports.iter().map(|pm| pm.is_switch && (!output_buffers || p.credits_at_grant)).collect();
     Ok(Ports {
         model: topo.ports.clone(),
+        node: topo.port_node.clone(),
+        timings: topo.timings.clone(),
         tx: vec![TxState { feeding_input: NONE, ..TxState::default() }; ports.len()],
         credits: Credits::new(credit_init, layout.qpp, &eager),
         inq: vec![PacketQueue::default(); nin],

@@ -18,6 +18,10 @@ pub(super) struct Topology {
     /// Global port of port 1 of each node.
     pub node_port_base: Vec<u32>,
     pub ports: Vec<PortModel>,
+    /// Node of each global port.
+    pub port_node: Vec<u32>,
+    /// Distinct cable timings, indexed by `PortModel::timing`.
+    pub timings: Vec<LinkTiming>,
     pub switches: Vec<SwitchModel>,
     pub hosts: Vec<HostModel>,
     /// Host of each global port, or `NONE`.
@@ -31,6 +35,11 @@ pub(super) struct Topology {
 }
 
 impl Topology {
+    /// Timing of the cable at global port `gp`.
+    pub fn timing(&self, gp: usize) -> &LinkTiming {
+        &self.timings[self.ports[gp].timing as usize]
+    }
+
     /// Global port of `port` on node `n`.
     pub fn gp(&self, n: NodeId, port: u8) -> u32 {
         self.node_port_base[n.index()] + port as u32 - 1
@@ -80,6 +89,9 @@ pub(super) fn build(fabric: &Fabric, lids: &LidMap, tables: &ForwardingTables, l
     }
 
     let mut ports = Vec::with_capacity(nports as usize);
+    let mut port_node = Vec::with_capacity(nports as usize);
+    let mut timings: Vec<LinkTiming> = Vec::new();
+    let mut timing_index = std::collections::HashMap::new();
     for n in fabric.ids() {
         let node = fabric.node(n);
         for p in 1..=node.num_ports {
@@ -92,8 +104,18 @@ pub(super) fn build(fabric: &Fabric, lids: &LidMap, tables: &ForwardingTables, l
                 }
                 None => (NONE, LinkTiming::new(&Default::default())),
             };
+            let next = timings.len();
+            let timing = *timing_index.entry(timing).or_insert_with(|| {
+                timings.push(timing);
+                next
+            });
+            let timing = u16::try_from(timing).map_err(|_| {
+                SimError::config(
+                    "fabric",
+                    format!("the cables have more than {} distinct timings (speed, width and length); give cables of similar length the same length", u16::MAX as u32 + 1),
+                )
+            })?;
             ports.push(PortModel {
-                node: n.0,
                 port: p,
                 peer,
                 is_switch: node.kind.is_switch(),
@@ -101,6 +123,7 @@ pub(super) fn build(fabric: &Fabric, lids: &LidMap, tables: &ForwardingTables, l
                 host: host_of_gp[gp as usize],
                 timing,
             });
+            port_node.push(n.0);
         }
     }
 
@@ -119,5 +142,5 @@ pub(super) fn build(fabric: &Fabric, lids: &LidMap, tables: &ForwardingTables, l
     for (h, hm) in hosts.iter().enumerate() {
         lid_host[hm.base_lid as usize..hm.base_lid as usize + hm.lid_count as usize].fill(h as u32);
     }
-    Ok(Topology { node_port_base, ports, switches, hosts, host_of_gp, bits_words, wait_words, lft, lft_stride, lid_host })
+    Ok(Topology { node_port_base, ports, port_node, timings, switches, hosts, host_of_gp, bits_words, wait_words, lft, lft_stride, lid_host })
 }

@@ -30,7 +30,7 @@ pub(super) fn build(
     qos: &QosTables,
     mcast: &Multicast,
 ) -> Result<(Workload, Vec<u8>, u8), SimError> {
-    let (hosts, ports) = (&topo.hosts, &topo.ports);
+    let hosts = &topo.hosts;
     let num_hosts = hosts.len() as u32;
     let data_vls = c.data_vls;
     let nclasses = c.traffic.classes.len()
@@ -84,7 +84,7 @@ pub(super) fn build(
                 if !pattern.sends(h as u32) {
                     continue;
                 }
-                let timing = &ports[hm.gp as usize].timing;
+                let timing = topo.timing(hm.gp as usize);
                 // A fixed size keeps the whole-picosecond packet time it always
                 // had; a distribution is timed by its exact mean wire size, so
                 // the offered wire bytes are `load` × the link rate.

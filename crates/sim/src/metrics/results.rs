@@ -261,7 +261,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         }
     };
     let bits_per_us = |bytes: u64| if w > 0.0 { bytes as f64 * 8.0 / (w / 1e6) } else { 0.0 };
-    let host_rate = |h: u32| sim.ports.model[sim.hcas.model[h as usize].gp as usize].timing.bytes_per_ps();
+    let host_rate = |h: u32| sim.ports.timing(sim.hcas.model[h as usize].gp).bytes_per_ps();
     let total_rate: f64 = (0..sim.hcas.model.len() as u32).map(host_rate).sum();
     let frac = |bytes: u64, rate: f64| if w > 0.0 && rate > 0.0 { bytes as f64 / (w * rate) } else { 0.0 };
 
@@ -314,7 +314,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
     }
     let host_name = |h: u32| {
         let pm = &sim.ports.model[sim.hcas.model[h as usize].gp as usize];
-        let n = &sim.node_names[pm.node as usize];
+        let n = &sim.node_names[sim.ports.node[sim.hcas.model[h as usize].gp as usize] as usize];
         if pm.port == 1 {
             n.clone()
         } else {
@@ -396,9 +396,9 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         }
         let u = |b: u64| if w > 0.0 { b as f64 / w } else { 0.0 };
         ports.push(PortResult {
-            node: sim.node_names[pm.node as usize].clone(),
+            node: sim.node_names[sim.ports.node[gp] as usize].clone(),
             port: pm.port,
-            peer_node: sim.node_names[peer.node as usize].clone(),
+            peer_node: sim.node_names[sim.ports.node[pm.peer as usize] as usize].clone(),
             peer_port: peer.port,
             utilization: u(busy.iter().sum()),
             vl_utilization: busy.iter().map(|&b| u(b)).collect(),

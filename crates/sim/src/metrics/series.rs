@@ -87,7 +87,7 @@ impl crate::sim::Simulation {
                     let in_blocks: u32 = (0..self.layout.parts as u8).map(|part| self.ports.inq[self.layout.pq(gp as u32, self.layout.q(slot, part))].blocks).sum();
                     let r = &mut s.rows;
                     r.time_ps.push(at);
-                    r.node.push(pm.node);
+                    r.node.push(self.ports.node[gp]);
                     r.port.push(pm.port);
                     r.vl.push(self.layout.vl_of_slot(slot));
                     r.utilization.push((used - s.used_before[i]) as f64 / r.interval_ps as f64);

@@ -111,6 +111,7 @@ struct LinkView<'a> {
     served: &'a [u16],
     tx: &'a [TxState],
     ports: &'a [PortModel],
+    timings: &'a [crate::link::LinkTiming],
     now: Time,
     port_base: u32,
     layout: Layout,
@@ -131,6 +132,7 @@ impl<'a> LinkView<'a> {
             served: &ports.served,
             tx: &ports.tx,
             ports: &ports.model,
+            timings: &ports.timings,
             now,
             port_base,
             layout,
@@ -160,7 +162,7 @@ impl SelectionView for LinkView<'_> {
         if !self.fits(c) {
             return false;
         }
-        let ser = self.ports[gp as usize].timing.ser_ps(self.wire);
+        let ser = self.timings[self.ports[gp as usize].timing as usize].ser_ps(self.wire);
         if self.now + ser < self.tail_at {
             let w = self.tail_at - ser;
             if w < self.wake.get() {
@@ -501,7 +503,7 @@ impl Simulation {
         let now = self.now;
         let ogp = self.switches.model[swi as usize].gp(c.port);
         let p = self.arena[id];
-        let ser_o = self.ports.model[ogp as usize].timing.ser_ps(p.wire_bytes as u32);
+        let ser_o = self.ports.timing(ogp).ser_ps(p.wire_bytes as u32);
         let xser = if self.p.speedup == 1.0 { ser_o } else { (ser_o as f64 / self.p.speedup).ceil() as Time };
         let xend = (now + xser).max(p.tail_at);
         let xi = self.xidx(gp, slot);
@@ -705,7 +707,7 @@ impl Simulation {
         let slot = self.layout.slot_of_q(q);
         let id = self.ports.inq[self.layout.pq(gp, q)].head;
         let p = self.arena[id];
-        let end = now + self.ports.model[ogp as usize].timing.ser_ps(p.wire_bytes as u32);
+        let end = now + self.ports.timing(ogp).ser_ps(p.wire_bytes as u32);
         let xi = self.xidx(gp, slot);
         self.switches.xin_free[xi] -= 1;
         self.metrics.switch_hops += 1;
