@@ -21,6 +21,11 @@ impl Simulation {
         // Every writer keeps the pointer below `nbits` (no division here).
         let start = self.switches.state[swi as usize].rr as usize;
         debug_assert!(start < nbits);
+        if PLAIN && sm.bits_words == 1 {
+            debug_assert!(!vl15_only, "VL15 heads take the general path");
+            self.round_robin_word(swi, sm, cands, start, nbits);
+            return;
+        }
         for (lo, hi) in [(start, nbits), (0, start)] {
             let mut cur = lo;
             while let Some(idx) = self.next_pending(sm, cur, hi) {
@@ -40,4 +45,29 @@ impl Simulation {
             }
         }
     }
+
+    /// The default switch's `round_robin_pass` when its input queues fit one
+    /// bitset word (up to 32 ports with one data VL): the pending word is
+    /// read once and its bits visited from the pointer on, then from 0, as
+    /// the general loop visits them. Serving a FIFO head never marks another
+    /// input pending (the grant path only schedules events), so the word
+    /// read at the start is the one the general loop reads bit by bit.
+    #[inline(always)]
+    fn round_robin_word(&mut self, swi: u32, sm: &SwitchModel, cands: &mut Candidates, start: usize, nbits: usize) {
+        let w = sm.bits_base as usize;
+        let word = self.switches.pend_bits[w];
+        let from_start = !0u64 << start;
+        for mut bits in [word & from_start, word & !from_start] {
+            while bits != 0 {
+                let idx = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.switches.pend_bits[w] &= !(1u64 << idx);
+                if self.serve_fifo::<true>(swi, sm, idx, cands) {
+                    self.switches.state[swi as usize].rr = if idx + 1 == nbits { 0 } else { idx as u32 + 1 };
+                }
+            }
+        }
+        debug_assert_eq!(self.switches.pend_bits[w] & !word, 0, "a pending mark appeared during the pass");
+    }
+
 }
