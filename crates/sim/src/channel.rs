@@ -82,7 +82,7 @@ impl Simulation {
             };
             self.prefetch_route(pm.switch, dlid);
             let fifo = self.input_fifo(q, id);
-            self.push_input(gp, fifo, id);
+            self.push_input(pm.switch, gp, fifo, id);
         } else {
             self.arena[id].tail_at = tail;
             self.ports.inq[i].push(&mut self.arena, id);
@@ -160,7 +160,7 @@ impl Simulation {
             // Credits decide which heads may cross when the crossbar feeds the
             // link directly, or when they are taken at the crossbar; otherwise
             // (output buffers) they concern the link alone.
-            self.wake_waiters(gp);
+            self.wake_waiters(pm.switch, gp);
             self.arbitrate_switch(pm.switch);
         } else {
             self.try_transmit(gp);

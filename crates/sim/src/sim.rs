@@ -315,10 +315,12 @@ impl Simulation {
             Event::TraceNext { trace } => self.on_trace(trace),
             Event::ConnNext { conn } => self.on_connection(conn),
             Event::MessageNext { source } => self.on_message_next(source),
-            Event::Routed { port, queue } => self.on_routed(port, queue),
-            Event::XbarDone { input, output, in_slot, out_slot } => self.on_xbar_done(input, output, in_slot, out_slot),
-            Event::XbarLinkDone { input, output, in_slot, out_slot } => {
-                self.on_xbar_done(input, output, in_slot, out_slot);
+            Event::Routed { port, queue, switch } => self.on_routed(switch, port, queue),
+            Event::XbarDone { input, switch, out_port, in_slot, out_slot } => {
+                self.on_xbar_done(switch, input, out_port, in_slot, out_slot);
+            }
+            Event::XbarLinkDone { input, switch, out_port, in_slot, out_slot } => {
+                let output = self.on_xbar_done(switch, input, out_port, in_slot, out_slot);
                 self.on_link_free(output);
             }
             Event::LinkFree { port } => self.on_link_free(port),

@@ -36,26 +36,33 @@ pub enum Event {
         port: u32,
         /// Input queue (VL slot and buffer partition) at that port.
         queue: u8,
+        /// The switch (dense index), so that its handler starts from the
+        /// switch without first reading the port's description.
+        switch: u32,
     },
     /// A crossbar transfer has ended: its input and output ports are free.
     XbarDone {
         /// Input port (global index).
         input: u32,
-        /// Output port (global index).
-        output: u32,
+        /// The switch (dense index).
+        switch: u32,
+        /// Output port number on the switch.
+        out_port: u8,
         /// VL slot at the input.
         in_slot: u8,
         /// VL slot at the output.
         out_slot: u8,
     },
     /// A crossbar transfer and the transmission of the same packet on the
-    /// output link `output` end at once (it left the output buffer as it
-    /// arrived there): `XbarDone`, then `LinkFree` of `output`, as one event.
+    /// output link `out_port` end at once (it left the output buffer as it
+    /// arrived there): `XbarDone`, then `LinkFree` of that port, as one event.
     XbarLinkDone {
         /// Input port (global index).
         input: u32,
-        /// Output port (global index), whose transmitter is free too.
-        output: u32,
+        /// The switch (dense index).
+        switch: u32,
+        /// Output port number on the switch, whose transmitter is free too.
+        out_port: u8,
         /// VL slot at the input.
         in_slot: u8,
         /// VL slot at the output.
@@ -163,15 +170,15 @@ mod tests {
             Event::TraceNext { trace: 0 },
             Event::MessageNext { source: 0 },
             Event::ConnNext { conn: 0 },
-            Event::Routed { port: 0, queue: 0 },
-            Event::XbarDone { input: 0, output: 0, in_slot: 0, out_slot: 0 },
+            Event::Routed { port: 0, queue: 0, switch: 0 },
+            Event::XbarDone { input: 0, switch: 0, out_port: 1, in_slot: 0, out_slot: 0 },
             Event::LinkFree { port: 0 },
             Event::OutputReady { port: 0 },
             Event::Credit { port: 0, queue: 0, blocks: 0 },
             Event::Deliver { port: 0, queue: 0, packet: 0 },
             Event::Inject { packet: 0 },
             Event::SwitchWake { switch: 0 },
-            Event::XbarLinkDone { input: 0, output: 0, in_slot: 0, out_slot: 0 },
+            Event::XbarLinkDone { input: 0, switch: 0, out_port: 1, in_slot: 0, out_slot: 0 },
             Event::FcpDue { port: 0, queue: 0, blocks: 0 },
             Event::FcpStart { port: 0 },
         ];

@@ -186,16 +186,19 @@ pub(super) fn first_acceptable(cands: &Candidates, view: &impl SelectionView) ->
 }
 
 impl Simulation {
-    /// An `XbarDone` event: the crossbar transfer from `input` to `output`
-    /// has ended, so both crossbar ports are free again.
+    /// An `XbarDone` event: the crossbar transfer of switch `swi` from port
+    /// `input` to its port `out_port` has ended, so both crossbar ports are
+    /// free again. Returns the output's global port.
     #[inline]
-    pub(crate) fn on_xbar_done(&mut self, input: u32, output: u32, in_slot: u8, out_slot: u8) {
+    pub(crate) fn on_xbar_done(&mut self, swi: u32, input: u32, out_port: u8, in_slot: u8, out_slot: u8) -> u32 {
+        let output = self.switches.model[swi as usize].gp(out_port);
         let (xi, xo) = (self.xidx(input, in_slot), self.xidx(output, out_slot));
         self.switches.xin_free[xi] += 1;
         self.switches.xout_busy[xo] = false;
-        self.mark_port_pending(input);
-        self.wake_waiters(output);
-        self.arbitrate_switch(self.ports.model[input as usize].switch);
+        self.mark_port_pending(swi, input);
+        self.wake_waiters(swi, output);
+        self.arbitrate_switch(swi);
+        output
     }
 
     /// A `SwitchWake` event: a head that was held back by time (underrun, a
@@ -312,7 +315,7 @@ impl Simulation {
                 return None;
             }
             if let Some(reason) = self.mech.at_input_head(p, self.now) {
-                self.discard_head(gp, q, head, reason);
+                self.discard_head(swi, gp, q, head, reason);
                 continue;
             }
             if xin_busy {
@@ -335,17 +338,17 @@ impl Simulation {
                     }
                     return Some(head);
                 }
-                Err(reason) => self.discard_head(gp, q, head, reason),
+                Err(reason) => self.discard_head(swi, gp, q, head, reason),
             }
         }
     }
 
     /// Discards the head `head` of input queue `(gp, q)` for `reason`. Its
     /// buffer space is returned once it has fully arrived.
-    pub(super) fn discard_head(&mut self, gp: u32, q: u8, head: PacketId, reason: DropReason) {
+    pub(super) fn discard_head(&mut self, swi: u32, gp: u32, q: u8, head: PacketId, reason: DropReason) {
         let p = self.arena[head];
         let release = p.tail_at.max(self.now);
-        let id = self.pop_input(gp, q, self.now);
+        let id = self.pop_input(swi, gp, q, self.now);
         debug_assert_eq!(id, head);
         self.return_input_credits(gp, q, &p, release);
         self.drop_packet(id, reason);
@@ -381,7 +384,7 @@ impl Simulation {
         if is_multicast(self.arena[id].dlid) {
             return self.take_copy(swi, gp, q, id, port, free_at);
         }
-        let popped = self.pop_input(gp, q, free_at);
+        let popped = self.pop_input(swi, gp, q, free_at);
         debug_assert_eq!(popped, id);
         (id, true)
     }
@@ -397,7 +400,7 @@ impl Simulation {
         self.metrics.copies += 1;
         self.in_network += 1;
         if !more {
-            let popped = self.pop_input(gp, q, free_at);
+            let popped = self.pop_input(swi, gp, q, free_at);
             debug_assert_eq!(popped, id);
             self.arena.free(id);
             self.in_network -= 1;
@@ -543,11 +546,11 @@ impl Simulation {
         self.last_progress = now;
         self.link_fold = crate::sim::LinkFold { port: ogp, at: xend, taken: false };
         self.try_transmit(ogp);
-        let (input, output, in_slot, out_slot) = (gp, ogp, slot, c.slot);
+        let (input, switch, out_port, in_slot, out_slot) = (gp, swi, c.port, slot, c.slot);
         let ev = if self.link_fold.taken {
-            Event::XbarLinkDone { input, output, in_slot, out_slot }
+            Event::XbarLinkDone { input, switch, out_port, in_slot, out_slot }
         } else {
-            Event::XbarDone { input, output, in_slot, out_slot }
+            Event::XbarDone { input, switch, out_port, in_slot, out_slot }
         };
         self.link_fold.port = NONE;
         self.queue.push_reserved(now, xend, seq, ev);

@@ -23,17 +23,16 @@ use crate::sim::{Simulation, NONE};
 use crate::switch::organisation::InputBuffer;
 
 impl Simulation {
-    /// Bit position of input queue `(gp, q)` within its switch's bitset.
+    /// Bit position of input queue `(gp, q)` of switch `swi` within its bitset.
     #[inline]
-    fn input_bit(&self, gp: u32, q: u8) -> (usize, u64) {
-        let pm = &self.ports.model[gp as usize];
-        let sm = &self.switches.model[pm.switch as usize];
+    fn input_bit(&self, swi: u32, gp: u32, q: u8) -> (usize, u64) {
+        let sm = &self.switches.model[swi as usize];
         let local = self.layout.local(sm.port_base, gp, q);
         (sm.bits_base as usize + local / 64, 1u64 << (local % 64))
     }
 
-    /// Appends an arriving packet to input queue `(gp, q)`.
-    pub(crate) fn push_input(&mut self, gp: u32, q: u8, id: PacketId) {
+    /// Appends an arriving packet to input queue `(gp, q)` of switch `swi`.
+    pub(crate) fn push_input(&mut self, swi: u32, gp: u32, q: u8, id: PacketId) {
         let i = self.layout.pq(gp, q);
         let was_empty = self.ports.inq[i].is_empty();
         self.ports.inq[i].push(&mut self.arena, id);
@@ -41,13 +40,13 @@ impl Simulation {
             // Under `voq` any packet may cross before it is the head, so each
             // needs its own `Routed` event.
             let at = self.arena[id].ready_at;
-            self.schedule(at, Event::Routed { port: gp, queue: q });
+            self.schedule(at, Event::Routed { port: gp, queue: q, switch: swi });
         }
         if was_empty {
-            let (w, b) = self.input_bit(gp, q);
+            let (w, b) = self.input_bit(swi, gp, q);
             self.switches.in_bits[w] |= b;
             if self.layout.slot_of_q(q) == self.layout.vl15_slot {
-                self.switches.state[self.ports.model[gp as usize].switch as usize].vl15_inputs += 1;
+                self.switches.state[swi as usize].vl15_inputs += 1;
             }
         }
     }
@@ -58,23 +57,23 @@ impl Simulation {
     /// An input that may send several packets at once is not busy after one,
     /// so its new head needs the event whenever it is routed later than now;
     /// under `voq` every packet has had its own since it arrived.
-    pub(crate) fn pop_input(&mut self, gp: u32, q: u8, free_at: Time) -> PacketId {
+    pub(crate) fn pop_input(&mut self, swi: u32, gp: u32, q: u8, free_at: Time) -> PacketId {
         let i = self.layout.pq(gp, q);
         let id = self.ports.inq[i].pop(&mut self.arena).expect("pop from an empty input queue");
         self.switches.routed_head[i] = NIL;
         self.switches.mcast.forget(i);
         let head = self.ports.inq[i].head;
         if self.ports.inq[i].is_empty() {
-            let (w, b) = self.input_bit(gp, q);
+            let (w, b) = self.input_bit(swi, gp, q);
             self.switches.in_bits[w] &= !b;
             if self.layout.slot_of_q(q) == self.layout.vl15_slot {
-                self.switches.state[self.ports.model[gp as usize].switch as usize].vl15_inputs -= 1;
+                self.switches.state[swi as usize].vl15_inputs -= 1;
             }
         } else if self.p.input_buffer == InputBuffer::Fifo {
             let busy_until = if self.p.max_transfers == 1 { free_at.max(self.now) } else { self.now };
             let at = self.arena[head].ready_at;
             if at > busy_until {
-                self.schedule(at, Event::Routed { port: gp, queue: q });
+                self.schedule(at, Event::Routed { port: gp, queue: q, switch: swi });
             }
         }
         id
@@ -117,22 +116,22 @@ impl Simulation {
 
     /// A `Routed` event: the head of input queue `(gp, q)` has been routed.
     #[inline]
-    pub(crate) fn on_routed(&mut self, gp: u32, q: u8) {
-        self.mark_pending(gp, q);
-        self.arbitrate_switch(self.ports.model[gp as usize].switch);
+    pub(crate) fn on_routed(&mut self, swi: u32, gp: u32, q: u8) {
+        self.mark_pending(swi, gp, q);
+        self.arbitrate_switch(swi);
     }
 
     /// Marks input queue `(gp, q)` for arbitration.
     #[inline]
-    pub(crate) fn mark_pending(&mut self, gp: u32, q: u8) {
-        let (w, b) = self.input_bit(gp, q);
+    pub(crate) fn mark_pending(&mut self, swi: u32, gp: u32, q: u8) {
+        let (w, b) = self.input_bit(swi, gp, q);
         self.switches.pend_bits[w] |= b;
     }
 
     /// Marks every non-empty input queue of port `gp` for arbitration.
     #[inline(always)]
-    pub(crate) fn mark_port_pending(&mut self, gp: u32) {
-        let sm = &self.switches.model[self.ports.model[gp as usize].switch as usize];
+    pub(crate) fn mark_port_pending(&mut self, swi: u32, gp: u32) {
+        let sm = &self.switches.model[swi as usize];
         let (word, mask) = self.layout.port_bits(self.layout.local(sm.port_base, gp, 0));
         let w = sm.bits_base as usize + word;
         self.switches.pend_bits[w] |= mask & self.switches.in_bits[w];
@@ -151,9 +150,8 @@ impl Simulation {
     // Always inlined: a few loads and one word on most switches, called two
     // or three times per switch hop.
     #[inline(always)]
-    pub(crate) fn wake_waiters(&mut self, gp: u32) {
-        let pm = &self.ports.model[gp as usize];
-        let sm = &self.switches.model[pm.switch as usize];
+    pub(crate) fn wake_waiters(&mut self, swi: u32, gp: u32) {
+        let sm = &self.switches.model[swi as usize];
         let words = sm.bits_words as usize;
         let wb = sm.wait_base as usize + (gp - sm.port_base) as usize * words;
         let pb = sm.bits_base as usize;

@@ -114,11 +114,11 @@ impl Simulation {
     /// the crossbar input `feeding` that fed it (slot `fslot`) too.
     #[inline]
     pub(crate) fn switch_link_freed(&mut self, gp: u32, swi: u32, feeding: u32, fslot: u8) {
-        self.wake_waiters(gp);
+        self.wake_waiters(swi, gp);
         if feeding != NONE {
             let xi = self.xidx(feeding, fslot);
             self.switches.xin_free[xi] += 1;
-            self.mark_port_pending(feeding);
+            self.mark_port_pending(swi, feeding);
         }
         self.arbitrate_switch(swi);
         if self.p.output_buffers {

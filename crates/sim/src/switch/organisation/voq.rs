@@ -53,7 +53,7 @@ impl Simulation {
             let next = p.next;
             if let Some(reason) = self.mech.at_input_head(&p, self.now) {
                 self.ports.inq[i].move_to_front(&mut self.arena, prev, id);
-                self.discard_head(gp, q, id, reason);
+                self.discard_head(swi, gp, q, id, reason);
                 id = next;
                 continue;
             }
@@ -67,7 +67,7 @@ impl Simulation {
             cands.clear();
             if let Err(reason) = self.route(swi, in_port, i, id, &p, cands) {
                 self.ports.inq[i].move_to_front(&mut self.arena, prev, id);
-                self.discard_head(gp, q, id, reason);
+                self.discard_head(swi, gp, q, id, reason);
                 id = next;
                 continue;
             }
