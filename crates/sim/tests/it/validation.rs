@@ -352,3 +352,24 @@ fn a_sender_whose_port_never_sends_its_vl_is_refused() {
     assert!(build(1, 0.1, "h1").is_ok());
     assert!(build(1, 0.0, "h0").is_ok());
 }
+
+#[test]
+fn more_distinct_cable_timings_than_a_port_can_index_are_refused() {
+    // Pairs of 36-port switches joined by 36 cables each, every cable of its
+    // own length: 1 821 pairs make 65 556 distinct timings, 20 more than a
+    // port's 16-bit timing index can name.
+    let mut f = ibnetsim_fabric::Fabric::new();
+    let mut length = 1.0;
+    for k in 0..1_821 {
+        let a = f.add_switch(format!("a{k}"), 36).unwrap();
+        let b = f.add_switch(format!("b{k}"), 36).unwrap();
+        for p in 1..=36 {
+            f.connect(a, p, b, p, sdr(length)).unwrap();
+            length += 0.001;
+        }
+    }
+    let lids = ibnetsim_sm::LidMap::assign(&f, 0).unwrap();
+    let tables = ibnetsim_sm::ForwardingTables::new(&f, lids.top_lid());
+    let e = Simulation::new(&f, &lids, &tables, &ok()).err().unwrap().to_string();
+    assert!(e.contains("'fabric'") && e.contains("65536 distinct timings"), "{e}");
+}
