@@ -56,7 +56,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
     let Routing { lids, tables, mfts, path_sl, labels } = routing;
     let params::Resolved { layout, params: p, routing_ps, arbitration_ps, warmup_ps, detector, measured, queue, mut selection, arbiter } =
         params::resolve(c)?;
-    let topo = topology::build(fabric, lids, tables, &layout)?;
+    let mut topo = topology::build(fabric, lids, tables, &layout)?;
     check_watchdog(c, &topo, routing_ps + arbitration_ps, p.watchdog_ps)?;
     let ports = ports::build(fabric, c, &p, &layout, &topo, &qos, arbiter)?;
     let npv = layout.len(ports.model.len());
@@ -73,6 +73,17 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         port >= 1 && port as u32 <= sm.num_ports && topo.ports[sm.gp(port) as usize].peer != NONE
     };
     let mcast = Multicast::new(mfts, &switch_nodes, host_of, cabled, ports.inq.len());
+    // A forwarding entry the switch cannot send on (port 0, the switch
+    // itself; a port it does not have; an uncabled one) is no path, as the
+    // routing stage treats it: so it reads one byte per option, not the
+    // output port's description too.
+    let stride = topo.lft_stride;
+    let mut lft = std::mem::take(&mut topo.lft);
+    for (s, row) in lft.chunks_mut(stride).enumerate() {
+        for e in row.iter_mut().filter(|e| **e != NO_PATH && !cabled(s, **e)) {
+            *e = NO_PATH;
+        }
+    }
     let (traffic, mut used_sls, reply_class) = traffic::build(fabric, c, &topo, &qos, &mcast)?;
     check_path_sls(path_sl, &topo, &qos, layout.data_vls, &mut used_sls)?;
     check_sent_vls_are_served(fabric, &topo, &ports, &traffic, path_sl)?;
@@ -91,7 +102,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
     let switches = Switches {
         state: vec![SwitchState::default(); topo.switches.len()],
         model: topo.switches,
-        lft: topo.lft,
+        lft,
         lft_stride: topo.lft_stride,
         labels: labels.clone(),
         xin_free: vec![p.max_transfers; npv],

@@ -57,15 +57,14 @@ impl Simulation {
         let vl15 = p.flags & FLAG_VL15 != 0;
         let back_to_input = Cell::new(false);
         // The VL slot of a usable LFT entry `port`, or `None`.
+        // Entries naming no port the switch can send on are `NO_PATH` in its
+        // table (see `build`).
         let usable = |port: u8| -> Option<u8> {
-            if port == NO_PATH || port == 0 || port as u32 > sm.num_ports {
+            if port == NO_PATH {
                 return None;
             }
             if port == in_port {
                 back_to_input.set(true);
-                return None;
-            }
-            if self.ports.model[sm.gp(port) as usize].peer == NONE {
                 return None;
             }
             Some(if vl15 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(sm.node, in_port, port, p.sl) })

@@ -58,6 +58,14 @@ fn a_route_to_port_0_or_past_the_last_port_drops_with_no_route() {
 }
 
 #[test]
+fn a_route_to_an_uncabled_port_drops_with_no_route() {
+    // s4's ports 3 and 4 have no cable (1 and 2 lead to s3 and s0, 5 and 6
+    // to h8 and h9): the building turns such entries into no path.
+    drops_at_s4_with_entry(3);
+    drops_at_s4_with_entry(4);
+}
+
+#[test]
 fn route_back_out_of_the_input_port_is_dropped() {
     let mut net = small_irregular();
     // s0 sends h9's packets (LID 10) to s1, and s1 sends them back to s0: a
