@@ -68,22 +68,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         NONE => None,
         h => Some(h),
     };
-    let cabled = |s: usize, port: u8| {
-        let sm = &topo.switches[s];
-        port >= 1 && port as u32 <= sm.num_ports && topo.ports[sm.gp(port) as usize].peer != NONE
-    };
-    let mcast = Multicast::new(mfts, &switch_nodes, host_of, cabled, ports.inq.len());
-    // A forwarding entry the switch cannot send on (port 0, the switch
-    // itself; a port it does not have; an uncabled one) is no path, as the
-    // routing stage treats it: so it reads one byte per option, not the
-    // output port's description too.
-    let stride = topo.lft_stride;
-    let mut lft = std::mem::take(&mut topo.lft);
-    for (s, row) in lft.chunks_mut(stride).enumerate() {
-        for e in row.iter_mut().filter(|e| **e != NO_PATH && !cabled(s, **e)) {
-            *e = NO_PATH;
-        }
-    }
+    let mcast = Multicast::new(mfts, &switch_nodes, host_of, |s, port| topo.sends_on(s, port), ports.inq.len());
     let (traffic, mut used_sls, reply_class) = traffic::build(fabric, c, &topo, &qos, &mcast)?;
     check_path_sls(path_sl, &topo, &qos, layout.data_vls, &mut used_sls)?;
     check_sent_vls_are_served(fabric, &topo, &ports, &traffic, path_sl)?;
@@ -99,6 +84,8 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
     } else {
         Default::default()
     };
+    // Last: every check above reads the tables as given.
+    let lft = topo.take_sendable_lft();
     let switches = Switches {
         state: vec![SwitchState::default(); topo.switches.len()],
         model: topo.switches,

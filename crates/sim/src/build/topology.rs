@@ -44,6 +44,28 @@ impl Topology {
     pub fn gp(&self, n: NodeId, port: u8) -> u32 {
         self.node_port_base[n.index()] + port as u32 - 1
     }
+
+    /// Whether switch `s` (dense index) can send on its port `port`: it has
+    /// that port and a cable there leads somewhere.
+    pub fn sends_on(&self, s: usize, port: u8) -> bool {
+        let sm = &self.switches[s];
+        port >= 1 && port as u32 <= sm.num_ports && self.ports[sm.gp(port) as usize].peer != NONE
+    }
+
+    /// The forwarding tables, taken out, with every entry naming a port the
+    /// switch cannot send on (port 0, the switch itself; a port it does not
+    /// have; an uncabled one) made no path, as the routing stage treats it:
+    /// routing then reads one byte per option, not the output port's
+    /// description too.
+    pub fn take_sendable_lft(&mut self) -> Vec<u8> {
+        let mut lft = std::mem::take(&mut self.lft);
+        for (s, row) in lft.chunks_mut(self.lft_stride).enumerate() {
+            for e in row.iter_mut().filter(|e| **e != NO_PATH && !self.sends_on(s, **e)) {
+                *e = NO_PATH;
+            }
+        }
+        lft
+    }
 }
 
 pub(super) fn build(fabric: &Fabric, lids: &LidMap, tables: &ForwardingTables, layout: &Layout) -> Result<Topology, SimError> {

@@ -56,9 +56,9 @@ impl Simulation {
         let row = swi as usize * self.switches.lft_stride;
         let vl15 = p.flags & FLAG_VL15 != 0;
         let back_to_input = Cell::new(false);
-        // The VL slot of a usable LFT entry `port`, or `None`.
-        // Entries naming no port the switch can send on are `NO_PATH` in its
-        // table (see `build`).
+        // The VL slot of a usable LFT entry `port`, or `None`. An entry naming
+        // no port the switch can send on is `NO_PATH` in its table already
+        // (`Topology::take_sendable_lft`).
         let usable = |port: u8| -> Option<u8> {
             if port == NO_PATH {
                 return None;

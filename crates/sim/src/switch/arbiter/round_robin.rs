@@ -33,14 +33,9 @@ impl Simulation {
                 if vl15_only && self.layout.slot_of_q(self.layout.split_local(sm.port_base, idx).1) != self.layout.vl15_slot {
                     continue;
                 }
-                let granted = if PLAIN {
-                    self.clear_pending(sm, idx);
-                    self.serve_fifo::<true>(swi, sm, idx, cands)
-                } else {
-                    self.serve_input(swi, sm, idx, cands)
-                };
+                let granted = if PLAIN { self.serve_plain(swi, sm, idx, cands) } else { self.serve_input(swi, sm, idx, cands) };
                 if granted {
-                    self.switches.state[swi as usize].rr = if idx + 1 == nbits { 0 } else { idx as u32 + 1 };
+                    self.pass_pointer(swi, idx, nbits);
                 }
             }
         }
@@ -61,13 +56,25 @@ impl Simulation {
             while bits != 0 {
                 let idx = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                self.switches.pend_bits[w] &= !(1u64 << idx);
-                if self.serve_fifo::<true>(swi, sm, idx, cands) {
-                    self.switches.state[swi as usize].rr = if idx + 1 == nbits { 0 } else { idx as u32 + 1 };
+                if self.serve_plain(swi, sm, idx, cands) {
+                    self.pass_pointer(swi, idx, nbits);
                 }
             }
         }
         debug_assert_eq!(self.switches.pend_bits[w] & !word, 0, "a pending mark appeared during the pass");
     }
 
+    /// `serve_input` for the default switch: FIFO heads, deterministic selection.
+    #[inline(always)]
+    fn serve_plain(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
+        self.clear_pending(sm, idx);
+        self.serve_fifo::<true>(swi, sm, idx, cands)
+    }
+
+    /// Moves the pointer of switch `swi` past input `idx`, which was granted
+    /// (below `nbits`, so that no pass needs a division).
+    #[inline(always)]
+    fn pass_pointer(&mut self, swi: u32, idx: usize, nbits: usize) {
+        self.switches.state[swi as usize].rr = if idx + 1 == nbits { 0 } else { idx as u32 + 1 };
+    }
 }
