@@ -77,10 +77,18 @@ impl Return {
     }
 }
 
-/// The returns deferred at one transmitter, in one cache line.
+/// Queues whose credits a transmitter keeps in its own cache line (the
+/// first three: every queue of a port with one or two data VLs and VL15);
+/// the others are in [`Credits`]' `avail_rest`.
+pub const INLINE_QUEUES: usize = 3;
+
+/// One transmitter's credits, in one cache line: those of its first
+/// [`INLINE_QUEUES`] queues, and its deferred returns (on a large fabric a
+/// credit check read two lines, the returns' and the counts', both misses).
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(align(64))]
-struct Deferred {
+struct PortCredits {
+    avail: [u32; INLINE_QUEUES],
     r: [Return; DEFERRED_PER_PORT],
     n: u8,
     /// Its credits always arrive as events (see [`Credits::new`]).
@@ -103,9 +111,11 @@ struct Deferred {
 /// order holds for it.
 #[derive(Debug, Clone, Default)]
 pub struct Credits {
-    avail: Vec<u32>,
-    queues: usize,
-    deferred: Vec<Deferred>,
+    /// Credits of queues `INLINE_QUEUES..queues`, by port.
+    avail_rest: Vec<u32>,
+    /// `queues − INLINE_QUEUES`, or 0.
+    rest: usize,
+    per_port: Vec<PortCredits>,
     /// Key of the event being handled: returns due before it have arrived.
     now_key: u128,
 }
@@ -114,8 +124,30 @@ impl Credits {
     /// `capacity[port * queues + queue]` blocks advertised initially;
     /// `eager[port]`: credits returned to `port` are always events.
     pub fn new(capacity: Vec<u32>, queues: usize, eager: &[bool]) -> Self {
-        let deferred = eager.iter().map(|&eager| Deferred { eager, ..Deferred::default() }).collect();
-        Credits { avail: capacity, queues, deferred, now_key: 0 }
+        debug_assert_eq!(capacity.len(), queues * eager.len());
+        let rest = queues.saturating_sub(INLINE_QUEUES);
+        let mut avail_rest = Vec::with_capacity(rest * eager.len());
+        let per_port = eager
+            .iter()
+            .zip(capacity.chunks(queues.max(1)))
+            .map(|(&eager, cap)| {
+                let mut d = PortCredits { eager, ..PortCredits::default() };
+                let inline = cap.len().min(INLINE_QUEUES);
+                d.avail[..inline].copy_from_slice(&cap[..inline]);
+                avail_rest.extend_from_slice(&cap[inline..]);
+                d
+            })
+            .collect();
+        Credits { avail_rest, rest, per_port, now_key: 0 }
+    }
+
+    /// The count of `port`'s `queue`.
+    #[inline(always)]
+    fn avail_mut(&mut self, port: u32, queue: u8) -> &mut u32 {
+        match (queue as usize).checked_sub(INLINE_QUEUES) {
+            None => &mut self.per_port[port as usize].avail[queue as usize],
+            Some(k) => &mut self.avail_rest[port as usize * self.rest + k],
+        }
     }
 
     /// Sets the key (time, sequence number) of the event being handled;
@@ -128,8 +160,11 @@ impl Credits {
     /// Blocks available at transmitter `port` for the receiver's `queue`.
     #[inline]
     pub fn available(&self, port: u32, queue: u8) -> u32 {
-        let mut a = self.avail[port as usize * self.queues + queue as usize];
-        let d = &self.deferred[port as usize];
+        let d = &self.per_port[port as usize];
+        let mut a = match (queue as usize).checked_sub(INLINE_QUEUES) {
+            None => d.avail[queue as usize],
+            Some(k) => self.avail_rest[port as usize * self.rest + k],
+        };
         for r in &d.r[..d.n as usize] {
             if r.queue() == queue && r.key() < self.now_key {
                 a += r.blocks() as u32;
@@ -142,7 +177,7 @@ impl Credits {
     #[inline]
     pub fn consume(&mut self, port: u32, queue: u8, blocks: u16) {
         self.settle(port);
-        let a = &mut self.avail[port as usize * self.queues + queue as usize];
+        let a = self.avail_mut(port, queue);
         debug_assert!(*a >= blocks as u32, "sent without credits");
         *a -= blocks as u32;
     }
@@ -150,18 +185,18 @@ impl Credits {
     /// Credits returned by the receiver (a `Credit` event).
     #[inline]
     pub fn give_back(&mut self, port: u32, queue: u8, blocks: u16) {
-        self.avail[port as usize * self.queues + queue as usize] += blocks as u32;
+        *self.avail_mut(port, queue) += blocks as u32;
     }
 
     /// Keeps a return due at `(time, seq)` instead of its event, if `port`
     /// takes deferred returns and has room; false if it needs the event.
     #[inline]
     pub fn defer(&mut self, port: u32, queue: u8, blocks: u16, time: u64, seq: u64) -> bool {
-        if self.deferred[port as usize].eager || seq >> SEQ_BITS != 0 {
+        if self.per_port[port as usize].eager || seq >> SEQ_BITS != 0 {
             return false;
         }
         self.settle(port);
-        let d = &mut self.deferred[port as usize];
+        let d = &mut self.per_port[port as usize];
         if d.n as usize == DEFERRED_PER_PORT {
             return false;
         }
@@ -173,7 +208,7 @@ impl Credits {
     /// Whether `port` holds deferred returns.
     #[inline]
     pub fn has_deferred(&self, port: u32) -> bool {
-        self.deferred[port as usize].n > 0
+        self.per_port[port as usize].n > 0
     }
 
     /// Takes `port`'s deferred returns that are still on their way, as
@@ -181,7 +216,7 @@ impl Credits {
     /// already are counted as arrived.
     pub fn take_deferred(&mut self, port: u32) -> impl Iterator<Item = (u64, u64, u8, u16)> {
         self.settle(port);
-        let d = &mut self.deferred[port as usize];
+        let d = &mut self.per_port[port as usize];
         let n = std::mem::take(&mut d.n) as usize;
         let r = d.r;
         r.into_iter().take(n).map(|r| (r.time, r.seq(), r.queue(), r.blocks()))
@@ -190,19 +225,22 @@ impl Credits {
     /// Counts `port`'s deferred returns that are due as arrived.
     #[inline(always)]
     fn settle(&mut self, port: u32) {
-        if self.deferred[port as usize].n != 0 {
+        if self.per_port[port as usize].n != 0 {
             self.settle_due(port);
         }
     }
 
     #[inline(never)]
     fn settle_due(&mut self, port: u32) {
-        let d = &mut self.deferred[port as usize];
+        let d = &mut self.per_port[port as usize];
         let mut k = 0;
         while k < d.n as usize {
             let r = d.r[k];
             if r.key() < self.now_key {
-                self.avail[port as usize * self.queues + r.queue() as usize] += r.blocks() as u32;
+                match (r.queue() as usize).checked_sub(INLINE_QUEUES) {
+                    None => d.avail[r.queue() as usize] += r.blocks() as u32,
+                    Some(j) => self.avail_rest[port as usize * self.rest + j] += r.blocks() as u32,
+                }
                 d.n -= 1;
                 d.r[k] = d.r[d.n as usize];
             } else {
@@ -217,8 +255,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_ports_deferred_returns_fill_one_cache_line() {
-        assert_eq!((std::mem::size_of::<Deferred>(), std::mem::align_of::<Deferred>()), (64, 64));
+    fn a_ports_credits_and_deferred_returns_fill_one_cache_line() {
+        assert_eq!((std::mem::size_of::<PortCredits>(), std::mem::align_of::<PortCredits>()), (64, 64));
+    }
+
+    #[test]
+    fn queues_past_the_inline_ones_keep_their_own_counts() {
+        // Five queues per port: three in the port's line, two apart.
+        let cap: Vec<u32> = (1..=10).collect();
+        let mut c = Credits::new(cap, 5, &[false, false]);
+        assert_eq!((0..5).map(|q| c.available(1, q)).collect::<Vec<_>>(), [6, 7, 8, 9, 10]);
+        c.set_now(10, 0);
+        c.consume(1, 4, 10);
+        c.consume(0, 3, 4);
+        assert!(c.defer(1, 4, 3, 20, 5));
+        assert!(c.defer(1, 2, 2, 20, 6));
+        c.set_now(20, 7);
+        assert_eq!((0..5).map(|q| c.available(1, q)).collect::<Vec<_>>(), [6, 7, 10, 9, 3]);
+        c.consume(1, 4, 1);
+        assert!(!c.has_deferred(1), "consuming settled both returns");
+        assert_eq!((0..5).map(|q| c.available(1, q)).collect::<Vec<_>>(), [6, 7, 10, 9, 2]);
+        assert_eq!((0..5).map(|q| c.available(0, q)).collect::<Vec<_>>(), [1, 2, 3, 0, 5]);
+        c.give_back(0, 3, 4);
+        assert_eq!(c.available(0, 3), 4);
     }
 
     #[test]
