@@ -11,6 +11,7 @@ use crate::credits::Credits;
 use crate::engine::Time;
 use crate::flow_control::FlowControlPackets;
 use crate::link::LinkTiming;
+use crate::metrics::BusyTally;
 use crate::packet::PacketQueue;
 use crate::qos::Sl2VlMap;
 
@@ -52,7 +53,7 @@ impl OutRoom {
     }
 }
 
-/// Dynamic state of a transmitter: 48 bytes, aligned to a cache line so
+/// Dynamic state of a transmitter: 64 bytes, aligned to a cache line so
 /// that none spans two.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(align(64))]
@@ -80,6 +81,8 @@ pub(crate) struct TxState {
     pub outq_mask: u16,
     /// VL arbitration state.
     pub arb: VlArbState,
+    /// Its busy time not yet in [`crate::metrics::Metrics::busy_ps`].
+    pub tally: BusyTally,
 }
 
 /// The state of every port.

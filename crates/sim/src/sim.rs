@@ -277,6 +277,7 @@ impl Simulation {
         self.metrics.start_measurement(at);
         // Transmissions in progress at `at` count from `at` on.
         for gp in 0..self.ports.tx.len() {
+            self.ports.tx[gp].tally = crate::metrics::BusyTally::default();
             let tx = self.ports.tx[gp];
             if tx.busy && tx.busy_until > at {
                 let i = self.layout.pv(gp as u32, tx.sending_slot);

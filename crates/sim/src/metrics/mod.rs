@@ -103,7 +103,8 @@ pub struct Metrics {
     pub detector: Option<WarmupDetector>,
     /// The windows of the measurement, for its stationarity.
     pub measured: MeasuredWindows,
-    /// Busy time of each transmitter per VL slot, window only.
+    /// Busy time of each transmitter per VL slot, window only, except what
+    /// each transmitter's [`BusyTally`] still holds.
     pub busy_ps: Vec<u64>,
     /// Drops by reason (all packets).
     pub drops: [u64; DropReason::ALL.len()],
@@ -131,6 +132,18 @@ pub struct Metrics {
     pub conns: ConnMetrics,
     /// The time series per link and VL, when `series_interval_ns` asks for one.
     pub series: Option<series::Series>,
+}
+
+/// Busy time a transmitter has counted in the window on its last VL slot
+/// and not yet added to [`Metrics::busy_ps`]. It lives in the transmitter's
+/// own cache line ([`crate::port::TxState`]): on a large fabric the per-slot
+/// array cost a cache miss at every transmission, and the tally is settled
+/// only when the transmitter changes slot, which a port with one data VL
+/// never does.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct BusyTally {
+    slot: u8,
+    ps: u64,
 }
 
 impl Metrics {
@@ -254,22 +267,36 @@ impl Metrics {
         self.drops[reason as usize] += 1;
     }
 
-    /// A transmitter slot is busy for `ps` from `now`; only the part after
-    /// warm-up counts (the part beyond the current time is taken off when
-    /// results are computed).
+    /// The transmitter of the port whose slots start at `port_base` is busy
+    /// on VL slot `slot` for `ps` from `now`; only the part after warm-up
+    /// counts (the part beyond the current time is taken off when results
+    /// are computed). It is counted in the transmitter's `tally` first.
     #[inline]
-    pub fn on_transmit(&mut self, now: Time, port_slot: usize, ps: u64) {
+    pub(crate) fn on_transmit(&mut self, tally: &mut BusyTally, port_base: usize, slot: u8, now: Time, ps: u64) {
         if let Some(s) = &mut self.series {
-            s.started[port_slot] += ps;
+            s.started[port_base + slot as usize] += ps;
         }
         let end = now + ps;
         if end > self.warmup_ps {
-            self.busy_ps[port_slot] += end - now.max(self.warmup_ps);
+            if tally.slot != slot {
+                self.busy_ps[port_base + tally.slot as usize] += std::mem::take(&mut tally.ps);
+                tally.slot = slot;
+            }
+            tally.ps += end - now.max(self.warmup_ps);
         }
     }
 
+    /// Busy time in the window of the `nvl` slots of the transmitter whose
+    /// slots start at `port_base` and whose tally is `tally`.
+    pub(crate) fn busy_of_port(&self, tally: &BusyTally, port_base: usize, nvl: usize) -> Vec<u64> {
+        let mut busy = self.busy_ps[port_base..port_base + nvl].to_vec();
+        busy[tally.slot as usize] += tally.ps;
+        busy
+    }
+
     /// Starts the measurement window at `at`: everything counted so far is
-    /// forgotten (the caller adds the part of transmissions in progress after `at`).
+    /// forgotten (the caller clears the transmitters' tallies and adds the
+    /// part of transmissions in progress after `at`).
     pub fn start_measurement(&mut self, at: Time) {
         self.warmup_ps = at;
         for f in self.classes.iter_mut().chain(self.sls.iter_mut().flatten()).chain(std::iter::once(&mut self.all)) {
@@ -372,11 +399,16 @@ mod tests {
     #[test]
     fn busy_time_is_clipped_to_the_window() {
         let mut m = metrics();
-        m.on_transmit(900, 2, 50); // ends before the window
-        m.on_transmit(900, 2, 300); // 200 of it in the window
-        m.on_transmit(1_100, 2, 40); // all of it
-        m.on_transmit(1_000, 1, 7);
-        assert_eq!(m.busy_ps, [0, 7, 240, 0]);
+        let mut t = BusyTally::default();
+        m.on_transmit(&mut t, 0, 2, 900, 50); // ends before the window
+        m.on_transmit(&mut t, 0, 2, 900, 300); // 200 of it in the window
+        m.on_transmit(&mut t, 0, 2, 1_100, 40); // all of it
+        assert_eq!((m.busy_ps[2], t.ps), (0, 240), "the tally holds its slot's time");
+        m.on_transmit(&mut t, 0, 1, 1_000, 7);
+        assert_eq!(m.busy_ps, [0, 0, 240, 0], "a change of slot settles the tally");
+        assert_eq!(m.busy_of_port(&t, 0, 4), [0, 7, 240, 0]);
+        m.on_transmit(&mut t, 0, 2, 1_200, 10);
+        assert_eq!(m.busy_of_port(&t, 0, 4), [0, 7, 250, 0]);
     }
 
     #[test]
@@ -385,7 +417,9 @@ mod tests {
         m.on_generate(1_000, 1, 3, 200);
         m.on_deliver(1_100, &pkt(1, 3, 200, 1_000, 1_000));
         m.on_message_complete(1_100, 1, 1_000);
-        m.on_transmit(1_000, 0, 100);
+        let mut t = BusyTally::default();
+        m.on_transmit(&mut t, 2, 1, 1_000, 100);
+        m.on_transmit(&mut t, 2, 0, 1_000, 100);
         m.start_measurement(2_000);
         assert_eq!(m.warmup_ps, 2_000);
         for f in [&m.classes[0], &m.classes[1], sl3(&m), &m.all] {

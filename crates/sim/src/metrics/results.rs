@@ -386,10 +386,10 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         }
         let peer = &sim.ports.model[pm.peer as usize];
         let first = sim.layout.port_base(gp as u32);
-        let mut busy = m.busy_ps[first..first + nvl].to_vec();
+        let tx = &sim.ports.tx[gp];
+        let mut busy = m.busy_of_port(&tx.tally, first, nvl);
         // A packet still on the wire counted its whole transmission; keep only
         // the part up to now.
-        let tx = &sim.ports.tx[gp];
         if tx.busy && tx.busy_until > sim.now {
             let s = tx.sending_slot as usize;
             busy[s] = busy[s].saturating_sub(tx.busy_until - sim.now.max(m.warmup_ps).min(tx.busy_until));
