@@ -9,7 +9,9 @@ scenarios are run in each, alternately, ``--runs`` times each, every run in a
 fresh process, so that a change in machine load hits both alike. Reported per
 scenario: the median delivered packets per CPU-second (the process's CPU
 time spent in ``simulate``), the new/old ratio of those medians, the same
-ratio for wall time, and the events each build handled. Both builds must
+ratio for wall time, the median and range of the ratios within pairs of
+runs made one after the other (robust where the machine's speed drifts),
+and the events each build handled. Both builds must
 deliver exactly the same packets (the scenarios are seeded and a speed-up
 must not change a result), or the comparison is void and the script fails.
 
@@ -91,13 +93,21 @@ def main() -> int:
             def median(tag: str, clock: str) -> float:
                 return statistics.median(r["delivered"] / r[clock] for r in runs[tag])
 
+            # Each run of one build is paired with the other build's run next
+            # to it: on a shared machine whose speed drifts for tens of
+            # seconds, the ratio within a pair cancels the drift that the
+            # ratio of the two medians keeps.
+            paired = sorted(
+                (n["delivered"] / n["cpu"]) / (o["delivered"] / o["cpu"]) for o, n in zip(runs["old"], runs["new"])
+            )
             delivered = {tag: {r["delivered"] for r in rs} for tag, rs in runs.items()}
             same = len(delivered["old"]) == 1 and delivered["old"] == delivered["new"]
             failed |= not same
             print(
                 f"{name}: delivered packets per CPU-second, median of {a.runs}: old {median('old', 'cpu'):,.0f}, "
                 f"new {median('new', 'cpu'):,.0f}, new/old {median('new', 'cpu') / median('old', 'cpu'):.3f} "
-                f"(wall: {median('new', 'wall') / median('old', 'wall'):.3f}); events old {runs['old'][0]['events']:,}, "
+                f"(wall: {median('new', 'wall') / median('old', 'wall'):.3f}; paired runs: median "
+                f"{statistics.median(paired):.3f}, range {paired[0]:.3f}–{paired[-1]:.3f}); events old {runs['old'][0]['events']:,}, "
                 f"new {runs['new'][0]['events']:,}; "
                 + ("same packets delivered" if same else f"DIFFERENT packets delivered: old {delivered['old']}, new {delivered['new']}"),
                 flush=True,
