@@ -36,16 +36,21 @@ pub(crate) struct PortModel {
     pub is_switch: bool,
 }
 
-/// An output (switch) or send (CA) VL buffer's room, in blocks.
+/// An output (switch) or send (CA) VL buffer: its packets and its room in
+/// blocks, in 32 bytes, so that a grant, a fill or a transmission's end
+/// reads one cache line for both (on a large fabric each was a miss).
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct OutRoom {
+#[repr(align(32))]
+pub(crate) struct OutBuffer {
+    /// The packets waiting, in order.
+    pub queue: PacketQueue,
     /// Blocks held, including a packet on the wire.
     pub used: u32,
     /// Capacity.
     pub cap: u32,
 }
 
-impl OutRoom {
+impl OutBuffer {
     /// Whether `blocks` more fit.
     #[inline]
     pub fn fits(&self, blocks: u32) -> bool {
@@ -103,10 +108,7 @@ pub(crate) struct Ports {
     /// Their capacity in blocks.
     pub in_cap: Vec<u32>,
     /// Output (switch) or send (CA) VL buffers.
-    pub outq: Vec<PacketQueue>,
-    /// Their blocks held and capacity, side by side: every check for room
-    /// reads both.
-    pub out: Vec<OutRoom>,
+    pub out: Vec<OutBuffer>,
     /// SL2VL tables.
     pub sl2vl: Sl2VlMap,
     /// Distinct VLArbitration tables.
@@ -140,11 +142,16 @@ impl Ports {
 
 #[cfg(test)]
 mod tests {
-    use super::{PortModel, TxState};
+    use super::{OutBuffer, PortModel, TxState};
 
     #[test]
     fn four_port_models_share_a_cache_line_and_a_transmitter_fills_one() {
         assert_eq!((std::mem::size_of::<PortModel>(), std::mem::align_of::<PortModel>()), (16, 16));
         assert_eq!((std::mem::size_of::<TxState>(), std::mem::align_of::<TxState>()), (64, 64));
+    }
+
+    #[test]
+    fn an_output_buffer_keeps_its_queue_and_room_in_half_a_cache_line() {
+        assert_eq!((std::mem::size_of::<OutBuffer>(), std::mem::align_of::<OutBuffer>()), (32, 32));
     }
 }

@@ -369,7 +369,7 @@ impl Simulation {
     /// `Err` when they do not add up.
     pub fn check_conservation(&self) -> Result<(), SimError> {
         let mut queued = 0u64;
-        for q in self.ports.inq.iter().chain(self.ports.outq.iter()) {
+        for q in self.ports.inq.iter().chain(self.ports.out.iter().map(|b| &b.queue)) {
             queued += q.count_linked(&self.arena) as u64;
         }
         for h in &self.hcas.state {

@@ -121,7 +121,7 @@ impl Simulation {
             n
         } else {
             let o = node - nin;
-            let head = self.ports.outq[o].head;
+            let head = self.ports.out[o].queue.head;
             if head == NIL {
                 return 0;
             }
@@ -143,7 +143,7 @@ impl Simulation {
         if node < nin {
             self.ports.inq[node].head
         } else {
-            self.ports.outq[node - nin].head
+            self.ports.out[node - nin].queue.head
         }
     }
 
@@ -220,7 +220,7 @@ impl Simulation {
 
     /// Stops the run on a total stall: nothing moved for the watchdog period.
     pub(crate) fn declare_stall(&mut self) -> SimError {
-        let mut member: Vec<bool> = vec![false; self.ports.inq.len() + self.ports.outq.len()];
+        let mut member: Vec<bool> = vec![false; self.ports.inq.len() + self.ports.out.len()];
         let mut targets = [0usize; MAX_CANDIDATES];
         for (node, m) in member.iter_mut().enumerate() {
             *m = self.blocked_targets(node, &mut targets) > 0;
@@ -270,9 +270,9 @@ impl Simulation {
             let (gp, slot) = l.split(o);
             self.ports.served[gp as usize] & 1 << slot != 0
         };
-        let mut waiting = vec![0u64; self.ports.outq.len()];
+        let mut waiting = vec![0u64; self.ports.out.len()];
         // Output buffers, and CA send buffers.
-        for (o, q) in self.ports.outq.iter().enumerate() {
+        for (o, q) in self.ports.out.iter().map(|b| &b.queue).enumerate() {
             if q.head != NIL && !served(o) {
                 waiting[o] += q.len as u64;
             }

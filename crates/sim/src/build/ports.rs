@@ -12,7 +12,7 @@ use crate::flow_control::FlowControlPackets;
 use crate::layout::{Layout, MAX_PARTITIONS};
 use crate::link::{wire_bytes, VL15_MAX_PAYLOAD};
 use crate::packet::PacketQueue;
-use crate::port::{OutRoom, Ports, TxState};
+use crate::port::{OutBuffer, Ports, TxState};
 use crate::qos::QosTables;
 use crate::sim::{Params, NONE};
 
@@ -164,8 +164,7 @@ pub(super) fn build(
         credits: Credits::new(credit_init, layout.qpp, &eager),
         inq: vec![PacketQueue::default(); nin],
         in_cap,
-        outq: vec![PacketQueue::default(); npv],
-        out: out_cap.into_iter().map(|cap| OutRoom { used: 0, cap }).collect(),
+        out: out_cap.into_iter().map(|cap| OutBuffer { cap, ..OutBuffer::default() }).collect(),
         sl2vl: qos.sl2vl.clone(),
         arb_tables,
         port_arb,

@@ -384,7 +384,7 @@ impl Simulation {
                     p.tail_at = now;
                 }
                 self.ports.out[i].used += blocks;
-                self.ports.outq[i].push(&mut self.arena, head);
+                self.ports.out[i].queue.push(&mut self.arena, head);
                 self.ports.tx[gp as usize].outq_mask |= 1 << slot;
                 self.in_network += 1;
                 self.last_progress = now;

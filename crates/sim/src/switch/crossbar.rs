@@ -34,7 +34,7 @@ use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, PacketKind, FLAG_FECN, FLAG_VL15, NIL};
 use crate::selection::{Candidate, Candidates, SelectionView};
 use crate::layout::Layout;
-use crate::port::{OutRoom, PortModel, Ports, TxState};
+use crate::port::{OutBuffer, PortModel, Ports, TxState};
 use crate::sim::{Simulation, NONE};
 use crate::switch::multicast::is_multicast;
 use crate::switch::arbiter::CrossbarArbiter;
@@ -49,7 +49,7 @@ use super::input::next_bit;
 pub(super) struct BufferedView<'a> {
     credits: &'a Credits,
     served: &'a [u16],
-    out: &'a [OutRoom],
+    out: &'a [OutBuffer],
     xout_busy: &'a [bool],
     port_base: u32,
     layout: Layout,
@@ -537,7 +537,7 @@ impl Simulation {
         {
             self.arena[moved].flags |= FLAG_FECN;
         }
-        self.ports.outq[o].push(&mut self.arena, moved);
+        self.ports.out[o].queue.push(&mut self.arena, moved);
         self.ports.tx[ogp as usize].outq_mask |= 1 << c.slot;
         if last {
             self.return_input_credits(gp, q, &p, xend);

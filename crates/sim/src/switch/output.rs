@@ -40,7 +40,7 @@ impl Simulation {
         while m != 0 {
             let s = m.trailing_zeros() as u8;
             m &= m - 1;
-            let head = self.ports.outq[base + s as usize].head;
+            let head = self.ports.out[base + s as usize].queue.head;
             let p = &self.arena[head];
             if p.ready_at > now {
                 wake = wake.min(p.ready_at);
@@ -57,15 +57,15 @@ impl Simulation {
             Some(vl15)
         } else {
             let table = &self.ports.arb_tables[self.ports.port_arb[gp as usize] as usize];
-            let outq = &self.ports.outq;
+            let out = &self.ports.out;
             let arena = &self.arena;
             self.ports.arbiter.pick(table, &mut self.ports.tx[gp as usize].arb, ready, self.layout.data_vls, |s| {
-                arena[outq[base + s as usize].head].blocks
+                arena[out[base + s as usize].queue.head].blocks
             })
         };
         match slot {
             Some(s) => {
-                let q = &mut self.ports.outq[base + s as usize];
+                let q = &mut self.ports.out[base + s as usize].queue;
                 let id = q.pop(&mut self.arena).expect("ready slot has a head");
                 if q.is_empty() {
                     self.ports.tx[gp as usize].outq_mask &= !(1 << s);
