@@ -251,6 +251,30 @@ fn a_vl_no_arbitration_table_serves_is_reported_as_starvation() {
 }
 
 #[test]
+fn with_one_data_vl_a_port_whose_table_never_sends_it_starves_it() {
+    // With one data VL the transmitter takes the arbiter's only possible
+    // choice without asking it (`transmit_next`): a table that does not serve
+    // VL0 must still hold the packet, at a switch port and at a CA port.
+    use ibnetsim_sim::{QosTables, Sl2VlMap, StarvedVl, VlArbConfig, VlArbMap};
+    let serves_nothing = VlArbConfig { high: vec![], low: vec![], limit_of_high_priority: 0 };
+    for (src, dst, node, port) in [("h1", "h2", "sw", 3), ("h0", "h1", "h0", 1)] {
+        let net = routed(star(3));
+        let at = net.fabric.node_by_name(node).unwrap();
+        let mut c = config(vec![class("b", 0, 0.0, ProcessKind::Poisson, 256, pair(src, dst))]);
+        c.data_vls = 1;
+        let qos = QosTables {
+            sl2vl: Sl2VlMap::modulo(1),
+            vlarb: VlArbMap { default: VlArbConfig::uniform(1), per_port: vec![((at, port), serves_nothing.clone())] },
+        };
+        let mut sim = Simulation::with_qos(&net.fabric, &net.lids, &net.tables, &c, qos).unwrap();
+        let index = |h: &str| h[1..].parse::<usize>().unwrap();
+        sim.inject(0, 0, index(src), index(dst)).unwrap();
+        let Err(SimError::Deadlock(r)) = sim.run(1_000_000_000) else { panic!("{src} -> {dst}: the run should stall") };
+        assert_eq!(r.starved, vec![StarvedVl { node: node.into(), port, vl: 0, packets: 1 }], "{src} -> {dst}");
+    }
+}
+
+#[test]
 fn dfsssp_layers_keep_running_a_torus_that_minhop_deadlocks() {
     // A 4x4 torus, two hosts a switch, saturating uniform traffic with
     // one-packet buffers. minhop's minimal routes on one VL deadlock; the
