@@ -195,7 +195,11 @@ impl Credits {
         if self.per_port[port as usize].eager || seq >> SEQ_BITS != 0 {
             return false;
         }
-        self.settle(port);
+        // Only a full line needs the returns due by now counted in first:
+        // the counts a later read sees are the same either way.
+        if self.per_port[port as usize].n as usize == DEFERRED_PER_PORT {
+            self.settle_due(port);
+        }
         let d = &mut self.per_port[port as usize];
         if d.n as usize == DEFERRED_PER_PORT {
             return false;
@@ -334,6 +338,21 @@ mod tests {
         assert_eq!(left, vec![(22, 3, 0, 1)]);
         assert_eq!(c.available(0, 0), 2);
         assert!(!c.has_deferred(0));
+    }
+
+    #[test]
+    fn a_full_line_makes_room_by_counting_in_the_returns_due() {
+        let mut c = Credits::new(vec![0], 1, &[false]);
+        c.set_now(10, 0);
+        for k in 0..DEFERRED_PER_PORT as u64 {
+            assert!(c.defer(0, 0, 1, 20 + k, 1 + k));
+        }
+        // Due at 20 and 21 have arrived, 22 has not.
+        c.set_now(21, 100);
+        assert!(c.defer(0, 0, 5, 40, 101), "two returns were due: room for a new one");
+        assert_eq!(c.available(0, 0), 2);
+        let left: Vec<_> = c.take_deferred(0).collect();
+        assert_eq!(left, vec![(22, 3, 0, 1), (40, 101, 0, 5)]);
     }
 
     #[test]
