@@ -306,7 +306,7 @@ impl Simulation {
 
     /// The routed head of input queue `(gp, q)` that may use the crossbar
     /// now, dropping heads that have no route; `None` when there is none.
-    #[inline]
+    #[inline(always)]
     pub(super) fn eligible_head(&mut self, swi: u32, gp: u32, q: u8, cands: &mut Candidates) -> Option<PacketId> {
         let slot = self.layout.slot_of_q(q);
         loop {
