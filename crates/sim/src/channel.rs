@@ -19,6 +19,7 @@ impl Simulation {
     /// the receiver's input partition the packet carries. `from_outq` says
     /// whether its blocks stay held in `gp`'s output buffer until the last
     /// byte has left.
+    #[inline(always)]
     pub(crate) fn start_transmission(&mut self, gp: u32, id: PacketId, slot: u8, from_outq: bool) {
         let now = self.now;
         let pm = self.ports.model[gp as usize];
