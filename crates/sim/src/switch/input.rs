@@ -57,6 +57,7 @@ impl Simulation {
     /// An input that may send several packets at once is not busy after one,
     /// so its new head needs the event whenever it is routed later than now;
     /// under `voq` every packet has had its own since it arrived.
+    #[inline(always)]
     pub(crate) fn pop_input(&mut self, swi: u32, gp: u32, q: u8, free_at: Time) -> PacketId {
         let i = self.layout.pq(gp, q);
         let id = self.ports.inq[i].pop(&mut self.arena).expect("pop from an empty input queue");
