@@ -390,7 +390,7 @@ impl Simulation {
     /// queue (the crossbar input is busy until `free_at`). A unicast head
     /// itself leaves. A multicast head sends a copy and stays until its last
     /// copy, when it is retired.
-    #[inline]
+    #[inline(always)]
     fn take_for_output(&mut self, swi: u32, gp: u32, q: u8, id: PacketId, port: u8, free_at: Time) -> (PacketId, bool) {
         if is_multicast(self.arena[id].dlid) {
             return self.take_copy(swi, gp, q, id, port, free_at);
