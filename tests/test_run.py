@@ -216,13 +216,13 @@ def test_bench_compare_runs_both_builds_on_the_same_tables_and_checks_their_pack
     assert proc.returncode == 0, proc.stdout + proc.stderr
     m = re.fullmatch(
         r"irregular64: delivered packets per CPU-second, median of 1: old [0-9,]+, new [0-9,]+, new/old [0-9.]+ "
-        r"\(wall: [0-9.]+; paired runs: median ([0-9.]+), range ([0-9.]+)–([0-9.]+)\); "
+        r"\(wall: [0-9.]+; paired runs: median ([0-9.]+), range ([0-9.]+)–([0-9.]+); best runs: ([0-9.]+)\); "
         r"events old ([0-9,]+), new ([0-9,]+); same packets delivered",
         proc.stdout.strip(),
     )
-    assert m and m.group(4) == m.group(5), proc.stdout
-    # One pair: its ratio is the median and both ends of the range.
-    assert m.group(1) == m.group(2) == m.group(3), proc.stdout
+    assert m and m.group(5) == m.group(6), proc.stdout
+    # One pair: its ratio is the median, both ends of the range and the best runs' ratio.
+    assert m.group(1) == m.group(2) == m.group(3) == m.group(4), proc.stdout
 
 
 def test_bench_quick_prints_machine_build_configurations_and_every_line():
