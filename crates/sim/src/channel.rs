@@ -130,7 +130,7 @@ impl Simulation {
     /// transmitter is idle with a packet waiting (or its credits always need
     /// one), otherwise deferred (see [`crate::credits::Credits`]) under the
     /// sequence number the event would have had.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn return_credits(&mut self, gp: u32, q: u8, blocks: u16, at: Time) {
         let seq = self.queue.reserve();
         let tx = &self.ports.tx[gp as usize];

@@ -66,7 +66,7 @@ impl FlowControlPackets {
 impl Simulation {
     /// Port `gp` has freed `blocks` of its input queue `q`, to be advertised
     /// upstream from `send_at` on (now, or its next periodic update).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn advertise_credits(&mut self, gp: u32, q: u8, blocks: u16, send_at: Time) {
         let pm = self.ports.model[gp as usize];
         if !self.ports.fcp.charged(gp) {
