@@ -211,6 +211,38 @@ fn a_saturated_hot_spot_on_up_down_is_congestion_not_deadlock() {
     }
 }
 
+/// One packet of SL `sl` injected from `src` to `dst` across `star(3)` with
+/// `data_vls` data VLs (SL n on VL n), where port `port` of `node` has VL
+/// arbitration table `table` and every other port serves every VL: the
+/// report of the stall the run must end in.
+fn stall_of_one_packet(
+    src: &str,
+    dst: &str,
+    sl: u8,
+    data_vls: u8,
+    (node, port, table): (&str, u8, ibnetsim_sim::VlArbConfig),
+    output_buffers: bool,
+) -> ibnetsim_sim::DeadlockReport {
+    use ibnetsim_sim::{QosTables, Sl2VlMap, VlArbConfig, VlArbMap};
+    let net = routed(star(3));
+    let at = net.fabric.node_by_name(node).unwrap();
+    let mut c = config(vec![class("b", sl, 0.0, ProcessKind::Poisson, 256, pair(src, dst))]);
+    c.data_vls = data_vls;
+    if !output_buffers {
+        c.switch.output_buffer_bytes = 0;
+    }
+    let qos = QosTables {
+        sl2vl: Sl2VlMap::modulo(data_vls),
+        vlarb: VlArbMap { default: VlArbConfig::uniform(data_vls), per_port: vec![((at, port), table)] },
+    };
+    let mut sim = Simulation::with_qos(&net.fabric, &net.lids, &net.tables, &c, qos).unwrap();
+    // star(3)'s hosts are numbered as named.
+    let index = |h: &str| h[1..].parse::<usize>().unwrap();
+    sim.inject(0, 0, index(src), index(dst)).unwrap();
+    let Err(SimError::Deadlock(r)) = sim.run(1_000_000_000) else { panic!("{src} -> {dst}: the run should stall") };
+    *r
+}
+
 #[test]
 fn a_vl_no_arbitration_table_serves_is_reported_as_starvation() {
     // One SL1 packet from h1 to h2 across a switch whose port to h2 (port 3)
@@ -221,27 +253,12 @@ fn a_vl_no_arbitration_table_serves_is_reported_as_starvation() {
     // cycle.
     // The same packet from h0 to h1, where h0's own port serves only VL0,
     // starves in h0's send buffer.
-    use ibnetsim_sim::{QosTables, Sl2VlMap, StarvedVl, VlArbConfig, VlArbMap};
+    use ibnetsim_sim::{StarvedVl, VlArbConfig};
     let only_vl0 = VlArbConfig { high: vec![], low: vec![(0, 10)], limit_of_high_priority: 0 };
     for (src, dst, node, port, output_buffers) in
         [("h1", "h2", "sw", 3, true), ("h1", "h2", "sw", 3, false), ("h0", "h1", "h0", 1, true)]
     {
-        let net = routed(star(3));
-        let at = net.fabric.node_by_name(node).unwrap();
-        let mut c = config(vec![class("b", 1, 0.0, ProcessKind::Poisson, 256, pair(src, dst))]);
-        c.data_vls = 2;
-        if !output_buffers {
-            c.switch.output_buffer_bytes = 0;
-        }
-        let qos = QosTables {
-            sl2vl: Sl2VlMap::modulo(2),
-            vlarb: VlArbMap { default: VlArbConfig::uniform(2), per_port: vec![((at, port), only_vl0.clone())] },
-        };
-        let mut sim = Simulation::with_qos(&net.fabric, &net.lids, &net.tables, &c, qos).unwrap();
-        // star(3)'s hosts are numbered as named.
-        let index = |h: &str| h[1..].parse::<usize>().unwrap();
-        sim.inject(0, 0, index(src), index(dst)).unwrap();
-        let Err(SimError::Deadlock(r)) = sim.run(1_000_000_000) else { panic!("{src} -> {dst}: the run should stall") };
+        let r = stall_of_one_packet(src, dst, 1, 2, (node, port, only_vl0.clone()), output_buffers);
         assert!(r.cycle.is_empty());
         assert_eq!(r.starved, vec![StarvedVl { node: node.into(), port, vl: 1, packets: 1 }], "{src} -> {dst}");
         let msg = r.to_string();
@@ -255,21 +272,10 @@ fn with_one_data_vl_a_port_whose_table_never_sends_it_starves_it() {
     // With one data VL the transmitter takes the arbiter's only possible
     // choice without asking it (`transmit_next`): a table that does not serve
     // VL0 must still hold the packet, at a switch port and at a CA port.
-    use ibnetsim_sim::{QosTables, Sl2VlMap, StarvedVl, VlArbConfig, VlArbMap};
+    use ibnetsim_sim::{StarvedVl, VlArbConfig};
     let serves_nothing = VlArbConfig { high: vec![], low: vec![], limit_of_high_priority: 0 };
     for (src, dst, node, port) in [("h1", "h2", "sw", 3), ("h0", "h1", "h0", 1)] {
-        let net = routed(star(3));
-        let at = net.fabric.node_by_name(node).unwrap();
-        let mut c = config(vec![class("b", 0, 0.0, ProcessKind::Poisson, 256, pair(src, dst))]);
-        c.data_vls = 1;
-        let qos = QosTables {
-            sl2vl: Sl2VlMap::modulo(1),
-            vlarb: VlArbMap { default: VlArbConfig::uniform(1), per_port: vec![((at, port), serves_nothing.clone())] },
-        };
-        let mut sim = Simulation::with_qos(&net.fabric, &net.lids, &net.tables, &c, qos).unwrap();
-        let index = |h: &str| h[1..].parse::<usize>().unwrap();
-        sim.inject(0, 0, index(src), index(dst)).unwrap();
-        let Err(SimError::Deadlock(r)) = sim.run(1_000_000_000) else { panic!("{src} -> {dst}: the run should stall") };
+        let r = stall_of_one_packet(src, dst, 0, 1, (node, port, serves_nothing.clone()), true);
         assert_eq!(r.starved, vec![StarvedVl { node: node.into(), port, vl: 0, packets: 1 }], "{src} -> {dst}");
     }
 }
