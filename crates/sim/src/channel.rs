@@ -45,7 +45,7 @@ impl Simulation {
         if !vl15 && !taken {
             self.ports.credits.consume(gp, q, blocks);
         }
-        self.metrics.on_transmit(&mut tx.tally, self.layout.port_base(gp), slot, now, ser);
+        self.metrics.on_transmit(&mut tx.tally, &self.layout, gp, slot, now, ser);
         self.last_progress = now;
         let fold = &mut self.link_fold;
         if fold.port == gp && fold.at == now + ser {

@@ -124,7 +124,7 @@ impl Simulation {
         tx.sending_slot = slot;
         tx.sending_blocks = 0;
         tx.feeding_input = crate::sim::NONE;
-        self.metrics.on_transmit(&mut tx.tally, self.layout.port_base(gp), slot, now, ser);
+        self.metrics.on_transmit(&mut tx.tally, &self.layout, gp, slot, now, ser);
         self.schedule(now + ser, Event::LinkFree { port: gp });
         // One running total; returns carry u16 counts of blocks, so a buffer
         // of more than 4 MiB would need several.

@@ -4,7 +4,10 @@
 //! A *global port* (`gp`) numbers every `(node, port)` of the fabric, node by
 //! node. A *slot* is a VL at a port: the data VLs `0..data_vls`, then VL15.
 //! Per-(port, slot) arrays (output buffers, busy time) are indexed by
-//! [`Layout::pv`].
+//! [`Layout::pv`], slot by slot: all ports' slot 0, then all ports' slot 1,
+//! and so on. A port's VL15 entry is then not beside its data VLs' in the
+//! caches: on a large fabric with one data VL the hot entries are half the
+//! lines they would be port by port.
 //!
 //! An input VL buffer may be split into *partitions* (an adaptive and an
 //! escape part, paper 002 §4.2), each a FIFO with its own head and its own
@@ -39,6 +42,8 @@ pub struct Layout {
     pub qpp: usize,
     /// log2 of `qpp`.
     qpp_shift: u32,
+    /// Ports of the fabric: the stride of per-(port, slot) arrays.
+    pub ports: usize,
 }
 
 impl Layout {
@@ -54,7 +59,12 @@ impl Layout {
         let nvl = data_vls as usize + 1;
         let part_bits = parts.next_power_of_two().trailing_zeros();
         let qpp = (nvl << part_bits).next_power_of_two();
-        Layout { data_vls, nvl, vl15_slot: data_vls, parts, part_bits, qpp, qpp_shift: qpp.trailing_zeros() }
+        Layout { data_vls, nvl, vl15_slot: data_vls, parts, part_bits, qpp, qpp_shift: qpp.trailing_zeros(), ports: 0 }
+    }
+
+    /// This layout for a fabric of `ports` global ports.
+    pub fn for_ports(self, ports: usize) -> Self {
+        Layout { ports, ..self }
     }
 
     /// The input queue of partition `part` of slot `slot`, within its port.
@@ -90,19 +100,14 @@ impl Layout {
     /// Index of `(gp, slot)` in per-port-slot arrays.
     #[inline]
     pub fn pv(&self, gp: u32, slot: u8) -> usize {
-        gp as usize * self.nvl + slot as usize
-    }
-
-    /// Index of slot 0 of port `gp`.
-    #[inline]
-    pub fn port_base(&self, gp: u32) -> usize {
-        gp as usize * self.nvl
+        debug_assert!((gp as usize) < self.ports, "port {gp} of a layout for {} ports", self.ports);
+        slot as usize * self.ports + gp as usize
     }
 
     /// The port and slot of a per-port-slot index.
     #[inline]
     pub fn split(&self, pv: usize) -> (u32, u8) {
-        ((pv / self.nvl) as u32, (pv % self.nvl) as u8)
+        ((pv % self.ports) as u32, (pv / self.ports) as u8)
     }
 
     /// Index of input queue `(port, q)` among the input queues of one
@@ -129,10 +134,10 @@ impl Layout {
         (first_gp + (idx >> self.qpp_shift) as u32, (idx & (self.qpp - 1)) as u8)
     }
 
-    /// Per-port-slot entries for `ports` ports.
+    /// Entries of a per-port-slot array.
     #[inline]
-    pub fn len(&self, ports: usize) -> usize {
-        ports * self.nvl
+    pub fn port_slots(&self) -> usize {
+        self.ports * self.nvl
     }
 
     /// Global index of port `port` (numbered from 1) of a node whose port 1
@@ -165,10 +170,13 @@ mod tests {
 
     #[test]
     fn indices_round_trip() {
-        let l = Layout::new(4);
+        let l = Layout::new(4).for_ports(6);
         assert_eq!((l.nvl, l.vl15_slot), (5, 4));
-        assert_eq!(l.pv(3, 2), 17);
-        assert_eq!(l.split(17), (3, 2));
+        assert_eq!(l.pv(3, 2), 15, "slot by slot: 2 × 6 ports + 3");
+        assert_eq!(l.split(15), (3, 2));
+        assert_eq!(l.port_slots(), 30);
+        let all: std::collections::BTreeSet<usize> = (0..6).flat_map(|gp| (0..5).map(move |s| l.pv(gp, s))).collect();
+        assert_eq!(all, (0..30).collect(), "every (port, slot) has its own index");
         // 5 slots: 8 queue numbers per port, the last 3 unused.
         assert_eq!(l.qpp, 8);
         assert_eq!(l.local(10, 12, 4), 20);

@@ -58,8 +58,9 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         params::resolve(c)?;
     let mut topo = topology::build(fabric, lids, tables, &layout)?;
     check_watchdog(c, &topo, routing_ps + arbitration_ps, p.watchdog_ps)?;
+    let layout = layout.for_ports(topo.ports.len());
     let ports = ports::build(fabric, c, &p, &layout, &topo, &qos, arbiter)?;
-    let npv = layout.len(ports.model.len());
+    let npv = layout.port_slots();
     selection.prepare(npv);
     check_candidates(fabric, lids, &topo, &selection)?;
     check_escape_paths(c, lids, labels, &selection)?;

@@ -38,7 +38,7 @@ pub(super) fn build(
     // The per-port overrides below are checked as the defaults are.
     let max_blocks = blocks_for(wire_bytes(c.mtu_bytes, c.header_bytes + c.extra_header_bytes)) as u32;
     let check_buf = buffer_check(c);
-    let npv = layout.len(ports.len());
+    let npv = layout.port_slots();
     let mut in_cap = vec![0u32; npv];
     let mut out_cap = vec![0u32; npv];
     for (gp, pm) in ports.iter().enumerate() {

@@ -353,7 +353,6 @@ impl Simulation {
         }
         let mut moved = 0;
         let gp = self.hcas.model[h as usize].gp;
-        let base = self.layout.port_base(gp);
         let now = self.now;
         for k in 0..17 {
             let sl = if k == 0 { MGMT_QUEUE as u8 } else { self.p.sl_order[k - 1] };
@@ -371,7 +370,7 @@ impl Simulation {
                     let p = &self.arena[head];
                     (p.slot, p.blocks as u32, p.class)
                 };
-                let i = base + slot as usize;
+                let i = self.layout.pv(gp, slot);
                 if !self.ports.out[i].fits(blocks) {
                     break;
                 }

@@ -18,6 +18,7 @@ pub mod series;
 pub mod warmup;
 
 use crate::engine::Time;
+use crate::layout::Layout;
 use crate::packet::{Packet, FLAG_CONN};
 pub use connection::{ConnMetrics, ConnStats, ConnectionResult};
 pub use histogram::LogHistogram;
@@ -267,29 +268,29 @@ impl Metrics {
         self.drops[reason as usize] += 1;
     }
 
-    /// The transmitter of the port whose slots start at `port_base` is busy
-    /// on VL slot `slot` for `ps` from `now`; only the part after warm-up
-    /// counts (the part beyond the current time is taken off when results
-    /// are computed). It is counted in the transmitter's `tally` first.
+    /// The transmitter of port `gp` is busy on VL slot `slot` for `ps` from
+    /// `now`; only the part after warm-up counts (the part beyond the current
+    /// time is taken off when results are computed). It is counted in the
+    /// transmitter's `tally` first.
     #[inline]
-    pub(crate) fn on_transmit(&mut self, tally: &mut BusyTally, port_base: usize, slot: u8, now: Time, ps: u64) {
+    pub(crate) fn on_transmit(&mut self, tally: &mut BusyTally, layout: &Layout, gp: u32, slot: u8, now: Time, ps: u64) {
         if let Some(s) = &mut self.series {
-            s.started[port_base + slot as usize] += ps;
+            s.started[layout.pv(gp, slot)] += ps;
         }
         let end = now + ps;
         if end > self.warmup_ps {
             if tally.slot != slot {
-                self.busy_ps[port_base + tally.slot as usize] += std::mem::take(&mut tally.ps);
+                self.busy_ps[layout.pv(gp, tally.slot)] += std::mem::take(&mut tally.ps);
                 tally.slot = slot;
             }
             tally.ps += end - now.max(self.warmup_ps);
         }
     }
 
-    /// Busy time in the window of the `nvl` slots of the transmitter whose
-    /// slots start at `port_base` and whose tally is `tally`.
-    pub(crate) fn busy_of_port(&self, tally: &BusyTally, port_base: usize, nvl: usize) -> Vec<u64> {
-        let mut busy = self.busy_ps[port_base..port_base + nvl].to_vec();
+    /// Busy time in the window of each slot of the transmitter of port `gp`,
+    /// whose tally is `tally`.
+    pub(crate) fn busy_of_port(&self, tally: &BusyTally, layout: &Layout, gp: u32) -> Vec<u64> {
+        let mut busy: Vec<u64> = (0..layout.nvl as u8).map(|s| self.busy_ps[layout.pv(gp, s)]).collect();
         busy[tally.slot as usize] += tally.ps;
         busy
     }
@@ -400,15 +401,17 @@ mod tests {
     fn busy_time_is_clipped_to_the_window() {
         let mut m = metrics();
         let mut t = BusyTally::default();
-        m.on_transmit(&mut t, 0, 2, 900, 50); // ends before the window
-        m.on_transmit(&mut t, 0, 2, 900, 300); // 200 of it in the window
-        m.on_transmit(&mut t, 0, 2, 1_100, 40); // all of it
+        // One port with four slots: its slot s is index s.
+        let l = Layout::new(3).for_ports(1);
+        m.on_transmit(&mut t, &l, 0, 2, 900, 50); // ends before the window
+        m.on_transmit(&mut t, &l, 0, 2, 900, 300); // 200 of it in the window
+        m.on_transmit(&mut t, &l, 0, 2, 1_100, 40); // all of it
         assert_eq!((m.busy_ps[2], t.ps), (0, 240), "the tally holds its slot's time");
-        m.on_transmit(&mut t, 0, 1, 1_000, 7);
+        m.on_transmit(&mut t, &l, 0, 1, 1_000, 7);
         assert_eq!(m.busy_ps, [0, 0, 240, 0], "a change of slot settles the tally");
-        assert_eq!(m.busy_of_port(&t, 0, 4), [0, 7, 240, 0]);
-        m.on_transmit(&mut t, 0, 2, 1_200, 10);
-        assert_eq!(m.busy_of_port(&t, 0, 4), [0, 7, 250, 0]);
+        assert_eq!(m.busy_of_port(&t, &l, 0), [0, 7, 240, 0]);
+        m.on_transmit(&mut t, &l, 0, 2, 1_200, 10);
+        assert_eq!(m.busy_of_port(&t, &l, 0), [0, 7, 250, 0]);
     }
 
     #[test]
@@ -418,8 +421,9 @@ mod tests {
         m.on_deliver(1_100, &pkt(1, 3, 200, 1_000, 1_000));
         m.on_message_complete(1_100, 1, 1_000);
         let mut t = BusyTally::default();
-        m.on_transmit(&mut t, 2, 1, 1_000, 100);
-        m.on_transmit(&mut t, 2, 0, 1_000, 100);
+        let l = Layout::new(1).for_ports(2);
+        m.on_transmit(&mut t, &l, 1, 1, 1_000, 100);
+        m.on_transmit(&mut t, &l, 1, 0, 1_000, 100);
         m.start_measurement(2_000);
         assert_eq!(m.warmup_ps, 2_000);
         for f in [&m.classes[0], &m.classes[1], sl3(&m), &m.all] {

@@ -385,9 +385,8 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             continue;
         }
         let peer = &sim.ports.model[pm.peer as usize];
-        let first = sim.layout.port_base(gp as u32);
         let tx = &sim.ports.tx[gp];
-        let mut busy = m.busy_of_port(&tx.tally, first, nvl);
+        let mut busy = m.busy_of_port(&tx.tally, &sim.layout, gp as u32);
         // A packet still on the wire counted its whole transmission; keep only
         // the part up to now.
         if tx.busy && tx.busy_until > sim.now {

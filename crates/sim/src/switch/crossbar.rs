@@ -91,7 +91,7 @@ impl SelectionView for BufferedView<'_> {
     fn can_accept(&self, c: &Candidate) -> bool {
         let gp = self.gp(c);
         let pv = self.layout.pv(gp, c.slot);
-        let x = if self.mux { self.layout.port_base(gp) } else { pv };
+        let x = if self.mux { self.layout.pv(gp, 0) } else { pv };
         // A packet buffered on a VL its output never sends would starve
         // there, though another option could take it.
         !self.xout_busy[x] && self.out[pv].fits(self.blocks) && self.served[gp as usize] & (1 << c.slot) != 0
@@ -256,7 +256,8 @@ impl Simulation {
         for idx in 0..sm.num_ports as usize * qpp {
             let (gp, q) = self.layout.split_local(sm.port_base, idx);
             let slot = self.layout.slot_of_q(q);
-            if self.switches.xin_free[self.xidx(gp, slot)] == 0 {
+            // Queue numbers past the last slot exist only to round a port's up.
+            if slot as usize >= self.layout.nvl || self.switches.xin_free[self.xidx(gp, slot)] == 0 {
                 continue;
             }
             let head = self.ports.inq[self.layout.pq(gp, q)].head;

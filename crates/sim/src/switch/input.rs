@@ -175,7 +175,7 @@ impl Simulation {
     #[inline]
     pub(crate) fn xidx(&self, gp: u32, slot: u8) -> usize {
         match self.p.crossbar {
-            crate::config::CrossbarKind::Multiplexed => self.layout.port_base(gp),
+            crate::config::CrossbarKind::Multiplexed => self.layout.pv(gp, 0),
             crate::config::CrossbarKind::PerVl => self.layout.pv(gp, slot),
         }
     }

@@ -31,7 +31,6 @@ impl Simulation {
     #[inline(never)]
     fn transmit_next(&mut self, gp: u32) {
         let now = self.now;
-        let base = self.layout.port_base(gp);
         let vl15 = self.layout.vl15_slot;
         let is_switch = self.ports.model[gp as usize].is_switch;
         let mut ready: u16 = 0;
@@ -40,7 +39,7 @@ impl Simulation {
         while m != 0 {
             let s = m.trailing_zeros() as u8;
             m &= m - 1;
-            let head = self.ports.out[base + s as usize].queue.head;
+            let head = self.ports.out[self.layout.pv(gp, s)].queue.head;
             let p = &self.arena[head];
             if p.ready_at > now {
                 wake = wake.min(p.ready_at);
@@ -61,15 +60,14 @@ impl Simulation {
             (ready & self.ports.served[gp as usize] & 1 != 0).then_some(0)
         } else {
             let table = &self.ports.arb_tables[self.ports.port_arb[gp as usize] as usize];
-            let out = &self.ports.out;
-            let arena = &self.arena;
+            let (out, arena, layout) = (&self.ports.out, &self.arena, self.layout);
             self.ports.arbiter.pick(table, &mut self.ports.tx[gp as usize].arb, ready, self.layout.data_vls, |s| {
-                arena[out[base + s as usize].queue.head].blocks
+                arena[out[layout.pv(gp, s)].queue.head].blocks
             })
         };
         match slot {
             Some(s) => {
-                let q = &mut self.ports.out[base + s as usize].queue;
+                let q = &mut self.ports.out[self.layout.pv(gp, s)].queue;
                 let id = q.pop(&mut self.arena).expect("ready slot has a head");
                 if q.is_empty() {
                     self.ports.tx[gp as usize].outq_mask &= !(1 << s);
