@@ -104,10 +104,16 @@ impl Simulation {
     #[inline]
     pub(crate) fn on_link_free(&mut self, gp: u32) {
         let tx = &mut self.ports.tx[gp as usize];
-        let (slot, blocks, feeding, fslot) = (tx.sending_slot, tx.sending_blocks, tx.feeding_input, tx.feeding_slot);
+        let (slot, blocks) = (tx.sending_slot, tx.sending_blocks);
         tx.sending_blocks = 0;
-        tx.feeding_input = NONE;
         tx.busy = false;
+        // Only a switch without output buffers feeds a link from a crossbar input.
+        let (feeding, fslot) = if self.p.output_buffers {
+            (NONE, 0)
+        } else {
+            let cold = &mut self.ports.tx_cold[gp as usize];
+            (std::mem::replace(&mut cold.feeding_input, NONE), cold.feeding_slot)
+        };
         if blocks > 0 {
             let i = self.layout.pv(gp, slot);
             self.ports.out[i].used -= blocks as u32;

@@ -123,7 +123,6 @@ impl Simulation {
         tx.busy_until = now + ser;
         tx.sending_slot = slot;
         tx.sending_blocks = 0;
-        tx.feeding_input = crate::sim::NONE;
         self.metrics.on_transmit(&mut tx.tally, &self.layout, gp, slot, now, ser);
         self.schedule(now + ser, Event::LinkFree { port: gp });
         // One running total; returns carry u16 counts of blocks, so a buffer

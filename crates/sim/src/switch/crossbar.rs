@@ -664,7 +664,7 @@ impl Simulation {
                     let arena = &self.arena;
                     let base = sm.port_base as usize * qpp;
                     let blocks_of = |s: u8| arena[inq[base + req[o * nvl + s as usize] as usize].head].blocks;
-                    match self.ports.arbiter.pick(table, &mut self.ports.tx[ogp as usize].arb, ready, self.layout.data_vls, blocks_of) {
+                    match self.ports.arbiter.pick(table, &mut self.ports.tx_cold[ogp as usize].arb, ready, self.layout.data_vls, blocks_of) {
                         Some(s) => s,
                         None => continue,
                     }
@@ -734,9 +734,9 @@ impl Simulation {
             self.return_input_credits(gp, q, &p, end);
         }
         self.start_transmission(ogp, moved, oslot, false);
-        let tx = &mut self.ports.tx[ogp as usize];
-        tx.feeding_input = gp;
-        tx.feeding_slot = slot;
+        let cold = &mut self.ports.tx_cold[ogp as usize];
+        cold.feeding_input = gp;
+        cold.feeding_slot = slot;
     }
 }
 

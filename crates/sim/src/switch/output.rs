@@ -61,7 +61,7 @@ impl Simulation {
         } else {
             let table = &self.ports.arb_tables[self.ports.port_arb[gp as usize] as usize];
             let (out, arena, layout) = (&self.ports.out, &self.arena, self.layout);
-            self.ports.arbiter.pick(table, &mut self.ports.tx[gp as usize].arb, ready, self.layout.data_vls, |s| {
+            self.ports.arbiter.pick(table, &mut self.ports.tx_cold[gp as usize].arb, ready, self.layout.data_vls, |s| {
                 arena[out[layout.pv(gp, s)].queue.head].blocks
             })
         };
@@ -75,9 +75,9 @@ impl Simulation {
                 self.start_transmission(gp, id, s, true);
             }
             None if wake != Time::MAX => {
-                let tx = &mut self.ports.tx[gp as usize];
-                if tx.ready_wake_at == 0 || tx.ready_wake_at > wake {
-                    tx.ready_wake_at = wake;
+                let cold = &mut self.ports.tx_cold[gp as usize];
+                if cold.ready_wake_at == 0 || cold.ready_wake_at > wake {
+                    cold.ready_wake_at = wake;
                     self.schedule(wake, Event::OutputReady { port: gp });
                 }
             }
@@ -107,7 +107,7 @@ impl Simulation {
     /// An `OutputReady` event: the head waiting for its data may start now.
     #[inline]
     pub(crate) fn on_output_ready(&mut self, gp: u32) {
-        self.ports.tx[gp as usize].ready_wake_at = 0;
+        self.ports.tx_cold[gp as usize].ready_wake_at = 0;
         self.try_transmit(gp);
     }
 
