@@ -12,8 +12,9 @@
 //! An input VL buffer may be split into *partitions* (an adaptive and an
 //! escape part, paper 002 §4.2), each a FIFO with its own head and its own
 //! credits. An input *queue* is a (slot, partition) pair, numbered within its
-//! port by [`Layout::q`]; per-input-queue arrays (input buffers, credits) are
-//! indexed by [`Layout::pq`], and per-switch bitsets number a switch's own
+//! port by [`Layout::q`]; per-input-queue arrays (input buffers, their
+//! capacities) are indexed by [`Layout::pq`], queue by queue as
+//! per-(port, slot) arrays are slot by slot, and per-switch bitsets number a switch's own
 //! (port, queue) pairs from 0 ([`Layout::local`]). With one partition (the
 //! default) a queue is its slot.
 
@@ -88,13 +89,20 @@ impl Layout {
     /// Index of input queue `q` of port `gp` in per-input-queue arrays.
     #[inline]
     pub fn pq(&self, gp: u32, q: u8) -> usize {
-        ((gp as usize) << self.qpp_shift) | q as usize
+        debug_assert!((gp as usize) < self.ports, "port {gp} of a layout for {} ports", self.ports);
+        q as usize * self.ports + gp as usize
     }
 
     /// The port and queue of a per-input-queue index.
     #[inline]
     pub fn split_q(&self, pq: usize) -> (u32, u8) {
-        ((pq >> self.qpp_shift) as u32, (pq & (self.qpp - 1)) as u8)
+        ((pq % self.ports) as u32, (pq / self.ports) as u8)
+    }
+
+    /// Entries of a per-input-queue array.
+    #[inline]
+    pub fn port_queues(&self) -> usize {
+        self.ports * self.qpp
     }
 
     /// Index of `(gp, slot)` in per-port-slot arrays.
@@ -182,7 +190,10 @@ mod tests {
         assert_eq!(l.local(10, 12, 4), 20);
         assert_eq!(l.split_local(10, 20), (12, 4));
         assert_eq!((l.vl_of_slot(4), l.vl_of_slot(3)), (15, 3));
-        assert_eq!((l.q(2, 0), l.pq(3, 2)), (2, 26), "one partition: a queue is its slot");
+        assert_eq!((l.q(2, 0), l.pq(3, 2)), (2, 15), "one partition: a queue is its slot, queue by queue");
+        assert_eq!(l.split_q(15), (3, 2));
+        let all: std::collections::BTreeSet<usize> = (0..6).flat_map(|gp| (0..8).map(move |q| l.pq(gp, q))).collect();
+        assert_eq!(all, (0..l.port_queues()).collect(), "every (port, queue) has its own index");
     }
 
     #[test]
@@ -206,12 +217,12 @@ mod tests {
 
     #[test]
     fn partitions_number_queues_slot_by_slot() {
-        let l = Layout::partitioned(2, 2);
+        let l = Layout::partitioned(2, 2).for_ports(4);
         assert_eq!((l.nvl, l.qpp), (3, 8));
         assert_eq!(l.q(1, 1), 3);
         assert_eq!((l.slot_of_q(3), l.part_of_q(3)), (1, 1));
-        assert_eq!(l.pq(2, 3), 19);
-        assert_eq!(l.split_q(19), (2, 3));
+        assert_eq!(l.pq(2, 3), 14);
+        assert_eq!(l.split_q(14), (2, 3));
         assert_eq!(l.local(10, 11, 5), 13);
         assert_eq!(l.q(l.vl15_slot, 0), 4);
         let three = Layout::partitioned(1, 3);

@@ -105,7 +105,7 @@ pub(super) fn build(
     // Input queues: a data VL buffer of a switch port is split into its
     // partitions; every other buffer is one queue (partition 0) and its other
     // partitions hold nothing.
-    let nin = ports.len() * layout.qpp;
+    let nin = layout.port_queues();
     let mut queue_cap = vec![0u32; nin];
     for (gp, pm) in ports.iter().enumerate() {
         for s in 0..nvl as u8 {
@@ -120,11 +120,12 @@ pub(super) fn build(
         }
     }
     let in_cap = queue_cap;
+    // Port by port, as `Credits::new` takes them.
     let mut credit_init = vec![0u32; nin];
     for (gp, pm) in ports.iter().enumerate() {
         if pm.peer != NONE {
             for q in 0..layout.qpp as u8 {
-                credit_init[layout.pq(gp as u32, q)] = in_cap[layout.pq(pm.peer, q)];
+                credit_init[gp * layout.qpp + q as usize] = in_cap[layout.pq(pm.peer, q)];
             }
         }
     }

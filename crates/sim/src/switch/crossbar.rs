@@ -461,6 +461,13 @@ impl Simulation {
         self.switches.pend_bits[sm.bits_base as usize + idx / 64] &= !(1u64 << (idx % 64));
     }
 
+    /// The per-input-queue index of local bit `idx` of switch `sm`.
+    #[inline]
+    fn local_pq(&self, sm: &SwitchModel, idx: usize) -> usize {
+        let (gp, q) = self.layout.split_local(sm.port_base, idx);
+        self.layout.pq(gp, q)
+    }
+
     #[inline(always)]
     fn nothing_pending(&self, sm: &SwitchModel) -> bool {
         self.switches.pend_bits[sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize].iter().all(|&w| w == 0)
@@ -607,7 +614,7 @@ impl Simulation {
                             let c = cands.as_slice()[k];
                             let r = (c.port as usize - 1) * nvl + c.slot as usize;
                             let held = self.switches.scratch_req[r];
-                            if held == NONE || self.request_preferred(id, sm.port_base as usize * qpp + held as usize) {
+                            if held == NONE || self.request_preferred(id, self.local_pq(&sm, held as usize)) {
                                 self.switches.scratch_req[r] = idx as u32;
                                 self.switches.scratch_opt[r] = c;
                             }
@@ -662,8 +669,11 @@ impl Simulation {
                     let req = &self.switches.scratch_req;
                     let inq = &self.ports.inq;
                     let arena = &self.arena;
-                    let base = sm.port_base as usize * qpp;
-                    let blocks_of = |s: u8| arena[inq[base + req[o * nvl + s as usize] as usize].head].blocks;
+                    let (layout, first) = (self.layout, sm.port_base);
+                    let blocks_of = |s: u8| {
+                        let (gp, q) = layout.split_local(first, req[o * nvl + s as usize] as usize);
+                        arena[inq[layout.pq(gp, q)].head].blocks
+                    };
                     match self.ports.arbiter.pick(table, &mut self.ports.tx_cold[ogp as usize].arb, ready, self.layout.data_vls, blocks_of) {
                         Some(s) => s,
                         None => continue,
