@@ -48,19 +48,24 @@ pub(crate) struct HostModel {
 }
 
 /// Dynamic state of one host.
+// In this order, from a cache line's start: the counters and the first two
+// SLs' send queues share one line, the only one a host whose traffic uses
+// SL 0 or 1 touches (on a large fabric each line of the hosts' state is a
+// cache miss per packet sent or delivered).
 #[derive(Debug, Clone, Default)]
+#[repr(C, align(64))]
 pub(crate) struct HostState {
-    /// Unbounded send queue per SL (the injection queue), then the management
-    /// (VL15) queue at index [`MGMT_QUEUE`].
-    pub slq: [PacketQueue; 17],
-    /// Queues that are non-empty, bit per index.
-    pub sl_mask: u32,
     /// Packets in the send queues.
     pub queued: u64,
     /// Most packets ever in the send queues.
     pub peak: u64,
     /// Packets delivered to this host.
     pub delivered: u64,
+    /// Queues that are non-empty, bit per index.
+    pub sl_mask: u32,
+    /// Unbounded send queue per SL (the injection queue), then the management
+    /// (VL15) queue at index [`MGMT_QUEUE`].
+    pub slq: [PacketQueue; 17],
 }
 
 /// The hosts (traffic endpoints): CA ports with LIDs, in LID order.
@@ -513,5 +518,18 @@ impl Simulation {
             let at = now + cl.gap.draw(cl.gap_ps, &mut cl.src.rng);
             self.schedule(at, Event::MessageNext { source: c.source });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HostState;
+    use crate::packet::PacketQueue;
+
+    #[test]
+    fn a_hosts_counters_and_first_two_send_queues_share_its_first_cache_line() {
+        let end_of_sl1 = std::mem::offset_of!(HostState, slq) + 2 * std::mem::size_of::<PacketQueue>();
+        assert!(end_of_sl1 <= 64, "SL 1's queue ends at byte {end_of_sl1}");
+        assert_eq!(std::mem::align_of::<HostState>(), 64);
     }
 }
