@@ -34,17 +34,17 @@ impl Simulation {
         let q = self.layout.q(slot, part);
         let timing = *self.ports.timing(gp);
         let ser = timing.ser_ps(wire);
-        let tx = &mut self.ports.tx[gp as usize];
-        debug_assert!(!tx.busy && tx.busy_until <= now);
-        tx.busy = true;
-        tx.busy_until = now + ser;
-        tx.sending_slot = slot;
-        tx.sending_blocks = if from_outq { blocks } else { 0 };
         // With `credits_at_grant` a switch took them when the packet crossed.
         let taken = self.p.credits_at_grant && from_outq && pm.is_switch;
         if !vl15 && !taken {
             self.ports.credits.consume(gp, q, blocks);
         }
+        let tx = self.ports.tx_mut(gp);
+        debug_assert!(!tx.busy && tx.busy_until <= now);
+        tx.busy = true;
+        tx.busy_until = now + ser;
+        tx.sending_slot = slot;
+        tx.sending_blocks = if from_outq { blocks } else { 0 };
         self.metrics.on_transmit(&mut tx.tally, &self.layout, gp, slot, now, ser);
         self.last_progress = now;
         let fold = &mut self.link_fold;
@@ -103,7 +103,7 @@ impl Simulation {
     /// buffer space it held is free, and the node may send again.
     #[inline]
     pub(crate) fn on_link_free(&mut self, gp: u32) {
-        let tx = &mut self.ports.tx[gp as usize];
+        let tx = self.ports.tx_mut(gp);
         let (slot, blocks) = (tx.sending_slot, tx.sending_blocks);
         tx.sending_blocks = 0;
         tx.busy = false;
@@ -139,7 +139,7 @@ impl Simulation {
     #[inline(always)]
     pub(crate) fn return_credits(&mut self, gp: u32, q: u8, blocks: u16, at: Time) {
         let seq = self.queue.reserve();
-        let tx = &self.ports.tx[gp as usize];
+        let tx = self.ports.tx(gp);
         let waiting = !tx.busy && tx.outq_mask != 0;
         if waiting || !self.ports.credits.defer(gp, q, blocks, at, seq) {
             self.queue.push_reserved(self.now, at, seq, Event::Credit { port: gp, queue: q, blocks });

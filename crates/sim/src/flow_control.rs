@@ -82,10 +82,11 @@ impl Simulation {
     #[cold]
     pub(crate) fn on_fcp_due(&mut self, gp: u32, q: u8, blocks: u16) {
         let i = self.layout.pq(gp, q);
+        let idle = !self.ports.tx(gp).busy;
         let fcp = &mut self.ports.fcp;
         fcp.ready[i] += blocks as u32;
         fcp.waiting[gp as usize] |= 1 << q;
-        if !self.ports.tx[gp as usize].busy && !fcp.start_pending[gp as usize] {
+        if idle && !fcp.start_pending[gp as usize] {
             fcp.start_pending[gp as usize] = true;
             // Behind every event already due now: others of this moment join.
             self.schedule(self.now, Event::FcpStart { port: gp });
@@ -96,7 +97,7 @@ impl Simulation {
     #[cold]
     pub(crate) fn on_fcp_start(&mut self, gp: u32) {
         self.ports.fcp.start_pending[gp as usize] = false;
-        if !self.ports.tx[gp as usize].busy && self.ports.fcp.waiting(gp) {
+        if !self.ports.tx(gp).busy && self.ports.fcp.waiting(gp) {
             self.start_fcp(gp);
         }
     }
@@ -117,7 +118,7 @@ impl Simulation {
         fcp.sent += 1;
         let ser = timing.ser_ps(fcp.bytes[gp as usize] as u32);
         let slot = self.layout.slot_of_q(q);
-        let tx = &mut self.ports.tx[gp as usize];
+        let tx = self.ports.tx_mut(gp);
         debug_assert!(!tx.busy);
         tx.busy = true;
         tx.busy_until = now + ser;

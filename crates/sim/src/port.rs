@@ -59,11 +59,10 @@ impl OutBuffer {
 }
 
 /// Dynamic state of a transmitter that every packet it sends reads and
-/// writes: 32 bytes, so that two share a cache line and none spans two (on
-/// a large fabric the transmitters are megabytes, and each line of them an
-/// L2 cache miss).
+/// writes: 24 bytes, so that its credits fit beside it in one cache line
+/// (`credits.rs` keeps the two together; on a large fabric each line a
+/// packet touches is an L2 cache miss).
 #[derive(Debug, Clone, Copy, Default)]
-#[repr(align(32))]
 pub(crate) struct TxState {
     /// The link is serializing a packet; cleared by its `LinkFree` event (not
     /// by the clock, so that a transmission never starts before the previous
@@ -115,9 +114,8 @@ pub(crate) struct Ports {
     pub node: Vec<u32>,
     /// The distinct cable timings, indexed by [`PortModel::timing`].
     pub timings: Vec<LinkTiming>,
-    /// Transmitters, by global port.
-    pub tx: Vec<TxState>,
-    /// The rest of their state, likewise.
+    /// The rest of the transmitters' state, by global port (the state
+    /// every packet touches is beside its credits: [`Ports::tx`]).
     pub tx_cold: Vec<TxCold>,
     /// Credits each transmitter holds for its receiver's VL buffers.
     pub credits: Credits,
@@ -145,6 +143,18 @@ pub(crate) struct Ports {
 }
 
 impl Ports {
+    /// The transmitter of port `gp`.
+    #[inline(always)]
+    pub fn tx(&self, gp: u32) -> &TxState {
+        self.credits.tx(gp)
+    }
+
+    /// Likewise, to change.
+    #[inline(always)]
+    pub fn tx_mut(&mut self, gp: u32) -> &mut TxState {
+        self.credits.tx_mut(gp)
+    }
+
     /// Timing of the cable at port `gp`.
     #[inline]
     pub fn timing(&self, gp: u32) -> &LinkTiming {
@@ -163,9 +173,9 @@ mod tests {
     use super::{OutBuffer, PortModel, TxCold, TxState};
 
     #[test]
-    fn four_port_models_share_a_cache_line_and_two_transmitters_do() {
+    fn four_port_models_share_a_cache_line_and_a_transmitter_takes_24_bytes() {
         assert_eq!((std::mem::size_of::<PortModel>(), std::mem::align_of::<PortModel>()), (16, 16));
-        assert_eq!((std::mem::size_of::<TxState>(), std::mem::align_of::<TxState>()), (32, 32));
+        assert_eq!(std::mem::size_of::<TxState>(), 24, "its credits fit beside it in a cache line");
         assert_eq!((std::mem::size_of::<TxCold>(), std::mem::align_of::<TxCold>()), (32, 32));
     }
 

@@ -276,11 +276,11 @@ impl Simulation {
     fn start_window(&mut self, at: Time) {
         self.metrics.start_measurement(at);
         // Transmissions in progress at `at` count from `at` on.
-        for gp in 0..self.ports.tx.len() {
-            self.ports.tx[gp].tally = crate::metrics::BusyTally::default();
-            let tx = self.ports.tx[gp];
+        for gp in 0..self.ports.model.len() as u32 {
+            self.ports.tx_mut(gp).tally = crate::metrics::BusyTally::default();
+            let tx = *self.ports.tx(gp);
             if tx.busy && tx.busy_until > at {
-                let i = self.layout.pv(gp as u32, tx.sending_slot);
+                let i = self.layout.pv(gp, tx.sending_slot);
                 self.metrics.busy_ps[i] += tx.busy_until - at;
             }
         }

@@ -12,7 +12,7 @@ use crate::flow_control::FlowControlPackets;
 use crate::layout::{Layout, MAX_PARTITIONS};
 use crate::link::{wire_bytes, VL15_MAX_PAYLOAD};
 use crate::packet::PacketQueue;
-use crate::port::{OutBuffer, Ports, TxCold, TxState};
+use crate::port::{OutBuffer, Ports, TxCold};
 use crate::qos::QosTables;
 use crate::sim::{Params, NONE};
 
@@ -161,7 +161,6 @@ pub(super) fn build(
         model: topo.ports.clone(),
         node: topo.port_node.clone(),
         timings: topo.timings.clone(),
-        tx: vec![TxState::default(); ports.len()],
         tx_cold: vec![TxCold::default(); ports.len()],
         credits: Credits::new(credit_init, layout.qpp, &eager),
         inq: vec![PacketQueue::default(); nin],

@@ -389,7 +389,7 @@ impl Simulation {
                 }
                 self.ports.out[i].used += blocks;
                 self.ports.out[i].queue.push(&mut self.arena, head);
-                self.ports.tx[gp as usize].outq_mask |= 1 << slot;
+                self.ports.tx_mut(gp).outq_mask |= 1 << slot;
                 self.in_network += 1;
                 self.last_progress = now;
                 moved += 1;

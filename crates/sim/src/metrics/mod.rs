@@ -140,11 +140,13 @@ pub struct Metrics {
 /// own cache line ([`crate::port::TxState`]): on a large fabric the per-slot
 /// array cost a cache miss at every transmission, and the tally is settled
 /// only when the transmitter changes slot, which a port with one data VL
-/// never does.
+/// never does. Packed, 9 bytes, so that the transmitter's other fields fit
+/// beside it in 24 (its fields are only ever read and written by value).
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(C, packed)]
 pub(crate) struct BusyTally {
-    slot: u8,
     ps: u64,
+    slot: u8,
 }
 
 impl Metrics {
@@ -280,8 +282,8 @@ impl Metrics {
         let end = now + ps;
         if end > self.warmup_ps {
             if tally.slot != slot {
-                self.busy_ps[layout.pv(gp, tally.slot)] += std::mem::take(&mut tally.ps);
-                tally.slot = slot;
+                self.busy_ps[layout.pv(gp, tally.slot)] += tally.ps;
+                *tally = BusyTally { ps: 0, slot };
             }
             tally.ps += end - now.max(self.warmup_ps);
         }

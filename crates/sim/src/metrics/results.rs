@@ -385,7 +385,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
             continue;
         }
         let peer = &sim.ports.model[pm.peer as usize];
-        let tx = &sim.ports.tx[gp];
+        let tx = sim.ports.tx(gp as u32);
         let mut busy = m.busy_of_port(&tx.tally, &sim.layout, gp as u32);
         // A packet still on the wire counted its whole transmission; keep only
         // the part up to now.

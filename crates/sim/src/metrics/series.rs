@@ -78,7 +78,7 @@ impl crate::sim::Simulation {
                 if pm.peer == crate::sim::NONE {
                     continue;
                 }
-                let tx = &self.ports.tx[gp];
+                let tx = self.ports.tx(gp as u32);
                 for slot in 0..self.layout.nvl as u8 {
                     let i = self.layout.pv(gp as u32, slot);
                     // The part of a transmission on this slot still to come after `at`.

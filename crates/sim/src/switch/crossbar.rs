@@ -34,7 +34,7 @@ use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, PacketKind, FLAG_FECN, FLAG_VL15, NIL};
 use crate::selection::{Candidate, Candidates, SelectionView};
 use crate::layout::Layout;
-use crate::port::{OutBuffer, PortModel, Ports, TxState};
+use crate::port::{OutBuffer, PortModel, Ports};
 use crate::sim::{Simulation, NONE};
 use crate::switch::multicast::is_multicast;
 use crate::switch::arbiter::CrossbarArbiter;
@@ -109,7 +109,6 @@ impl SelectionView for BufferedView<'_> {
 struct LinkView<'a> {
     credits: &'a Credits,
     served: &'a [u16],
-    tx: &'a [TxState],
     ports: &'a [PortModel],
     timings: &'a [crate::link::LinkTiming],
     now: Time,
@@ -130,7 +129,6 @@ impl<'a> LinkView<'a> {
         LinkView {
             credits: &ports.credits,
             served: &ports.served,
-            tx: &ports.tx,
             ports: &ports.model,
             timings: &ports.timings,
             now,
@@ -156,7 +154,7 @@ impl SelectionView for LinkView<'_> {
         // A VL the output never sends would hold the head for good, though
         // another option (another port, whose SL2VL may give another VL)
         // could take it.
-        if self.tx[gp as usize].busy || self.served[gp as usize] & (1 << c.slot) == 0 {
+        if self.credits.tx(gp).busy || self.served[gp as usize] & (1 << c.slot) == 0 {
             return false;
         }
         if !self.fits(c) {
@@ -554,7 +552,7 @@ impl Simulation {
             self.arena[moved].flags |= FLAG_FECN;
         }
         self.ports.out[o].queue.push(&mut self.arena, moved);
-        self.ports.tx[ogp as usize].outq_mask |= 1 << c.slot;
+        self.ports.tx_mut(ogp).outq_mask |= 1 << c.slot;
         if last {
             self.return_input_credits(gp, q, &p, xend);
         }

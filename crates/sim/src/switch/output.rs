@@ -19,7 +19,7 @@ impl Simulation {
     // busy, or nothing queued) end here.
     #[inline(always)]
     pub(crate) fn try_transmit(&mut self, gp: u32) {
-        let t = &self.ports.tx[gp as usize];
+        let t = self.ports.tx(gp);
         // A busy link has its LinkFree event pending, which calls back here.
         if t.busy || t.outq_mask == 0 {
             return;
@@ -35,7 +35,7 @@ impl Simulation {
         let is_switch = self.ports.model[gp as usize].is_switch;
         let mut ready: u16 = 0;
         let mut wake = Time::MAX;
-        let mut m = self.ports.tx[gp as usize].outq_mask;
+        let mut m = self.ports.tx(gp).outq_mask;
         while m != 0 {
             let s = m.trailing_zeros() as u8;
             m &= m - 1;
@@ -70,7 +70,7 @@ impl Simulation {
                 let q = &mut self.ports.out[self.layout.pv(gp, s)].queue;
                 let id = q.pop(&mut self.arena).expect("ready slot has a head");
                 if q.is_empty() {
-                    self.ports.tx[gp as usize].outq_mask &= !(1 << s);
+                    self.ports.tx_mut(gp).outq_mask &= !(1 << s);
                 }
                 self.start_transmission(gp, id, s, true);
             }
@@ -84,7 +84,7 @@ impl Simulation {
             None => {}
         }
         // Idle with a packet waiting: credits on their way may start it.
-        if !self.ports.tx[gp as usize].busy && self.ports.credits.has_deferred(gp) {
+        if !self.ports.tx(gp).busy && self.ports.credits.has_deferred(gp) {
             self.schedule_deferred_credits(gp);
         }
     }
