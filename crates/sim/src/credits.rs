@@ -39,7 +39,7 @@ pub fn next_update(freed: u64, period: u64) -> u64 {
 
 /// Credit returns one transmitter may hold as arriving "on their own"
 /// before further ones need events. Two fit in the transmitter's line
-/// ([`PortLine`]), and are enough where a packet takes longer to send than
+/// (`PortLine`), and are enough where a packet takes longer to send than
 /// its credits take to come back: a full line first counts in the returns
 /// already due, and on the benchmarks' fabrics at most one return was ever
 /// still on its way when another was deferred.
@@ -109,7 +109,9 @@ struct PortLine {
 }
 
 /// Credits each transmitter holds for each input queue (VL slot and buffer
-/// partition, see [`crate::layout`]) of its receiver.
+/// partition, see [`crate::layout`]) of its receiver. The transmitter's own
+/// state (`TxState`) is kept here too, beside its credits in one line
+/// (`PortLine`); `Ports::tx` reaches it.
 ///
 /// A credit return is an event only when its arrival can make something
 /// happen: when the transmitter is idle with a packet waiting (it may be the
