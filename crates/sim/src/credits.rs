@@ -42,7 +42,11 @@ pub fn next_update(freed: u64, period: u64) -> u64 {
 /// (`PortLine`), and are enough where a packet takes longer to send than
 /// its credits take to come back: a full line first counts in the returns
 /// already due, and on the benchmarks' fabrics at most one return was ever
-/// still on its way when another was deferred.
+/// still on its way when another was deferred. On longer cables more can
+/// be: each further return is an event, with the same effect on every
+/// count. Only the number of events grows, and with it the moments at which
+/// the once-per-period checks that run at the first event after their time
+/// (the stall check, the deadlock scan) may look.
 pub const DEFERRED_PER_PORT: usize = 2;
 
 /// Bits of a sequence number a deferred return keeps; a return whose event

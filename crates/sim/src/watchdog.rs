@@ -204,7 +204,10 @@ impl Simulation {
             }
         }
         let count = member.iter().filter(|&&m| m).count();
-        let start = member.iter().position(|&m| m)?;
+        // The walk starts at the first member port by port, as reports have
+        // always listed buffers, whatever order the arrays keep them in.
+        let nin = self.ports.inq.len();
+        let start = (0..member.len()).filter(|&n| member[n]).min_by_key(|&n| report_order(&self.layout, nin, n))?;
         // Every member waits for a member: walking first edges must revisit one.
         let mut order: Vec<usize> = Vec::new();
         let mut cur = start;
@@ -300,7 +303,10 @@ impl Simulation {
             }
         }
         let mut starved = Vec::new();
-        for (o, &packets) in waiting.iter().enumerate().filter(|(_, &n)| n > 0) {
+        let mut outs: Vec<usize> = (0..waiting.len()).filter(|&o| waiting[o] > 0).collect();
+        // Port by port, then by VL, whatever order the arrays keep them in.
+        outs.sort_by_key(|&o| l.split(o));
+        for (o, packets) in outs.into_iter().map(|o| (o, waiting[o])) {
             let (gp, slot) = l.split(o);
             let pm = &self.ports.model[gp as usize];
             starved.push(StarvedVl { node: self.node_names[self.ports.node[gp as usize] as usize].clone(), port: pm.port, vl: l.vl_of_slot(slot), packets });
@@ -325,5 +331,38 @@ impl Simulation {
         let (from_node, from_port) = name(tx);
         let (to_node, to_port) = name(rx);
         BlockedChannel { from_node, from_port, to_node, to_port, vl: self.layout.vl_of_slot(slot) }
+    }
+}
+
+/// The order in which reports list the buffers of the wait graph: input
+/// queues port by port (each port's queues in order), then output buffers
+/// port by port (each port's VL slots in order). `nin` is the number of
+/// input queues, which come first among the graph's nodes.
+fn report_order(layout: &crate::layout::Layout, nin: usize, node: usize) -> (bool, u32, u8) {
+    if node < nin {
+        let (gp, q) = layout.split_q(node);
+        (false, gp, q)
+    } else {
+        let (gp, slot) = layout.split(node - nin);
+        (true, gp, slot)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::report_order;
+    use crate::layout::Layout;
+
+    #[test]
+    fn reports_list_buffers_port_by_port_whatever_the_array_order() {
+        let l = Layout::new(2).for_ports(3);
+        let nin = l.port_queues();
+        let mut nodes: Vec<usize> = (0..nin + l.port_slots()).collect();
+        nodes.sort_by_key(|&n| report_order(&l, nin, n));
+        let inputs: Vec<(u32, u8)> = nodes[..nin].iter().map(|&n| l.split_q(n)).collect();
+        let expected: Vec<(u32, u8)> = (0..3).flat_map(|gp| (0..l.qpp as u8).map(move |q| (gp, q))).collect();
+        assert_eq!(inputs, expected);
+        let outputs: Vec<(u32, u8)> = nodes[nin..].iter().map(|&n| l.split(n - nin)).collect();
+        assert_eq!(outputs, (0..3).flat_map(|gp| (0..3u8).map(move |s| (gp, s))).collect::<Vec<_>>());
     }
 }
