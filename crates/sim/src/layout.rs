@@ -142,6 +142,14 @@ impl Layout {
         (first_gp + (idx >> self.qpp_shift) as u32, (idx & (self.qpp - 1)) as u8)
     }
 
+    /// The per-input-queue index ([`Layout::pq`]) of local bit `idx` of the
+    /// node whose port 1 is global port `first_gp`.
+    #[inline]
+    pub fn local_pq(&self, first_gp: u32, idx: usize) -> usize {
+        let (gp, q) = self.split_local(first_gp, idx);
+        self.pq(gp, q)
+    }
+
     /// Entries of a per-port-slot array.
     #[inline]
     pub fn port_slots(&self) -> usize {
@@ -189,6 +197,7 @@ mod tests {
         assert_eq!(l.qpp, 8);
         assert_eq!(l.local(10, 12, 4), 20);
         assert_eq!(l.split_local(10, 20), (12, 4));
+        assert_eq!(l.local_pq(2, 20), l.pq(4, 4), "local bit 20 of the node from port 2: port 4, queue 4");
         assert_eq!((l.vl_of_slot(4), l.vl_of_slot(3)), (15, 3));
         assert_eq!((l.q(2, 0), l.pq(3, 2)), (2, 15), "one partition: a queue is its slot, queue by queue");
         assert_eq!(l.split_q(15), (3, 2));

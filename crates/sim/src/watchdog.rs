@@ -303,12 +303,12 @@ impl Simulation {
             }
         }
         let mut starved = Vec::new();
-        let mut outs: Vec<usize> = (0..waiting.len()).filter(|&o| waiting[o] > 0).collect();
+        let mut outs: Vec<(u32, u8)> = (0..waiting.len()).filter(|&o| waiting[o] > 0).map(|o| l.split(o)).collect();
         // Port by port, then by VL, whatever order the arrays keep them in.
-        outs.sort_by_key(|&o| l.split(o));
-        for (o, packets) in outs.into_iter().map(|o| (o, waiting[o])) {
-            let (gp, slot) = l.split(o);
+        outs.sort_unstable();
+        for (gp, slot) in outs {
             let pm = &self.ports.model[gp as usize];
+            let packets = waiting[l.pv(gp, slot)];
             starved.push(StarvedVl { node: self.node_names[self.ports.node[gp as usize] as usize].clone(), port: pm.port, vl: l.vl_of_slot(slot), packets });
         }
         starved

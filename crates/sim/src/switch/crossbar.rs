@@ -459,23 +459,15 @@ impl Simulation {
         self.switches.pend_bits[sm.bits_base as usize + idx / 64] &= !(1u64 << (idx % 64));
     }
 
-    /// The per-input-queue index of local bit `idx` of switch `sm`.
-    #[inline]
-    fn local_pq(&self, sm: &SwitchModel, idx: usize) -> usize {
-        let (gp, q) = self.layout.split_local(sm.port_base, idx);
-        self.layout.pq(gp, q)
-    }
-
     #[inline(always)]
     fn nothing_pending(&self, sm: &SwitchModel) -> bool {
         self.switches.pend_bits[sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize].iter().all(|&w| w == 0)
     }
 
+    /// Crossbar arbitration of switch `swi`, some of whose inputs are pending
+    /// (both callers have tested that).
     fn arbitrate_buffered(&mut self, swi: u32) {
         let sm = self.switches.model[swi as usize];
-        if self.nothing_pending(&sm) {
-            return;
-        }
         let passes: &[bool] = if self.switches.state[swi as usize].vl15_inputs > 0 { &[true, false] } else { &[false] };
         let mut cands = Candidates::new();
         for &vl15_only in passes {
@@ -612,7 +604,7 @@ impl Simulation {
                             let c = cands.as_slice()[k];
                             let r = (c.port as usize - 1) * nvl + c.slot as usize;
                             let held = self.switches.scratch_req[r];
-                            if held == NONE || self.request_preferred(id, self.local_pq(&sm, held as usize)) {
+                            if held == NONE || self.request_preferred(id, self.layout.local_pq(sm.port_base, held as usize)) {
                                 self.switches.scratch_req[r] = idx as u32;
                                 self.switches.scratch_opt[r] = c;
                             }
@@ -668,10 +660,7 @@ impl Simulation {
                     let inq = &self.ports.inq;
                     let arena = &self.arena;
                     let (layout, first) = (self.layout, sm.port_base);
-                    let blocks_of = |s: u8| {
-                        let (gp, q) = layout.split_local(first, req[o * nvl + s as usize] as usize);
-                        arena[inq[layout.pq(gp, q)].head].blocks
-                    };
+                    let blocks_of = |s: u8| arena[inq[layout.local_pq(first, req[o * nvl + s as usize] as usize)].head].blocks;
                     match self.ports.arbiter.pick(table, &mut self.ports.tx_cold[ogp as usize].arb, ready, self.layout.data_vls, blocks_of) {
                         Some(s) => s,
                         None => continue,
