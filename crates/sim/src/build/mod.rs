@@ -22,7 +22,7 @@ use crate::hca::{Hcas, HostState};
 use crate::link::wire_bytes;
 use crate::mechanism::Mechanisms;
 use crate::metrics::{ConnMetrics, Metrics};
-use crate::packet::{PacketArena, NIL};
+use crate::packet::PacketArena;
 use crate::qos::QosTables;
 use crate::selection::{Candidate, Candidates, Selection, MAX_CANDIDATES};
 use crate::sim::{Simulation, NONE};
@@ -98,8 +98,8 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         in_bits: vec![0; topo.bits_words as usize],
         pend_bits: vec![0; topo.bits_words as usize],
         wait_bits: vec![0; topo.wait_words as usize],
-        routed_head: vec![NIL; sim_buffers - npv],
-        routed_cands: vec![Candidates::new(); sim_buffers - npv],
+        routed: vec![crate::switch::RoutedHead::NONE; sim_buffers - npv],
+        routed_more: vec![Candidates::new(); sim_buffers - npv],
         mcast,
         scratch_req: vec![NONE; max_ports * nvl],
         scratch_opt: vec![Candidate::default(); max_ports * nvl],

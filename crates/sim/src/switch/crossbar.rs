@@ -39,7 +39,7 @@ use crate::sim::{Simulation, NONE};
 use crate::switch::multicast::is_multicast;
 use crate::switch::arbiter::CrossbarArbiter;
 use crate::switch::organisation::InputBuffer;
-use crate::switch::SwitchModel;
+use crate::switch::{RoutedHead, SwitchModel};
 
 use super::input::next_bit;
 
@@ -336,8 +336,14 @@ impl Simulation {
             // A head keeps its options (and a routing-time choice) while it
             // waits: a head that had to wait is not routed again (see
             // `remember_route`).
-            if self.switches.routed_head[i] == head {
-                *cands = self.switches.routed_cands[i];
+            let memo = self.switches.routed[i];
+            if memo.head == head {
+                if memo.len == 1 {
+                    cands.clear();
+                    cands.push(memo.first);
+                } else {
+                    *cands = self.switches.routed_more[i];
+                }
                 return Some(head);
             }
             cands.clear();
@@ -428,9 +434,13 @@ impl Simulation {
             // Its options shrink with every copy.
             return;
         }
+        debug_assert!(!cands.is_empty(), "a head with no route is dropped, not remembered");
         let i = self.layout.pq(gp, q);
-        self.switches.routed_head[i] = id;
-        self.switches.routed_cands[i] = *cands;
+        let first = cands.as_slice().first().copied().unwrap_or_default();
+        self.switches.routed[i] = RoutedHead { head: id, len: cands.len() as u8, first };
+        if cands.len() > 1 {
+            self.switches.routed_more[i] = *cands;
+        }
     }
 
     /// Sends the credits of packet `p`, which has left input queue `(gp, q)`

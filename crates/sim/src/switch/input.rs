@@ -61,7 +61,7 @@ impl Simulation {
     pub(crate) fn pop_input(&mut self, swi: u32, gp: u32, q: u8, free_at: Time) -> PacketId {
         let i = self.layout.pq(gp, q);
         let id = self.ports.inq[i].pop(&mut self.arena).expect("pop from an empty input queue");
-        self.switches.routed_head[i] = NIL;
+        self.switches.routed[i].head = NIL;
         self.switches.mcast.forget(i);
         let head = self.ports.inq[i].head;
         if self.ports.inq[i].is_empty() {
