@@ -10,6 +10,7 @@
 //! are the routing stage's (`switch/route.rs`, [`Simulation::routed_at`]).
 
 use crate::engine::{Event, EventQueue, Time};
+use crate::link::LinkTiming;
 use crate::metrics::DropReason;
 use crate::packet::{PacketId, FLAG_VL15};
 use crate::sim::{Simulation, NONE};
@@ -26,7 +27,7 @@ impl Simulation {
         let (wire, blocks, vl15, part) = {
             let p = &mut self.arena[id];
             p.slot = slot;
-            if pm.host != NONE && p.inject_time == Time::MAX {
+            if pm.host() != NONE && p.inject_time == Time::MAX {
                 p.inject_time = now;
             }
             (p.wire_bytes as u32, p.blocks, p.flags & FLAG_VL15 != 0, p.part())
@@ -53,15 +54,16 @@ impl Simulation {
         } else {
             self.schedule(now + ser, Event::LinkFree { port: gp });
         }
-        self.arrive(pm.peer, id, q, ser, timing.propagation_ps);
+        self.arrive(pm.peer, pm.peer_switch, id, q, ser, &timing);
     }
 
-    /// The packet that started now on the link into `gp` enters `gp`'s input
-    /// queue `q`.
-    fn arrive(&mut self, gp: u32, id: PacketId, q: u8, ser: Time, prop: Time) {
+    /// The packet that started now on the link into `gp` (of switch `swi`,
+    /// `NONE`: a CA port), whose cable's timing is `timing`, enters `gp`'s
+    /// input queue `q`.
+    fn arrive(&mut self, gp: u32, swi: u32, id: PacketId, q: u8, ser: Time, timing: &LinkTiming) {
         let now = self.now;
         let i = self.layout.pq(gp, q);
-        let pm = self.ports.model[gp as usize];
+        let prop = timing.propagation_ps;
         let (blocks, vl15) = {
             let p = &self.arena[id];
             (p.blocks, p.flags & FLAG_VL15 != 0)
@@ -72,17 +74,17 @@ impl Simulation {
             return;
         }
         let tail = now + prop + ser;
-        if pm.is_switch {
-            let routed = self.routed_at(now + prop, self.ports.timing(gp));
+        if swi != NONE {
+            let routed = self.routed_at(now + prop, timing);
             let dlid = {
                 let p = &mut self.arena[id];
                 p.tail_at = tail;
                 p.ready_at = routed;
                 p.dlid
             };
-            self.prefetch_route(pm.switch, dlid);
+            self.prefetch_route(swi, dlid);
             let fifo = self.input_fifo(q, id);
-            self.push_input(pm.switch, gp, fifo, id);
+            self.push_input(swi, gp, fifo, id);
         } else {
             self.arena[id].tail_at = tail;
             self.ports.inq[i].push(&mut self.arena, id);
@@ -124,9 +126,9 @@ impl Simulation {
         }
         let pm = self.ports.model[gp as usize];
         if pm.is_switch {
-            self.switch_link_freed(gp, pm.switch, feeding, fslot);
+            self.switch_link_freed(gp, pm.switch(), feeding, fslot);
         } else {
-            self.hca_fill(pm.host);
+            self.hca_fill(pm.host());
             self.try_transmit(gp);
         }
     }
@@ -166,8 +168,8 @@ impl Simulation {
             // Credits decide which heads may cross when the crossbar feeds the
             // link directly, or when they are taken at the crossbar; otherwise
             // (output buffers) they concern the link alone.
-            self.wake_waiters(pm.switch, gp);
-            self.arbitrate_switch(pm.switch);
+            self.wake_waiters(pm.switch(), gp);
+            self.arbitrate_switch(pm.switch());
         } else {
             self.try_transmit(gp);
         }

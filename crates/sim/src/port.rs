@@ -14,6 +14,7 @@ use crate::link::LinkTiming;
 use crate::metrics::BusyTally;
 use crate::packet::PacketQueue;
 use crate::qos::Sl2VlMap;
+use crate::sim::NONE;
 
 /// Static description of one `(node, port)`: 16 bytes, so that four share
 /// a cache line and a large fabric's ports stay in the caches (every event
@@ -24,16 +25,48 @@ use crate::qos::Sl2VlMap;
 pub(crate) struct PortModel {
     /// Global index of the port at the other end of the cable, or `NONE`.
     pub peer: u32,
-    /// Dense switch index when `is_switch`.
-    pub switch: u32,
-    /// Host index of a CA port, else `NONE`.
-    pub host: u32,
+    /// The dense switch index of the node when `is_switch`, else the host
+    /// index of the CA port (`NONE`: no host): [`PortModel::switch`],
+    /// [`PortModel::host`]. One field for both leaves room for `peer_switch`.
+    owner: u32,
+    /// The dense switch index of the peer's node; `NONE` when the peer is a
+    /// CA or there is none. A packet's arrival needs nothing else of the
+    /// receiving port, so a transmission does not read the peer's model (on
+    /// a large fabric a cache miss at every hop).
+    pub peer_switch: u32,
     /// Index of the cable's timing in [`Ports::timings`] (both directions are the same).
     pub timing: u16,
     /// Port number on the node.
     pub port: PortNum,
     /// The node is a switch.
     pub is_switch: bool,
+}
+
+impl PortModel {
+    /// The model of port `port` of a node, switch `switch` (`NONE`: a CA,
+    /// whose host is `host`), cabled to `peer` on switch `peer_switch`.
+    pub fn new(port: PortNum, switch: u32, host: u32, peer: u32, peer_switch: u32, timing: u16) -> Self {
+        let is_switch = switch != NONE;
+        PortModel { peer, owner: if is_switch { switch } else { host }, peer_switch, timing, port, is_switch }
+    }
+
+    /// The dense index of the switch the port belongs to (a switch port).
+    #[inline(always)]
+    pub fn switch(&self) -> u32 {
+        debug_assert!(self.is_switch, "a CA port has no switch");
+        self.owner
+    }
+
+    /// The host index of a CA port, `NONE` for a switch port or a CA port
+    /// that is not a host.
+    #[inline(always)]
+    pub fn host(&self) -> u32 {
+        if self.is_switch {
+            NONE
+        } else {
+            self.owner
+        }
+    }
 }
 
 /// An output (switch) or send (CA) VL buffer: its packets and its room in
@@ -171,6 +204,46 @@ impl Ports {
 #[cfg(test)]
 mod tests {
     use super::{OutBuffer, PortModel, TxCold, TxState};
+    use crate::sim::NONE;
+
+    #[test]
+    fn one_field_is_a_switch_ports_switch_or_a_ca_ports_host() {
+        let sw = PortModel::new(3, 5, NONE, 40, NONE, 0);
+        assert!(sw.is_switch);
+        assert_eq!((sw.switch(), sw.host(), sw.peer, sw.peer_switch, sw.port), (5, NONE, 40, NONE, 3));
+        let ca = PortModel::new(1, NONE, 7, 12, 2, 0);
+        assert!(!ca.is_switch);
+        assert_eq!((ca.host(), ca.peer, ca.peer_switch), (7, 12, 2));
+        let not_a_host = PortModel::new(2, NONE, NONE, NONE, NONE, 0);
+        assert_eq!(not_a_host.host(), NONE);
+    }
+
+    /// Every cabled port knows its peer's switch, as the peer's own model
+    /// says (what a packet's arrival relies on instead of reading it).
+    #[test]
+    fn a_ports_peer_switch_is_the_switch_of_its_peer() {
+        use ibnetsim_fabric::gen::FatTreeParams;
+        use ibnetsim_sm::routing::build_engine;
+        use ibnetsim_sm::{LidMap, RoutingOptions};
+        let f = FatTreeParams::new(4, 2).build().unwrap();
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let t = build_engine("ftree", &RoutingOptions::default()).unwrap().route(&f, &lids).unwrap().tables;
+        let sim = crate::Simulation::new(&f, &lids, &t, &crate::SimConfig::default()).unwrap();
+        let models = &sim.ports.model;
+        let (mut to_switch, mut to_ca) = (0, 0);
+        for m in models.iter().filter(|m| m.peer != NONE) {
+            let peer = models[m.peer as usize];
+            if peer.is_switch {
+                assert_eq!(m.peer_switch, peer.switch());
+                to_switch += 1;
+            } else {
+                assert_eq!(m.peer_switch, NONE);
+                to_ca += 1;
+            }
+        }
+        // A 4-ary 2-tree: 16 hosts, 8 switches, 16 switch-to-switch cables.
+        assert_eq!((to_switch, to_ca), (16 + 2 * 16, 16));
+    }
 
     #[test]
     fn four_port_models_share_a_cache_line_and_a_transmitter_takes_24_bytes() {

@@ -94,14 +94,14 @@ impl Simulation {
                 return 0;
             }
             let mut cands = Candidates::new();
-            if self.route(pm.switch, pm.port, node, head, &p, &mut cands).is_err() {
+            if self.route(pm.switch(), pm.port, node, head, &p, &mut cands).is_err() {
                 return 0;
             }
             // A pinned head waits for its pinned option only.
             Self::pinned_only(&p, &mut cands);
             let mut n = 0;
             for c in cands.as_slice() {
-                let ogp = self.switches.model[pm.switch as usize].gp(c.port);
+                let ogp = self.switches.model[pm.switch() as usize].gp(c.port);
                 let o = l.pv(ogp, c.slot);
                 let target = if self.p.output_buffers {
                     (!self.ports.out[o].fits(p.blocks as u32)).then_some(nin + o)
@@ -291,11 +291,11 @@ impl Simulation {
             }
             let p = self.arena[q.head];
             cands.clear();
-            if self.route(pm.switch, pm.port, node, q.head, &p, &mut cands).is_err() {
+            if self.route(pm.switch(), pm.port, node, q.head, &p, &mut cands).is_err() {
                 continue;
             }
             Self::pinned_only(&p, &mut cands);
-            let outs = cands.as_slice().iter().map(|c| l.pv(self.switches.model[pm.switch as usize].gp(c.port), c.slot));
+            let outs = cands.as_slice().iter().map(|c| l.pv(self.switches.model[pm.switch() as usize].gp(c.port), c.slot));
             if let Some(first) = outs.clone().next() {
                 if outs.clone().all(|o| !served(o)) {
                     waiting[first] += q.len as u64;

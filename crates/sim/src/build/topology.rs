@@ -118,13 +118,13 @@ pub(super) fn build(fabric: &Fabric, lids: &LidMap, tables: &ForwardingTables, l
         let node = fabric.node(n);
         for p in 1..=node.num_ports {
             let gp = node_port_base[n.index()] + p as u32 - 1;
-            let (peer, timing) = match node.ports[p as usize] {
+            let (peer, peer_switch, timing) = match node.ports[p as usize] {
                 Some(l) => {
                     let link = fabric.link(l);
                     let o = link.other(LinkEnd { node: n, port: p });
-                    (node_port_base[o.node.index()] + o.port as u32 - 1, LinkTiming::new(&link.spec))
+                    (node_port_base[o.node.index()] + o.port as u32 - 1, switch_of_node[o.node.index()], LinkTiming::new(&link.spec))
                 }
-                None => (NONE, LinkTiming::new(&Default::default())),
+                None => (NONE, NONE, LinkTiming::new(&Default::default())),
             };
             let next = timings.len();
             let timing = *timing_index.entry(timing).or_insert_with(|| {
@@ -137,14 +137,8 @@ pub(super) fn build(fabric: &Fabric, lids: &LidMap, tables: &ForwardingTables, l
                     format!("the cables have more than {} distinct timings (speed, width and length); give cables of similar length the same length", u16::MAX as u32 + 1),
                 )
             })?;
-            ports.push(PortModel {
-                port: p,
-                peer,
-                is_switch: node.kind.is_switch(),
-                switch: switch_of_node[n.index()],
-                host: host_of_gp[gp as usize],
-                timing,
-            });
+            debug_assert_eq!(node.kind.is_switch(), switch_of_node[n.index()] != NONE);
+            ports.push(PortModel::new(p, switch_of_node[n.index()], host_of_gp[gp as usize], peer, peer_switch, timing));
             port_node.push(n.0);
         }
     }

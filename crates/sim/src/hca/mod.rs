@@ -418,19 +418,19 @@ impl Simulation {
         }
         self.last_progress = now;
         let for_me = if is_multicast(p.dlid) {
-            self.switches.mcast.members(p.dlid).is_some_and(|m| m.contains(&pm.host)) && p.src != pm.host
+            self.switches.mcast.members(p.dlid).is_some_and(|m| m.contains(&pm.host())) && p.src != pm.host()
         } else {
-            self.hcas.lid_host[p.dlid as usize] == pm.host
+            self.hcas.lid_host[p.dlid as usize] == pm.host()
         };
         if !for_me {
             self.drop_packet(id, DropReason::Misrouted);
             return;
         }
         self.metrics.on_deliver(now, &p);
-        self.hcas.state[pm.host as usize].delivered += 1;
+        self.hcas.state[pm.host() as usize].delivered += 1;
         self.in_network -= 1;
         self.arena.free(id);
-        self.transport_on_deliver(&p, pm.host);
+        self.transport_on_deliver(&p, pm.host());
     }
 
     /// The transport's part of a delivery (the delivery hook): the

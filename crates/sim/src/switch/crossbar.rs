@@ -731,7 +731,7 @@ impl Simulation {
         self.switches.xin_free[xi] -= 1;
         self.metrics.switch_hops += 1;
         let oport = self.ports.model[ogp as usize].port;
-        let (moved, last) = self.take_for_output(self.ports.model[gp as usize].switch, gp, q, id, oport, end);
+        let (moved, last) = self.take_for_output(self.ports.model[gp as usize].switch(), gp, q, id, oport, end);
         {
             let p = &mut self.arena[moved];
             p.pinned = 0;
