@@ -61,6 +61,11 @@ pub struct Packet {
     /// input buffer holds the packet (0 = not chosen yet); cleared when the
     /// packet leaves that buffer.
     pub pinned: u8,
+    /// Its routing options at the switch whose input buffer it heads are
+    /// remembered (`remember_route`, after it had to wait); cleared when it
+    /// leaves that buffer. Kept here, in the line every arbitration reads
+    /// anyway, so that a head that never waited costs no read of the memo.
+    pub remembered: bool,
 }
 
 /// `flow` is a CBR connection.
@@ -185,6 +190,15 @@ impl PacketArena {
     /// Peak number of packets alive at once (the slab size).
     pub fn capacity_used(&self) -> usize {
         self.slots.len()
+    }
+}
+
+impl PacketArena {
+    /// Asks the CPU to bring packet `id`'s line into the cache (see
+    /// [`crate::prefetch`]); a stale or freed id costs nothing.
+    #[inline(always)]
+    pub fn prefetch(&self, id: PacketId) {
+        crate::prefetch::prefetch(&self.slots, id as usize);
     }
 }
 
@@ -313,6 +327,7 @@ pub(crate) fn test_packet(blocks: u16) -> Packet {
         class: 0,
         flags: 0,
         pinned: 0,
+        remembered: false,
     }
 }
 

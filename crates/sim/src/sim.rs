@@ -316,7 +316,7 @@ impl Simulation {
             Event::TraceNext { trace } => self.on_trace(trace),
             Event::ConnNext { conn } => self.on_connection(conn),
             Event::MessageNext { source } => self.on_message_next(source),
-            Event::Routed { port, queue, switch } => self.on_routed(switch, port, queue),
+            Event::Routed { port, queue, switch, packet } => self.on_routed(switch, port, queue, packet),
             Event::XbarDone { input, switch, out_port, in_slot, out_slot } => {
                 self.on_xbar_done(switch, input, out_port, in_slot, out_slot);
             }

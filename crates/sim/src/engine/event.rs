@@ -39,6 +39,10 @@ pub enum Event {
         /// The switch (dense index), so that its handler starts from the
         /// switch without first reading the port's description.
         switch: u32,
+        /// The packet routed: a hint only (the handler arbitrates whatever
+        /// heads are there), which lets it fetch the packet's line while it
+        /// reads the queue's.
+        packet: u32,
     },
     /// A crossbar transfer has ended: its input and output ports are free.
     XbarDone {
@@ -159,7 +163,10 @@ impl Event {
 mod tests {
     #[test]
     fn events_stay_small() {
-        assert!(std::mem::size_of::<super::Event>() <= 12);
+        // With the 16-byte key, a queue entry stays 32 bytes (the key's
+        // alignment pads a 12-byte event to the same size).
+        assert!(std::mem::size_of::<super::Event>() <= 16);
+        assert_eq!(std::mem::size_of::<super::super::Entry>(), 32);
     }
 
     #[test]
@@ -170,7 +177,7 @@ mod tests {
             Event::TraceNext { trace: 0 },
             Event::MessageNext { source: 0 },
             Event::ConnNext { conn: 0 },
-            Event::Routed { port: 0, queue: 0, switch: 0 },
+            Event::Routed { port: 0, queue: 0, switch: 0, packet: 0 },
             Event::XbarDone { input: 0, switch: 0, out_port: 1, in_slot: 0, out_slot: 0 },
             Event::LinkFree { port: 0 },
             Event::OutputReady { port: 0 },

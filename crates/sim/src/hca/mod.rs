@@ -300,6 +300,7 @@ impl Simulation {
             class,
             flags,
             pinned: 0,
+            remembered: false,
         })
     }
 

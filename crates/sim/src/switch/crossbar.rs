@@ -336,8 +336,9 @@ impl Simulation {
             // A head keeps its options (and a routing-time choice) while it
             // waits: a head that had to wait is not routed again (see
             // `remember_route`).
-            let memo = self.switches.routed[i];
-            if memo.head == head {
+            if p.remembered {
+                let memo = self.switches.routed[i];
+                debug_assert_eq!(memo.head, head, "a remembered head's options are its queue's");
                 if memo.len == 1 {
                     cands.clear();
                     cands.push(memo.first);
@@ -438,6 +439,7 @@ impl Simulation {
         let i = self.layout.pq(gp, q);
         let first = cands.as_slice().first().copied().unwrap_or_default();
         self.switches.routed[i] = RoutedHead { head: id, len: cands.len() as u8, first };
+        self.arena[id].remembered = true;
         if cands.len() > 1 {
             self.switches.routed_more[i] = *cands;
         }
@@ -754,6 +756,38 @@ mod tests {
     use ibnetsim_sm::{LidMap, RoutingOptions};
 
     use crate::{ClassConfig, PatternConfig, ProcessKind, SimConfig, Simulation};
+
+    /// Heads that had to wait keep their options: on a saturated 4-ary
+    /// 2-tree some heads are remembered at any time, and each memo holds the
+    /// head and the options routing gives it again.
+    #[test]
+    fn a_waiting_head_keeps_the_options_routing_gives_it() {
+        let f = FatTreeParams::new(4, 2).build().unwrap();
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let t = build_engine("ftree", &RoutingOptions::default()).unwrap().route(&f, &lids).unwrap().tables;
+        let mut cfg = SimConfig::default();
+        cfg.traffic.classes = vec![ClassConfig { name: "uniform".into(), load: 0.9, process: ProcessKind::Poisson, payload_bytes: 256, pattern: PatternConfig::Uniform, ..ClassConfig::default() }];
+        let mut sim = Simulation::new(&f, &lids, &t, &cfg).unwrap();
+        let mut remembered = 0;
+        for step in 1..=20u64 {
+            sim.run(step * 10_000_000).unwrap();
+            for i in 0..sim.ports.inq.len() {
+                let head = sim.ports.inq[i].head;
+                if head == crate::packet::NIL || !sim.arena[head].remembered {
+                    continue;
+                }
+                remembered += 1;
+                let memo = sim.switches.routed[i];
+                assert_eq!((memo.head, memo.len), (head, 1));
+                let (gp, _) = sim.layout.split_q(i);
+                let pm = sim.ports.model[gp as usize];
+                let mut cands = crate::selection::Candidates::new();
+                sim.route(pm.switch(), pm.port, i, head, &sim.arena[head], &mut cands).unwrap();
+                assert_eq!(cands.as_slice(), &[memo.first]);
+            }
+        }
+        assert!(remembered > 0, "no head had to wait");
+    }
 
     /// The default switch's compiled path (`arbitrate_plain`) grants exactly
     /// what the general path grants: the same run both ways, with heads

@@ -18,7 +18,7 @@
 use ibnetsim_sm::RouteLabel;
 
 use crate::engine::{Event, Time};
-use crate::packet::{PacketId, NIL};
+use crate::packet::PacketId;
 use crate::sim::{Simulation, NONE};
 use crate::switch::organisation::InputBuffer;
 
@@ -40,7 +40,7 @@ impl Simulation {
             // Under `voq` any packet may cross before it is the head, so each
             // needs its own `Routed` event.
             let at = self.arena[id].ready_at;
-            self.schedule(at, Event::Routed { port: gp, queue: q, switch: swi });
+            self.schedule(at, Event::Routed { port: gp, queue: q, switch: swi, packet: id });
         }
         if was_empty {
             let (w, b) = self.input_bit(swi, gp, q);
@@ -61,7 +61,7 @@ impl Simulation {
     pub(crate) fn pop_input(&mut self, swi: u32, gp: u32, q: u8, free_at: Time) -> PacketId {
         let i = self.layout.pq(gp, q);
         let id = self.ports.inq[i].pop(&mut self.arena).expect("pop from an empty input queue");
-        self.switches.routed[i].head = NIL;
+        self.arena[id].remembered = false;
         self.switches.mcast.forget(i);
         let head = self.ports.inq[i].head;
         if self.ports.inq[i].is_empty() {
@@ -74,7 +74,7 @@ impl Simulation {
             let busy_until = if self.p.max_transfers == 1 { free_at.max(self.now) } else { self.now };
             let at = self.arena[head].ready_at;
             if at > busy_until {
-                self.schedule(at, Event::Routed { port: gp, queue: q, switch: swi });
+                self.schedule(at, Event::Routed { port: gp, queue: q, switch: swi, packet: head });
             }
         }
         id
@@ -117,7 +117,11 @@ impl Simulation {
 
     /// A `Routed` event: the head of input queue `(gp, q)` has been routed.
     #[inline]
-    pub(crate) fn on_routed(&mut self, swi: u32, gp: u32, q: u8) {
+    pub(crate) fn on_routed(&mut self, swi: u32, gp: u32, q: u8, packet: PacketId) {
+        // Arbitration reads the queue's head, then the head packet: on a large
+        // fabric two misses one after the other, unless the packet's line is
+        // on its way already. (Usually the head; a hint either way.)
+        self.arena.prefetch(packet);
         self.mark_pending(swi, gp, q);
         self.arbitrate_switch(swi);
     }

@@ -119,7 +119,8 @@ pub(crate) struct Switches {
     /// Per output port, the input queues whose head waits for it.
     pub wait_bits: Vec<u64>,
     /// Per input queue, the head whose routing options are remembered and the
-    /// first of them (see [`RoutedHead`]); cleared when the head leaves.
+    /// first of them (see [`RoutedHead`]); read only for a head whose
+    /// `Packet::remembered` is set.
     pub routed: Vec<RoutedHead>,
     /// The whole list, per input queue, where a remembered head has more than
     /// one option (adaptive selection); not read otherwise.
@@ -144,7 +145,8 @@ pub(crate) struct Switches {
 /// made the array larger than the L2 cache on a 1 728-host fat tree.
 #[derive(Debug, Clone, Copy)]
 pub struct RoutedHead {
-    /// The head the options are for (`NIL`: none).
+    /// The head the options are for (`NIL`: none yet; a head that has left
+    /// may stay: `Packet::remembered` says whether the memo is the head's).
     pub head: crate::packet::PacketId,
     /// How many options it has (more than one: the list is in `routed_more`).
     pub len: u8,
