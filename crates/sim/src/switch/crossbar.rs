@@ -757,17 +757,30 @@ mod tests {
 
     use crate::{ClassConfig, PatternConfig, ProcessKind, SimConfig, Simulation};
 
+    /// A 4-ary 2-tree routed by `ftree`, the default switch, uniform traffic
+    /// at 0.9 (past saturation, so that heads wait for busy outputs).
+    fn saturated_4_ary_2_tree() -> Simulation {
+        let f = FatTreeParams::new(4, 2).build().unwrap();
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let t = build_engine("ftree", &RoutingOptions::default()).unwrap().route(&f, &lids).unwrap().tables;
+        let mut cfg = SimConfig::default();
+        cfg.traffic.classes = vec![ClassConfig {
+            name: "uniform".into(),
+            load: 0.9,
+            process: ProcessKind::Poisson,
+            payload_bytes: 256,
+            pattern: PatternConfig::Uniform,
+            ..ClassConfig::default()
+        }];
+        Simulation::new(&f, &lids, &t, &cfg).unwrap()
+    }
+
     /// Heads that had to wait keep their options: on a saturated 4-ary
     /// 2-tree some heads are remembered at any time, and each memo holds the
     /// head and the options routing gives it again.
     #[test]
     fn a_waiting_head_keeps_the_options_routing_gives_it() {
-        let f = FatTreeParams::new(4, 2).build().unwrap();
-        let lids = LidMap::assign(&f, 0).unwrap();
-        let t = build_engine("ftree", &RoutingOptions::default()).unwrap().route(&f, &lids).unwrap().tables;
-        let mut cfg = SimConfig::default();
-        cfg.traffic.classes = vec![ClassConfig { name: "uniform".into(), load: 0.9, process: ProcessKind::Poisson, payload_bytes: 256, pattern: PatternConfig::Uniform, ..ClassConfig::default() }];
-        let mut sim = Simulation::new(&f, &lids, &t, &cfg).unwrap();
+        let mut sim = saturated_4_ary_2_tree();
         let mut remembered = 0;
         for step in 1..=20u64 {
             sim.run(step * 10_000_000).unwrap();
@@ -795,19 +808,7 @@ mod tests {
     /// 2-tree), ends with the same results and the same events.
     #[test]
     fn the_default_switchs_own_path_grants_what_the_general_path_grants() {
-        let f = FatTreeParams::new(4, 2).build().unwrap();
-        let lids = LidMap::assign(&f, 0).unwrap();
-        let t = build_engine("ftree", &RoutingOptions::default()).unwrap().route(&f, &lids).unwrap().tables;
-        let mut cfg = SimConfig::default();
-        cfg.traffic.classes = vec![ClassConfig {
-            name: "uniform".into(),
-            load: 0.9,
-            process: ProcessKind::Poisson,
-            payload_bytes: 256,
-            pattern: PatternConfig::Uniform,
-            ..ClassConfig::default()
-        }];
-        let plain = Simulation::new(&f, &lids, &t, &cfg).unwrap();
+        let plain = saturated_4_ary_2_tree();
         assert!(plain.p.plain_arbitration, "the default configuration takes the compiled path");
         let mut general = plain.clone();
         general.p.plain_arbitration = false;
