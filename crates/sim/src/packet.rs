@@ -191,9 +191,7 @@ impl PacketArena {
     pub fn capacity_used(&self) -> usize {
         self.slots.len()
     }
-}
 
-impl PacketArena {
     /// Asks the CPU to bring packet `id`'s line into the cache (see
     /// [`crate::prefetch`]); a stale or freed id costs nothing.
     #[inline(always)]

@@ -64,6 +64,8 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
     selection.prepare(npv);
     check_candidates(fabric, lids, &topo, &selection)?;
     check_escape_paths(c, lids, labels, &selection)?;
+    // The routing stage lists more than one option only for these (`route`).
+    let multi_option = selection.wants_all_paths() || selection.escape_paths();
     let switch_nodes: Vec<u32> = topo.switches.iter().map(|s| s.node).collect();
     let host_of = |n: NodeId, port: u8| match topo.host_of_gp[topo.gp(n, port) as usize] {
         NONE => None,
@@ -99,7 +101,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         pend_bits: vec![0; topo.bits_words as usize],
         wait_bits: vec![0; topo.wait_words as usize],
         routed: vec![crate::switch::RoutedHead::NONE; sim_buffers - npv],
-        routed_more: vec![Candidates::new(); sim_buffers - npv],
+        routed_more: vec![Candidates::new(); if multi_option { sim_buffers - npv } else { 0 }],
         mcast,
         scratch_req: vec![NONE; max_ports * nvl],
         scratch_opt: vec![Candidate::default(); max_ports * nvl],

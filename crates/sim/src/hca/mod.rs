@@ -413,25 +413,25 @@ impl Simulation {
         let popped = self.ports.inq[i].pop(&mut self.arena);
         debug_assert_eq!(popped, Some(id), "sink consumes in arrival order");
         let p = self.arena[id];
-        let pm = self.ports.model[gp as usize];
+        let host = self.ports.model[gp as usize].host();
         if p.flags & FLAG_VL15 == 0 {
             self.advertise_credits(gp, q, p.blocks, crate::credits::next_update(now, self.p.hca_credit_period_ps));
         }
         self.last_progress = now;
         let for_me = if is_multicast(p.dlid) {
-            self.switches.mcast.members(p.dlid).is_some_and(|m| m.contains(&pm.host())) && p.src != pm.host()
+            self.switches.mcast.members(p.dlid).is_some_and(|m| m.contains(&host)) && p.src != host
         } else {
-            self.hcas.lid_host[p.dlid as usize] == pm.host()
+            self.hcas.lid_host[p.dlid as usize] == host
         };
         if !for_me {
             self.drop_packet(id, DropReason::Misrouted);
             return;
         }
         self.metrics.on_deliver(now, &p);
-        self.hcas.state[pm.host() as usize].delivered += 1;
+        self.hcas.state[host as usize].delivered += 1;
         self.in_network -= 1;
         self.arena.free(id);
-        self.transport_on_deliver(&p, pm.host());
+        self.transport_on_deliver(&p, host);
     }
 
     /// The transport's part of a delivery (the delivery hook): the

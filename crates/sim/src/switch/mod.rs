@@ -123,7 +123,8 @@ pub(crate) struct Switches {
     /// `Packet::remembered` is set.
     pub routed: Vec<RoutedHead>,
     /// The whole list, per input queue, where a remembered head has more than
-    /// one option (adaptive selection); not read otherwise.
+    /// one option; empty unless the selection policy can give more than one
+    /// (adaptive and fully adaptive selection).
     pub routed_more: Vec<crate::selection::Candidates>,
     /// Multicast forwarding sets and replication state.
     pub mcast: multicast::Multicast,
