@@ -211,3 +211,83 @@ impl EventQueue for FifoQueue {
         self.len
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::engine::HeapQueue;
+
+    /// One step of a run: schedule at one of 24 delays (more than the FIFOs),
+    /// schedule a generation (random gap, the heap), schedule with a sequence
+    /// number reserved earlier, or pop up to a limit.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Push(u8),
+        Generate(u64),
+        Late(u8),
+        Pop(u64),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            4 => (0u8..24).prop_map(Step::Push),
+            1 => (0u64..5_000).prop_map(Step::Generate),
+            1 => (0u8..24).prop_map(Step::Late),
+            3 => (0u64..3_000).prop_map(Step::Pop),
+        ]
+    }
+
+    proptest! {
+        /// The per-delay FIFOs pop every event when the binary heap does, with
+        /// its time and sequence number: ties included, FIFOs recycled, and
+        /// pushes out of a FIFO's order sent to its heap.
+        #[test]
+        fn fifos_pop_in_the_heaps_order(steps in proptest::collection::vec(step(), 1..400)) {
+            let (mut fifo, mut heap) = (FifoQueue::new(), HeapQueue::new());
+            let mut now: Time = 0;
+            let mut id = 0u32;
+            let mut reserved = None;
+            for s in steps {
+                id += 1;
+                match s {
+                    Step::Push(d) => {
+                        let (at, ev) = (now + 100 * d as u64, Event::SwitchWake { switch: id });
+                        fifo.push(now, at, ev);
+                        heap.push(now, at, ev);
+                    }
+                    Step::Generate(gap) => {
+                        let (at, ev) = (now + gap, Event::Generate { source: id });
+                        fifo.push(now, at, ev);
+                        heap.push(now, at, ev);
+                    }
+                    Step::Late(d) => match reserved.take() {
+                        None => reserved = Some((fifo.reserve(), heap.reserve())),
+                        Some((sf, sh)) => {
+                            prop_assert_eq!(sf, sh);
+                            let (at, ev) = (now + 100 * d as u64, Event::SwitchWake { switch: id });
+                            fifo.push_late(now, at, sf, ev);
+                            heap.push_late(now, at, sh, ev);
+                        }
+                    },
+                    Step::Pop(ahead) => {
+                        let limit = now + ahead;
+                        while let Some(got) = fifo.pop_entry_until(limit) {
+                            let want = heap.pop_entry_until(limit);
+                            prop_assert_eq!(Some(got), want);
+                            now = got.0;
+                        }
+                        prop_assert_eq!(heap.pop_entry_until(limit), None);
+                    }
+                }
+                prop_assert_eq!(fifo.len(), heap.len());
+                prop_assert_eq!(fifo.peek_time(), heap.peek_time());
+            }
+            while let Some(got) = fifo.pop_entry_until(Time::MAX) {
+                prop_assert_eq!(Some(got), heap.pop_entry_until(Time::MAX));
+            }
+            prop_assert!(heap.is_empty());
+        }
+    }
+}
