@@ -47,18 +47,51 @@ impl Simulation {
     /// Fills `out` with the options of `p`, the head `head` of input queue
     /// `queue` (a [`crate::layout::Layout::pq`] index) of switch `swi`, arrived
     /// on `in_port`; `Err` gives the drop reason when there is none.
-    #[inline]
+    // Inlined into arbitration: a unicast packet under a single-path policy
+    // (every benchmark) needs one table entry and its VL, and a call cost as
+    // much again; the other cases go out of line.
+    #[inline(always)]
     pub(crate) fn route(&self, swi: u32, in_port: PortNum, queue: usize, head: PacketId, p: &Packet, out: &mut Candidates) -> Result<(), DropReason> {
         if is_multicast(p.dlid) {
             return self.route_multicast(swi, in_port, queue, head, p, out);
         }
+        let vl15 = p.flags & FLAG_VL15 != 0;
+        if (self.p.fully_adaptive && !vl15) || self.mech.selection.wants_all_paths() {
+            return self.route_multipath(swi, in_port, p, out);
+        }
+        let port = self.lft_entry(swi, p.dlid as usize);
+        if port == NO_PATH {
+            return Err(DropReason::NoRoute);
+        }
+        if port == in_port {
+            return Err(DropReason::InputPortIsOutput);
+        }
+        let slot = if vl15 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(self.switches.model[swi as usize].node, in_port, port, p.sl) };
+        out.push(Candidate { port, slot, partition: 0, escape: false });
+        Ok(())
+    }
+
+    /// Port of switch `swi`'s forwarding table entry for `lid` (`NO_PATH`
+    /// past the table's end). An entry naming no port the switch can send
+    /// on is `NO_PATH` in its table already (`Topology::take_sendable_lft`).
+    #[inline(always)]
+    fn lft_entry(&self, swi: u32, lid: usize) -> u8 {
+        if lid < self.switches.lft_stride {
+            self.switches.lft.get(swi as usize * self.switches.lft_stride + lid).copied().unwrap_or(NO_PATH)
+        } else {
+            NO_PATH
+        }
+    }
+
+    /// `route` for a unicast packet under a policy that sees every path of
+    /// its destination: `fully-adaptive` (escape paths) or one that wants
+    /// all paths (adaptive selection).
+    #[inline(never)]
+    fn route_multipath(&self, swi: u32, in_port: PortNum, p: &Packet, out: &mut Candidates) -> Result<(), DropReason> {
         let sm = &self.switches.model[swi as usize];
-        let row = swi as usize * self.switches.lft_stride;
         let vl15 = p.flags & FLAG_VL15 != 0;
         let back_to_input = Cell::new(false);
-        // The VL slot of a usable LFT entry `port`, or `None`. An entry naming
-        // no port the switch can send on is `NO_PATH` in its table already
-        // (`Topology::take_sendable_lft`).
+        // The VL slot of a usable LFT entry `port`, or `None`.
         let usable = |port: u8| -> Option<u8> {
             if port == NO_PATH {
                 return None;
@@ -70,18 +103,12 @@ impl Simulation {
             Some(if vl15 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(sm.node, in_port, port, p.sl) })
         };
         let dlid = p.dlid as usize;
-        let entry = |lid: usize| self.switches.lft.get(row + lid).copied().filter(|_| lid < self.switches.lft_stride).unwrap_or(NO_PATH);
+        let entry = |lid: usize| self.lft_entry(swi, lid);
         let escape_paths = self.p.fully_adaptive && !vl15;
-        let all_paths = self.mech.selection.wants_all_paths();
-        // The destination port's LIDs matter only to multipath policies.
-        let owner = if escape_paths || all_paths {
-            self.hcas.lid_host.get(dlid).copied().filter(|&h| h != NONE).map(|h| &self.hcas.model[h as usize])
-        } else {
-            None
-        };
-        match owner {
+        // The destination port's LIDs: a DLID no CA port owns has its own entry only.
+        match self.hcas.lid_host.get(dlid).copied().filter(|&h| h != NONE).map(|h| &self.hcas.model[h as usize]) {
             Some(hm) if escape_paths => self.escape_path_options(hm, dlid, &usable, &entry, out),
-            Some(hm) if all_paths => {
+            Some(hm) => {
                 let mut add = |port: u8| {
                     if let Some(slot) = usable(port) {
                         out.push_unique_port(Candidate { port, slot, partition: 0, escape: false });
@@ -92,7 +119,7 @@ impl Simulation {
                     add(entry(l));
                 }
             }
-            _ => {
+            None => {
                 if let Some(slot) = usable(entry(dlid)) {
                     out.push(Candidate { port: entry(dlid), slot, partition: 0, escape: false });
                 }
