@@ -60,6 +60,8 @@ impl Simulation {
     /// The packet that started now on the link into `gp` (of switch `swi`,
     /// `NONE`: a CA port), whose cable's timing is `timing`, enters `gp`'s
     /// input queue `q`.
+    // Inlined into its one caller: a call and its frame cost a fifth of it.
+    #[inline(always)]
     fn arrive(&mut self, gp: u32, swi: u32, id: PacketId, q: u8, ser: Time, timing: &LinkTiming) {
         let now = self.now;
         let i = self.layout.pq(gp, q);
