@@ -32,6 +32,7 @@ impl Simulation {
     }
 
     /// Appends an arriving packet to input queue `(gp, q)` of switch `swi`.
+    #[inline(always)]
     pub(crate) fn push_input(&mut self, swi: u32, gp: u32, q: u8, id: PacketId) {
         let i = self.layout.pq(gp, q);
         let was_empty = self.ports.inq[i].is_empty();
