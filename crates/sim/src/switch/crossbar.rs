@@ -187,7 +187,8 @@ impl Simulation {
     /// An `XbarDone` event: the crossbar transfer of switch `swi` from port
     /// `input` to its port `out_port` has ended, so both crossbar ports are
     /// free again. Returns the output's global port.
-    #[inline]
+    // Inlined into both its event handlers: a call per crossbar transfer.
+    #[inline(always)]
     pub(crate) fn on_xbar_done(&mut self, swi: u32, input: u32, out_port: u8, in_slot: u8, out_slot: u8) -> u32 {
         let output = self.switches.model[swi as usize].gp(out_port);
         let (xi, xo) = (self.xidx(input, in_slot), self.xidx(output, out_slot));
