@@ -247,10 +247,8 @@ mod tests {
         fn fifos_pop_in_the_heaps_order(steps in proptest::collection::vec(step(), 1..400)) {
             let (mut fifo, mut heap) = (FifoQueue::new(), HeapQueue::new());
             let mut now: Time = 0;
-            let mut id = 0u32;
             let mut reserved = None;
-            for s in steps {
-                id += 1;
+            for (id, s) in (1u32..).zip(steps) {
                 match s {
                     Step::Push(d) => {
                         let (at, ev) = (now + 100 * d as u64, Event::SwitchWake { switch: id });
