@@ -71,7 +71,9 @@ impl PortModel {
 
 /// An output (switch) or send (CA) VL buffer: its packets and its room in
 /// blocks, in 32 bytes, so that a grant, a fill or a transmission's end
-/// reads one cache line for both (on a large fabric each was a miss).
+/// reads one cache line for both (on a large fabric each was a miss). The
+/// crossbar output's state and whether the port's VL arbiter ever sends the
+/// VL are here too: a grant tests all three.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(align(32))]
 pub(crate) struct OutBuffer {
@@ -81,6 +83,14 @@ pub(crate) struct OutBuffer {
     pub used: u32,
     /// Capacity.
     pub cap: u32,
+    /// A crossbar transfer into this (port, VL) is under way: the crossbar
+    /// output is busy (with a multiplexed crossbar, only the port's first
+    /// VL's flag is used, for the whole port).
+    pub crossing: bool,
+    /// The port's VL arbiter ever sends this VL (VL15 always; a data VL
+    /// when its table gives it weight): a packet buffered on a VL that is
+    /// never sent would starve there.
+    pub served: bool,
 }
 
 impl OutBuffer {
@@ -166,10 +176,6 @@ pub(crate) struct Ports {
     pub port_arb: Vec<u16>,
     /// The VL arbitration policy.
     pub arbiter: VlArbiter,
-    /// By global port, a bit per VL slot its arbiter ever sends (VL15
-    /// always): a head must not bid for (or be buffered on) a VL its output
-    /// never serves while another option could take it.
-    pub served: Vec<u16>,
     /// Flow-control packets waiting for their transmitters, where they are
     /// charged link time.
     pub fcp: FlowControlPackets,

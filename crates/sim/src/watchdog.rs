@@ -269,10 +269,7 @@ impl Simulation {
     /// sends: what explains a stall without a cycle of full buffers.
     fn starved_vls(&self) -> Vec<StarvedVl> {
         let l = self.layout;
-        let served = |o: usize| {
-            let (gp, slot) = l.split(o);
-            self.ports.served[gp as usize] & 1 << slot != 0
-        };
+        let served = |o: usize| self.ports.out[o].served;
         let mut waiting = vec![0u64; self.ports.out.len()];
         // Output buffers, and CA send buffers.
         for (o, q) in self.ports.out.iter().map(|b| &b.queue).enumerate() {

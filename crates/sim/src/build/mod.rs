@@ -96,7 +96,6 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         lft_stride: topo.lft_stride,
         labels: labels.clone(),
         xin_free: vec![p.max_transfers; npv],
-        xout_busy: vec![false; npv],
         in_bits: vec![0; topo.bits_words as usize],
         pend_bits: vec![0; topo.bits_words as usize],
         wait_bits: vec![0; topo.wait_words as usize],

@@ -144,12 +144,15 @@ pub(super) fn build(
         port_arb[topo.gp(*n, *p) as usize] = (arb_tables.len() - 1) as u16;
     }
 
-    let served = port_arb
-        .iter()
-        .map(|&t| {
-            (0..layout.nvl as u8)
-                .filter(|&s| layout.is_vl15(s) || arbiter.serves(&arb_tables[t as usize], s))
-                .fold(0u16, |m, s| m | 1 << s)
+    // A head must not bid for (or be buffered on) a VL its output never
+    // sends while another option could take it.
+    let out = out_cap
+        .into_iter()
+        .enumerate()
+        .map(|(o, cap)| {
+            let (gp, slot) = layout.split(o);
+            let served = layout.is_vl15(slot) || arbiter.serves(&arb_tables[port_arb[gp as usize] as usize], slot);
+            OutBuffer { cap, served, ..OutBuffer::default() }
         })
         .collect();
 
@@ -165,12 +168,11 @@ pub(super) fn build(
         credits: Credits::new(credit_init, layout.qpp, &eager),
         inq: vec![PacketQueue::default(); nin],
         in_cap,
-        out: out_cap.into_iter().map(|cap| OutBuffer { cap, ..OutBuffer::default() }).collect(),
+        out,
         sl2vl: qos.sl2vl.clone(),
         arb_tables,
         port_arb,
         arbiter,
-        served,
         fcp: FlowControlPackets::new(ports.iter().map(|m| p.credit_packet_bytes[usize::from(!m.is_switch)]).collect(), layout.qpp),
     })
 }

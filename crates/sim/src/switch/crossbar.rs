@@ -48,9 +48,7 @@ use super::input::next_bit;
 /// must have room for the packet.
 pub(super) struct BufferedView<'a> {
     credits: &'a Credits,
-    served: &'a [u16],
     out: &'a [OutBuffer],
-    xout_busy: &'a [bool],
     port_base: u32,
     layout: Layout,
     mux: bool,
@@ -62,12 +60,10 @@ impl<'a> BufferedView<'a> {
     /// The view for a packet of `blocks` credits (on VL15 if `flags` say so)
     /// at the switch whose port 1 is `port_base`.
     #[inline]
-    pub(super) fn new(ports: &'a Ports, xout_busy: &'a [bool], layout: Layout, crossbar: CrossbarKind, port_base: u32, blocks: u16, flags: u8) -> Self {
+    pub(super) fn new(ports: &'a Ports, layout: Layout, crossbar: CrossbarKind, port_base: u32, blocks: u16, flags: u8) -> Self {
         BufferedView {
             credits: &ports.credits,
-            served: &ports.served,
             out: &ports.out,
-            xout_busy,
             port_base,
             layout,
             mux: crossbar == CrossbarKind::Multiplexed,
@@ -90,11 +86,11 @@ impl SelectionView for BufferedView<'_> {
     #[inline]
     fn can_accept(&self, c: &Candidate) -> bool {
         let gp = self.gp(c);
-        let pv = self.layout.pv(gp, c.slot);
-        let x = if self.mux { self.layout.pv(gp, 0) } else { pv };
+        let o = &self.out[self.layout.pv(gp, c.slot)];
+        let crossing = if self.mux { self.out[self.layout.pv(gp, 0)].crossing } else { o.crossing };
         // A packet buffered on a VL its output never sends would starve
         // there, though another option could take it.
-        !self.xout_busy[x] && self.out[pv].fits(self.blocks) && self.served[gp as usize] & (1 << c.slot) != 0
+        !crossing && o.fits(self.blocks) && o.served
     }
     #[inline]
     fn fits(&self, c: &Candidate) -> bool {
@@ -108,7 +104,7 @@ impl SelectionView for BufferedView<'_> {
 /// overtake the packet's own arriving tail.
 struct LinkView<'a> {
     credits: &'a Credits,
-    served: &'a [u16],
+    out: &'a [OutBuffer],
     ports: &'a [PortModel],
     timings: &'a [crate::link::LinkTiming],
     now: Time,
@@ -128,7 +124,7 @@ impl<'a> LinkView<'a> {
     fn new(ports: &'a Ports, now: Time, layout: Layout, port_base: u32, p: &Packet) -> Self {
         LinkView {
             credits: &ports.credits,
-            served: &ports.served,
+            out: &ports.out,
             ports: &ports.model,
             timings: &ports.timings,
             now,
@@ -154,7 +150,7 @@ impl SelectionView for LinkView<'_> {
         // A VL the output never sends would hold the head for good, though
         // another option (another port, whose SL2VL may give another VL)
         // could take it.
-        if self.credits.tx(gp).busy || self.served[gp as usize] & (1 << c.slot) == 0 {
+        if self.credits.tx(gp).busy || !self.out[self.layout.pv(gp, c.slot)].served {
             return false;
         }
         if !self.fits(c) {
@@ -193,7 +189,7 @@ impl Simulation {
         let output = self.switches.model[swi as usize].gp(out_port);
         let (xi, xo) = (self.xidx(input, in_slot), self.xidx(output, out_slot));
         self.switches.xin_free[xi] += 1;
-        self.switches.xout_busy[xo] = false;
+        self.ports.out[xo].crossing = false;
         self.mark_port_pending(swi, input);
         self.wake_waiters(swi, output);
         self.arbitrate_switch(swi);
@@ -294,7 +290,7 @@ impl Simulation {
     #[cfg(debug_assertions)]
     fn movable(&self, sm: &SwitchModel, p: &Packet, cands: &Candidates) -> bool {
         if self.p.output_buffers {
-            let view = BufferedView::new(&self.ports, &self.switches.xout_busy, self.layout, self.p.crossbar, sm.port_base, p.blocks, p.flags);
+            let view = BufferedView::new(&self.ports, self.layout, self.p.crossbar, sm.port_base, p.blocks, p.flags);
             cands.as_slice().iter().any(|c| view.can_accept(c) && (!self.p.fully_adaptive || view.fits(c)))
         } else {
             // The view already leaves out VLs the output's arbiter never
@@ -532,7 +528,7 @@ impl Simulation {
         self.switches.xin_free[xi] -= 1;
         self.metrics.switch_hops += 1;
         let xo = self.xidx(ogp, c.slot);
-        self.switches.xout_busy[xo] = true;
+        self.ports.out[xo].crossing = true;
         let (moved, last) = self.take_for_output(swi, gp, q, id, c.port, xend);
         {
             let p = &mut self.arena[moved];

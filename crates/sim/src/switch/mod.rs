@@ -110,8 +110,6 @@ pub(crate) struct Switches {
     /// which ends with the event that ends its transfer. (Counted down, so
     /// that "busy" is a test against 0 on the hot path.)
     pub xin_free: Vec<u8>,
-    /// Crossbar outputs in use, likewise.
-    pub xout_busy: Vec<bool>,
     /// Non-empty input queues, per switch.
     pub in_bits: Vec<u64>,
     /// Input queues whose head must be (re)considered by crossbar arbitration.

@@ -57,7 +57,7 @@ impl Simulation {
         } else if self.layout.data_vls == 1 {
             // One data VL: the arbiter's only possible choice, if its table
             // serves it; its state then never decides anything, so it is not kept.
-            (ready & self.ports.served[gp as usize] & 1 != 0).then_some(0)
+            (ready & 1 != 0 && self.ports.out[self.layout.pv(gp, 0)].served).then_some(0)
         } else {
             let table = &self.ports.arb_tables[self.ports.port_arb[gp as usize] as usize];
             let (out, arena, layout) = (&self.ports.out, &self.arena, self.layout);
