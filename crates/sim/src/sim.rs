@@ -57,6 +57,9 @@ pub(crate) struct Params {
     pub fully_adaptive: bool,
     /// Crossbar organisation.
     pub crossbar: CrossbarKind,
+    /// The bits of a VL slot that name its crossbar port: all of them with a
+    /// port per VL, none with a multiplexed crossbar (one port for all VLs).
+    pub xbar_slot_mask: u8,
     /// Input buffer organisation.
     pub input_buffer: crate::switch::organisation::InputBuffer,
     /// Transfers one crossbar input may have under way at once.

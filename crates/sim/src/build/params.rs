@@ -3,7 +3,7 @@
 //! key as the user wrote it.
 
 use crate::arbitration::VlArbiter;
-use crate::config::{ns_to_ps, SimConfig, VlArbitrationConfig, MTU_BYTES};
+use crate::config::{ns_to_ps, CrossbarKind, SimConfig, VlArbitrationConfig, MTU_BYTES};
 use crate::engine::{Queue, Time};
 use crate::error::SimError;
 use crate::layout::Layout;
@@ -134,6 +134,10 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
         credits_at_grant: sc.output_buffer_bytes > 0 && selection.escape_paths(),
         fully_adaptive: selection.escape_paths(),
         crossbar: sc.crossbar,
+        xbar_slot_mask: match sc.crossbar {
+            CrossbarKind::Multiplexed => 0,
+            CrossbarKind::PerVl => u8::MAX,
+        },
         input_buffer,
         max_transfers,
         crossbar_arbiter,

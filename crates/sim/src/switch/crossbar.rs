@@ -821,4 +821,26 @@ mod tests {
         assert_eq!((plain.events(), plain.delivered()), (general.events(), general.delivered()));
         assert_eq!(r, general.results());
     }
+
+    /// A crossbar with a port per VL gives each (port, VL) its own crossbar
+    /// input and output; a multiplexed one gives a port's VLs one for all.
+    #[test]
+    fn a_per_vl_crossbar_has_a_port_per_vl_and_a_multiplexed_one_per_port() {
+        use crate::config::CrossbarKind;
+        let f = FatTreeParams::new(4, 2).build().unwrap();
+        let lids = LidMap::assign(&f, 0).unwrap();
+        let t = build_engine("ftree", &RoutingOptions::default()).unwrap().route(&f, &lids).unwrap().tables;
+        for (kind, per_vl) in [(CrossbarKind::PerVl, true), (CrossbarKind::Multiplexed, false)] {
+            let mut cfg = SimConfig { data_vls: 2, ..SimConfig::default() };
+            cfg.switch.crossbar = kind;
+            let sim = Simulation::new(&f, &lids, &t, &cfg).unwrap();
+            assert_eq!(sim.layout.nvl, 3);
+            for gp in [0, 5, sim.layout.ports as u32 - 1] {
+                for slot in 0..sim.layout.nvl as u8 {
+                    let want = sim.layout.pv(gp, if per_vl { slot } else { 0 });
+                    assert_eq!(sim.xidx(gp, slot), want, "{kind:?}: port {gp} slot {slot}");
+                }
+            }
+        }
+    }
 }

@@ -179,10 +179,7 @@ impl Simulation {
     /// Index of the crossbar input or output port of `(gp, slot)` in the busy arrays.
     #[inline]
     pub(crate) fn xidx(&self, gp: u32, slot: u8) -> usize {
-        match self.p.crossbar {
-            crate::config::CrossbarKind::Multiplexed => self.layout.pv(gp, 0),
-            crate::config::CrossbarKind::PerVl => self.layout.pv(gp, slot),
-        }
+        self.layout.pv(gp, slot & self.p.xbar_slot_mask)
     }
 }
 
