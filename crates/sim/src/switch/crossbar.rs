@@ -27,7 +27,6 @@
 
 use std::cell::Cell;
 
-use crate::config::CrossbarKind;
 use crate::credits::Credits;
 use crate::engine::{Event, EventQueue, Time};
 use crate::metrics::DropReason;
@@ -51,7 +50,8 @@ pub(super) struct BufferedView<'a> {
     out: &'a [OutBuffer],
     port_base: u32,
     layout: Layout,
-    mux: bool,
+    /// `Params::xbar_slot_mask`: which bits of a VL slot name its crossbar output.
+    xbar_slot_mask: u8,
     blocks: u32,
     vl15: bool,
 }
@@ -60,13 +60,13 @@ impl<'a> BufferedView<'a> {
     /// The view for a packet of `blocks` credits (on VL15 if `flags` say so)
     /// at the switch whose port 1 is `port_base`.
     #[inline]
-    pub(super) fn new(ports: &'a Ports, layout: Layout, crossbar: CrossbarKind, port_base: u32, blocks: u16, flags: u8) -> Self {
+    pub(super) fn new(ports: &'a Ports, layout: Layout, xbar_slot_mask: u8, port_base: u32, blocks: u16, flags: u8) -> Self {
         BufferedView {
             credits: &ports.credits,
             out: &ports.out,
             port_base,
             layout,
-            mux: crossbar == CrossbarKind::Multiplexed,
+            xbar_slot_mask,
             blocks: blocks as u32,
             vl15: flags & FLAG_VL15 != 0,
         }
@@ -87,7 +87,10 @@ impl SelectionView for BufferedView<'_> {
     fn can_accept(&self, c: &Candidate) -> bool {
         let gp = self.gp(c);
         let o = &self.out[self.layout.pv(gp, c.slot)];
-        let crossing = if self.mux { self.out[self.layout.pv(gp, 0)].crossing } else { o.crossing };
+        // The crossbar output is the one `Simulation::xidx` names: this
+        // buffer's own with a port per VL.
+        let x = c.slot & self.xbar_slot_mask;
+        let crossing = if x == c.slot { o.crossing } else { self.out[self.layout.pv(gp, x)].crossing };
         // A packet buffered on a VL its output never sends would starve
         // there, though another option could take it.
         !crossing && o.fits(self.blocks) && o.served
@@ -290,7 +293,7 @@ impl Simulation {
     #[cfg(debug_assertions)]
     fn movable(&self, sm: &SwitchModel, p: &Packet, cands: &Candidates) -> bool {
         if self.p.output_buffers {
-            let view = BufferedView::new(&self.ports, self.layout, self.p.crossbar, sm.port_base, p.blocks, p.flags);
+            let view = BufferedView::new(&self.ports, self.layout, self.p.xbar_slot_mask, sm.port_base, p.blocks, p.flags);
             cands.as_slice().iter().any(|c| view.can_accept(c) && (!self.p.fully_adaptive || view.fits(c)))
         } else {
             // The view already leaves out VLs the output's arbiter never

@@ -36,7 +36,7 @@ impl Simulation {
         // Only the fields the choice needs: copying the packet costs on this path.
         let (blocks, dlid, flags) = (self.arena[id].blocks, self.arena[id].dlid, self.arena[id].flags);
         let sel = {
-            let view = BufferedView::new(&self.ports, self.layout, self.p.crossbar, sm.port_base, blocks, flags);
+            let view = BufferedView::new(&self.ports, self.layout, self.p.xbar_slot_mask, sm.port_base, blocks, flags);
             if is_multicast(dlid) {
                 first_acceptable(cands, &view)
             } else if DETERMINISTIC {

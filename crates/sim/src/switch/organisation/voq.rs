@@ -78,7 +78,7 @@ impl Simulation {
             let sel = if behind {
                 None
             } else {
-                let view = BufferedView::new(&self.ports, self.layout, self.p.crossbar, sm.port_base, p.blocks, p.flags);
+                let view = BufferedView::new(&self.ports, self.layout, self.p.xbar_slot_mask, sm.port_base, p.blocks, p.flags);
                 self.mech.selection.select(cands, &view)
             };
             match sel {
