@@ -7,8 +7,8 @@
 //! costs O(1) per push and pop. A delay seen for the first time gets a FIFO
 //! if one is free — never used, or empty again (so rare delays do not keep
 //! their FIFO) — up to [`MAX_FIFOS`]; anything else, and traffic generation
-//! (random gaps), goes to a heap. `pop` takes the earlier of the earliest FIFO
-//! head (a scan of at most [`MAX_FIFOS`] keys) and the heap top. This is the
+//! (random gaps), goes to a heap. `pop` takes the earliest of the FIFO heads
+//! and the heap top, whose keys sit side by side in one small array. This is the
 //! idea of simcore's `emit_ordered`, generalised to several delays.
 
 use std::collections::{BinaryHeap, VecDeque};
@@ -18,6 +18,9 @@ use super::{Entry, Event, EventQueue, Time};
 /// Distinct delays that get a FIFO of their own.
 pub const MAX_FIFOS: usize = 16;
 
+/// The heap's slot in [`FifoQueue::head_keys`] (FIFO `i` has slot `i + 1`).
+const HEAP: usize = 0;
+
 /// Slots of the delay → FIFO lookup cache.
 const CACHE: usize = 64;
 
@@ -26,9 +29,10 @@ const CACHE: usize = 64;
 pub struct FifoQueue {
     delays: Vec<Time>,
     fifos: Vec<VecDeque<Entry>>,
-    /// Head key of each FIFO (`u128::MAX` when empty): at most 16, so the
-    /// earliest is found by a scan, cheaper than keeping them in a heap.
-    head_keys: [u128; MAX_FIFOS],
+    /// The heap top's key, then each FIFO's head key (`u128::MAX` when
+    /// empty or unused): a few at most, so the earliest is found by
+    /// comparing them all, cheaper than keeping them in a heap.
+    head_keys: [u128; MAX_FIFOS + 1],
     /// Events with other delays.
     heap: BinaryHeap<HeapEntry>,
     /// Direct-mapped cache `delay → fifo` (entries may be stale; checked).
@@ -77,7 +81,7 @@ impl FifoQueue {
         FifoQueue {
             delays: Vec::new(),
             fifos: Vec::new(),
-            head_keys: [u128::MAX; MAX_FIFOS],
+            head_keys: [u128::MAX; MAX_FIFOS + 1],
             heap: BinaryHeap::new(),
             cache: [(Time::MAX, 0); CACHE],
             seq: 0,
@@ -120,33 +124,30 @@ impl FifoQueue {
 
     #[inline(never)]
     fn push_heap(&mut self, e: Entry) {
+        self.head_keys[HEAP] = self.head_keys[HEAP].min(e.key);
         self.heap.push(HeapEntry(e));
     }
 
-    /// The earliest FIFO head: `(key, fifo)`, key `u128::MAX` when all are empty.
-    #[inline]
-    fn earliest_fifo(&self) -> (u128, usize) {
-        let mut best = (u128::MAX, 0);
-        for (i, &k) in self.head_keys[..self.fifos.len()].iter().enumerate() {
-            if k < best.0 {
-                best = (k, i);
+    /// The earliest key and its slot in `head_keys` (`HEAP`, or FIFO
+    /// `slot - 1`); the key is `u128::MAX` when the queue is empty.
+    // Keys are unique (their sequence numbers are), so the order of the
+    // comparisons does not matter. With up to three FIFOs (every benchmark
+    // scenario) the four slots are compared pairwise, without a loop.
+    #[inline(always)]
+    fn min_key(&self) -> (u128, usize) {
+        let k = &self.head_keys;
+        if self.fifos.len() <= 3 {
+            let (a, ia) = if k[1] < k[0] { (k[1], 1) } else { (k[0], 0) };
+            let (b, ib) = if k[3] < k[2] { (k[3], 3) } else { (k[2], 2) };
+            return if b < a { (b, ib) } else { (a, ia) };
+        }
+        let mut best = (k[HEAP], HEAP);
+        for (slot, &key) in k.iter().enumerate().skip(1) {
+            if key < best.0 {
+                best = (key, slot);
             }
         }
         best
-    }
-
-    /// The earliest key, the FIFO holding it (`None`: the heap does).
-    #[inline]
-    fn min_key(&self) -> Option<(u128, Option<usize>)> {
-        let (f, i) = self.earliest_fifo();
-        let h = self.heap.peek().map_or(u128::MAX, |e| e.0.key);
-        if f < h {
-            Some((f, Some(i)))
-        } else if h != u128::MAX {
-            Some((h, None))
-        } else {
-            None
-        }
     }
 }
 
@@ -169,7 +170,7 @@ impl EventQueue for FifoQueue {
             // is monotone in the simulator, and this guards the invariant anyway.
             Some(i) if !matches!(self.fifos[i].back(), Some(b) if b.key >= e.key) => {
                 if self.fifos[i].is_empty() {
-                    self.head_keys[i] = e.key;
+                    self.head_keys[i + 1] = e.key;
                 }
                 self.fifos[i].push_back(e);
             }
@@ -180,22 +181,25 @@ impl EventQueue for FifoQueue {
     #[inline]
     fn push_late(&mut self, _now: Time, at: Time, seq: u64, ev: Event) {
         self.len += 1;
-        self.heap.push(HeapEntry(Entry::new(at, seq, ev)));
+        self.push_heap(Entry::new(at, seq, ev));
     }
 
     #[inline]
     fn pop_entry_until(&mut self, limit: Time) -> Option<(Time, u64, Event)> {
-        let (key, fifo) = self.min_key()?;
-        if (key >> 64) as Time > limit {
+        let (key, slot) = self.min_key();
+        // An empty queue's key is past any limit.
+        if (key >> 64) as Time > limit || key == u128::MAX {
             return None;
         }
-        let e = match fifo {
-            Some(i) => {
-                let e = self.fifos[i].pop_front().expect("non-empty FIFO");
-                self.head_keys[i] = self.fifos[i].front().map_or(u128::MAX, |next| next.key);
-                e
-            }
-            None => self.heap.pop().expect("heap top").0,
+        let e = if slot == HEAP {
+            let e = self.heap.pop().expect("heap top").0;
+            self.head_keys[HEAP] = self.heap.peek().map_or(u128::MAX, |next| next.0.key);
+            e
+        } else {
+            let f = &mut self.fifos[slot - 1];
+            let e = f.pop_front().expect("non-empty FIFO");
+            self.head_keys[slot] = f.front().map_or(u128::MAX, |next| next.key);
+            e
         };
         self.len -= 1;
         Some((e.time(), e.seq(), e.ev))
@@ -203,7 +207,8 @@ impl EventQueue for FifoQueue {
 
     #[inline]
     fn peek_time(&self) -> Option<Time> {
-        self.min_key().map(|(k, _)| (k >> 64) as Time)
+        let (key, _) = self.min_key();
+        (key != u128::MAX).then_some((key >> 64) as Time)
     }
 
     #[inline]
