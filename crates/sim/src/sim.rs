@@ -496,7 +496,7 @@ impl Simulation {
     pub fn selection_count(&self, switch: &str, port: u8, vl_slot: u8) -> Option<u32> {
         let counts = self.mech.selection.counts()?;
         let node = self.node_names.iter().position(|n| n == switch)? as u32;
-        let sm = self.switches.model.iter().find(|s| s.node == node)?;
+        let sm = &self.switches.lines.iter().find(|s| s.model.node == node)?.model;
         if port == 0 || port as u32 > sm.num_ports || vl_slot as usize >= self.layout.nvl {
             return None;
         }

@@ -101,7 +101,7 @@ impl Simulation {
             Self::pinned_only(&p, &mut cands);
             let mut n = 0;
             for c in cands.as_slice() {
-                let ogp = self.switches.model[pm.switch() as usize].gp(c.port);
+                let ogp = self.switches.lines[pm.switch() as usize].model.gp(c.port);
                 let o = l.pv(ogp, c.slot);
                 let target = if self.p.output_buffers {
                     (!self.ports.out[o].fits(p.blocks as u32)).then_some(nin + o)
@@ -292,7 +292,7 @@ impl Simulation {
                 continue;
             }
             Self::pinned_only(&p, &mut cands);
-            let outs = cands.as_slice().iter().map(|c| l.pv(self.switches.model[pm.switch() as usize].gp(c.port), c.slot));
+            let outs = cands.as_slice().iter().map(|c| l.pv(self.switches.lines[pm.switch() as usize].model.gp(c.port), c.slot));
             if let Some(first) = outs.clone().next() {
                 if outs.clone().all(|o| !served(o)) {
                     waiting[first] += q.len as u64;

@@ -27,7 +27,7 @@ use crate::qos::QosTables;
 use crate::selection::{Candidate, Candidates, Selection, MAX_CANDIDATES};
 use crate::sim::{Simulation, NONE};
 use crate::switch::multicast::Multicast;
-use crate::switch::{SwitchState, Switches};
+use crate::switch::{SwitchLine, SwitchState, Switches};
 use crate::watchdog::Watchdog;
 
 pub(crate) use params::check_data_vls;
@@ -90,8 +90,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
     // Last: every check above reads the tables as given.
     let lft = topo.take_sendable_lft();
     let switches = Switches {
-        state: vec![SwitchState::default(); topo.switches.len()],
-        model: topo.switches,
+        lines: topo.switches.into_iter().map(|model| SwitchLine { model, state: SwitchState::default() }).collect(),
         lft,
         lft_stride: topo.lft_stride,
         labels: labels.clone(),

@@ -254,8 +254,8 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
     let window = sim.now.saturating_sub(start);
     let w = window as f64;
     let per_switch = |bytes: u64| {
-        if w > 0.0 && !sim.switches.model.is_empty() {
-            bytes as f64 / (w / 1e3) / sim.switches.model.len() as f64
+        if w > 0.0 && !sim.switches.lines.is_empty() {
+            bytes as f64 / (w / 1e3) / sim.switches.lines.len() as f64
         } else {
             0.0
         }

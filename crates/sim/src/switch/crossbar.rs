@@ -189,7 +189,7 @@ impl Simulation {
     // Inlined into both its event handlers: a call per crossbar transfer.
     #[inline(always)]
     pub(crate) fn on_xbar_done(&mut self, swi: u32, input: u32, out_port: u8, in_slot: u8, out_slot: u8) -> u32 {
-        let output = self.switches.model[swi as usize].gp(out_port);
+        let output = self.switches.lines[swi as usize].model.gp(out_port);
         let (xi, xo) = (self.xidx(input, in_slot), self.xidx(output, out_slot));
         self.switches.xin_free[xi] += 1;
         self.ports.out[xo].crossing = false;
@@ -203,7 +203,7 @@ impl Simulation {
     /// lifetime deadline) may move or must go.
     #[inline]
     pub(crate) fn on_switch_wake(&mut self, swi: u32) {
-        let st = &mut self.switches.state[swi as usize];
+        let st = &mut self.switches.lines[swi as usize].state;
         if st.wake_at != self.now {
             // Superseded by an earlier wake, which re-armed whatever still waits:
             // acting on it would clear the pending wake's mark and let the same
@@ -220,7 +220,7 @@ impl Simulation {
     // calls find none, and then skip the call into the arbiters' large frame.
     #[inline(always)]
     pub(crate) fn arbitrate_switch(&mut self, swi: u32) {
-        if !self.nothing_pending(&self.switches.model[swi as usize]) {
+        if !self.nothing_pending(&self.switches.lines[swi as usize].model) {
             self.arbitrate_pending(swi);
         }
         #[cfg(debug_assertions)]
@@ -248,7 +248,7 @@ impl Simulation {
     /// `XbarDone` event at this time is handled, so it is not checked here.)
     #[cfg(debug_assertions)]
     fn check_no_head_left_behind(&mut self, swi: u32) {
-        let sm = self.switches.model[swi as usize];
+        let sm = self.switches.lines[swi as usize].model;
         let qpp = self.layout.qpp;
         let voq = self.p.input_buffer == InputBuffer::Voq;
         for idx in 0..sm.num_ports as usize * qpp {
@@ -384,7 +384,7 @@ impl Simulation {
     #[inline]
     fn wake_switch_at(&mut self, swi: u32, at: Time) {
         debug_assert!(at > self.now);
-        let st = &mut self.switches.state[swi as usize];
+        let st = &mut self.switches.lines[swi as usize].state;
         if st.wake_at == 0 || st.wake_at > at {
             st.wake_at = at;
             self.schedule(at, Event::SwitchWake { switch: swi });
@@ -479,8 +479,8 @@ impl Simulation {
     /// Crossbar arbitration of switch `swi`, some of whose inputs are pending
     /// (both callers have tested that).
     fn arbitrate_buffered(&mut self, swi: u32) {
-        let sm = self.switches.model[swi as usize];
-        let passes: &[bool] = if self.switches.state[swi as usize].vl15_inputs > 0 { &[true, false] } else { &[false] };
+        let sm = self.switches.lines[swi as usize].model;
+        let passes: &[bool] = if self.switches.lines[swi as usize].state.vl15_inputs > 0 { &[true, false] } else { &[false] };
         let mut cands = Candidates::new();
         for &vl15_only in passes {
             match self.p.crossbar_arbiter {
@@ -496,8 +496,8 @@ impl Simulation {
     /// without the other arbiters, organisations and policies in the loop it
     /// takes fewer instructions (see `crates/sim/README.md`).
     fn arbitrate_plain(&mut self, swi: u32) {
-        let sm = self.switches.model[swi as usize];
-        if self.switches.state[swi as usize].vl15_inputs > 0 {
+        let sm = self.switches.lines[swi as usize].model;
+        if self.switches.lines[swi as usize].state.vl15_inputs > 0 {
             // VL15 heads go first: the general path's two passes.
             self.arbitrate_buffered(swi);
             return;
@@ -522,7 +522,7 @@ impl Simulation {
     pub(super) fn grant_buffered(&mut self, swi: u32, gp: u32, q: u8, id: PacketId, c: Candidate) {
         let slot = self.layout.slot_of_q(q);
         let now = self.now;
-        let ogp = self.switches.model[swi as usize].gp(c.port);
+        let ogp = self.switches.lines[swi as usize].model.gp(c.port);
         let p = self.arena[id];
         let ser_o = self.ports.timing(ogp).ser_ps(p.wire_bytes as u32);
         let xser = if self.p.speedup == 1.0 { ser_o } else { (ser_o as f64 / self.p.speedup).ceil() as Time };
@@ -575,7 +575,7 @@ impl Simulation {
     }
 
     fn arbitrate_bufferless(&mut self, swi: u32) {
-        let sm = self.switches.model[swi as usize];
+        let sm = self.switches.lines[swi as usize].model;
         let (nvl, qpp) = (self.layout.nvl, self.layout.qpp);
         let nbits = sm.num_ports as usize * qpp;
         let nreq = sm.num_ports as usize * nvl;
@@ -593,7 +593,7 @@ impl Simulation {
             // The earliest lifetime deadline among the heads that request an
             // output: should no VL arbiter serve them, they wait until then.
             let mut requests_deadline = Time::MAX;
-            let start = self.switches.state[swi as usize].rr as usize % nbits;
+            let start = self.switches.lines[swi as usize].state.rr as usize % nbits;
             for (lo, hi) in [(start, nbits), (0, start)] {
                 let mut cur = lo;
                 while let Some(idx) = self.next_pending(&sm, cur, hi) {
@@ -649,7 +649,7 @@ impl Simulation {
             // One grant: the next output port (round robin) with requests, its
             // VL by VL arbitration (VL15 first), then that VL's head.
             let np = sm.num_ports as usize;
-            let ostart = self.switches.state[swi as usize].out_rr as usize % np;
+            let ostart = self.switches.lines[swi as usize].state.out_rr as usize % np;
             let mut granted = false;
             for k in 0..np {
                 let o = (ostart + k) % np;
@@ -687,7 +687,7 @@ impl Simulation {
                     // The input may send more: its new head asks in the next round.
                     self.switches.pend_bits[sm.bits_base as usize + idx / 64] |= self.switches.in_bits[sm.bits_base as usize + idx / 64] & (1u64 << (idx % 64));
                 }
-                let st = &mut self.switches.state[swi as usize];
+                let st = &mut self.switches.lines[swi as usize].state;
                 st.out_rr = ((o + 1) % np) as u32;
                 st.rr = ((idx + 1) % nbits) as u32;
                 granted = true;

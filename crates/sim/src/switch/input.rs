@@ -26,7 +26,7 @@ impl Simulation {
     /// Bit position of input queue `(gp, q)` of switch `swi` within its bitset.
     #[inline]
     fn input_bit(&self, swi: u32, gp: u32, q: u8) -> (usize, u64) {
-        let sm = &self.switches.model[swi as usize];
+        let sm = &self.switches.lines[swi as usize].model;
         let local = self.layout.local(sm.port_base, gp, q);
         (sm.bits_base as usize + local / 64, 1u64 << (local % 64))
     }
@@ -47,7 +47,7 @@ impl Simulation {
             let (w, b) = self.input_bit(swi, gp, q);
             self.switches.in_bits[w] |= b;
             if self.layout.slot_of_q(q) == self.layout.vl15_slot {
-                self.switches.state[swi as usize].vl15_inputs += 1;
+                self.switches.lines[swi as usize].state.vl15_inputs += 1;
             }
         }
     }
@@ -69,7 +69,7 @@ impl Simulation {
             let (w, b) = self.input_bit(swi, gp, q);
             self.switches.in_bits[w] &= !b;
             if self.layout.slot_of_q(q) == self.layout.vl15_slot {
-                self.switches.state[swi as usize].vl15_inputs -= 1;
+                self.switches.lines[swi as usize].state.vl15_inputs -= 1;
             }
         } else if self.p.input_buffer == InputBuffer::Fifo {
             let busy_until = if self.p.max_transfers == 1 { free_at.max(self.now) } else { self.now };
@@ -137,7 +137,7 @@ impl Simulation {
     /// Marks every non-empty input queue of port `gp` for arbitration.
     #[inline(always)]
     pub(crate) fn mark_port_pending(&mut self, swi: u32, gp: u32) {
-        let sm = &self.switches.model[swi as usize];
+        let sm = &self.switches.lines[swi as usize].model;
         let (word, mask) = self.layout.port_bits(self.layout.local(sm.port_base, gp, 0));
         let w = sm.bits_base as usize + word;
         self.switches.pend_bits[w] |= mask & self.switches.in_bits[w];
@@ -145,7 +145,7 @@ impl Simulation {
 
     /// Marks every non-empty input queue of switch `swi` for arbitration.
     pub(crate) fn mark_all_pending(&mut self, swi: u32) {
-        let sm = self.switches.model[swi as usize];
+        let sm = self.switches.lines[swi as usize].model;
         let r = sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize;
         for w in r {
             self.switches.pend_bits[w] |= self.switches.in_bits[w];
@@ -157,7 +157,7 @@ impl Simulation {
     // or three times per switch hop.
     #[inline(always)]
     pub(crate) fn wake_waiters(&mut self, swi: u32, gp: u32) {
-        let sm = &self.switches.model[swi as usize];
+        let sm = &self.switches.lines[swi as usize].model;
         let words = sm.bits_words as usize;
         let wb = sm.wait_base as usize + (gp - sm.port_base) as usize * words;
         let pb = sm.bits_base as usize;
@@ -171,7 +171,7 @@ impl Simulation {
     /// of its output port `port`.
     #[inline]
     pub(crate) fn park(&mut self, swi: u32, local: usize, port: u8) {
-        let sm = &self.switches.model[swi as usize];
+        let sm = &self.switches.lines[swi as usize].model;
         let wb = sm.wait_base as usize + (port as usize - 1) * sm.bits_words as usize;
         self.switches.wait_bits[wb + local / 64] |= 1u64 << (local % 64);
     }

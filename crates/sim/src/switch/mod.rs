@@ -90,14 +90,23 @@ pub(crate) struct SwitchState {
     pub vl15_inputs: u32,
 }
 
+/// A switch's description and its dynamic state in one cache line: an
+/// arbitration reads both, and on a large fabric each was a miss of its own.
+#[derive(Debug, Clone, Copy)]
+#[repr(align(64))]
+pub(crate) struct SwitchLine {
+    /// Static description.
+    pub model: SwitchModel,
+    /// Dynamic state.
+    pub state: SwitchState,
+}
+
 /// What the switches own beyond their ports: forwarding tables, crossbar
 /// state and the arbitration bookkeeping (see [`input`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Switches {
-    /// Static description, by dense switch index.
-    pub model: Vec<SwitchModel>,
-    /// Dynamic state, likewise.
-    pub state: Vec<SwitchState>,
+    /// Each switch's description and state, by dense switch index.
+    pub lines: Vec<SwitchLine>,
     /// `lft[switch * lft_stride + lid]`, 255 = no path.
     pub lft: Vec<u8>,
     /// LIDs per LFT row.
@@ -160,7 +169,12 @@ impl RoutedHead {
 
 #[cfg(test)]
 mod tests {
-    use super::RoutedHead;
+    use super::{RoutedHead, SwitchLine};
+
+    #[test]
+    fn a_switchs_description_and_state_share_one_cache_line() {
+        assert_eq!((std::mem::size_of::<SwitchLine>(), std::mem::align_of::<SwitchLine>()), (64, 64));
+    }
 
     #[test]
     fn a_remembered_route_takes_twelve_bytes() {

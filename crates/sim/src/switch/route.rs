@@ -66,7 +66,7 @@ impl Simulation {
         if port == in_port {
             return Err(DropReason::InputPortIsOutput);
         }
-        let slot = if vl15 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(self.switches.model[swi as usize].node, in_port, port, p.sl) };
+        let slot = if vl15 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(self.switches.lines[swi as usize].model.node, in_port, port, p.sl) };
         out.push(Candidate { port, slot, partition: 0, escape: false });
         Ok(())
     }
@@ -88,7 +88,7 @@ impl Simulation {
     /// all paths (adaptive selection).
     #[inline(never)]
     fn route_multipath(&self, swi: u32, in_port: PortNum, p: &Packet, out: &mut Candidates) -> Result<(), DropReason> {
-        let sm = &self.switches.model[swi as usize];
+        let sm = &self.switches.lines[swi as usize].model;
         let vl15 = p.flags & FLAG_VL15 != 0;
         let back_to_input = Cell::new(false);
         // The VL slot of a usable LFT entry `port`, or `None`.
@@ -174,7 +174,7 @@ impl Simulation {
     /// [`crate::selection::MAX_CANDIDATES`] at a time — the next ones come
     /// once those have their copies.
     fn route_multicast(&self, swi: u32, in_port: PortNum, queue: usize, head: PacketId, p: &Packet, out: &mut Candidates) -> Result<(), DropReason> {
-        let sm = &self.switches.model[swi as usize];
+        let sm = &self.switches.lines[swi as usize].model;
         let left = self.switches.mcast.ports_left(swi, queue, head, p.dlid, in_port);
         for port in left.iter() {
             if port == 0 || port as u32 > sm.num_ports || self.ports.model[sm.gp(port) as usize].peer == NONE {
@@ -203,7 +203,7 @@ impl Simulation {
             Self::pinned_only(&p, cands);
             return;
         }
-        let sm = self.switches.model[swi as usize];
+        let sm = self.switches.lines[swi as usize].model;
         let (layout, per_vl) = (self.layout, self.mech.selection.counts_per_vl());
         let k = self.mech.selection.choose_at_routing(cands, |c| layout.pv(sm.gp(c.port), if per_vl { c.slot } else { 0 }));
         self.arena[id].pinned = cands.as_slice()[k].port;

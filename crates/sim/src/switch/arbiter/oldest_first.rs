@@ -17,7 +17,7 @@ impl Simulation {
     pub(in crate::switch) fn oldest_first_pass(&mut self, swi: u32, sm: &SwitchModel, vl15_only: bool, cands: &mut Candidates) {
         let qpp = self.layout.qpp;
         let nbits = sm.num_ports as usize * qpp;
-        let start = self.switches.state[swi as usize].rr as usize % nbits;
+        let start = self.switches.lines[swi as usize].state.rr as usize % nbits;
         // Taken out of `self` so that serving inputs may borrow it mutably;
         // its capacity (one entry per input queue) is kept, so no allocation.
         let mut order = std::mem::take(&mut self.switches.scratch_order);
@@ -39,7 +39,7 @@ impl Simulation {
         order.sort_unstable();
         for &(_, _, idx) in &order {
             if self.serve_input(swi, sm, idx as usize, cands) {
-                self.switches.state[swi as usize].rr = ((idx as usize + 1) % nbits) as u32;
+                self.switches.lines[swi as usize].state.rr = ((idx as usize + 1) % nbits) as u32;
             }
         }
         self.switches.scratch_order = order;

@@ -19,7 +19,7 @@ impl Simulation {
         let qpp = self.layout.qpp;
         let nbits = sm.num_ports as usize * qpp;
         // Every writer keeps the pointer below `nbits` (no division here).
-        let start = self.switches.state[swi as usize].rr as usize;
+        let start = self.switches.lines[swi as usize].state.rr as usize;
         debug_assert!(start < nbits);
         if PLAIN && sm.bits_words == 1 {
             debug_assert!(!vl15_only, "VL15 heads take the general path");
@@ -75,6 +75,6 @@ impl Simulation {
     /// (below `nbits`, so that no pass needs a division).
     #[inline(always)]
     fn pass_pointer(&mut self, swi: u32, idx: usize, nbits: usize) {
-        self.switches.state[swi as usize].rr = if idx + 1 == nbits { 0 } else { idx as u32 + 1 };
+        self.switches.lines[swi as usize].state.rr = if idx + 1 == nbits { 0 } else { idx as u32 + 1 };
     }
 }
