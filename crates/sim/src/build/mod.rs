@@ -27,7 +27,7 @@ use crate::qos::QosTables;
 use crate::selection::{Candidate, Candidates, Selection, MAX_CANDIDATES};
 use crate::sim::{Simulation, NONE};
 use crate::switch::multicast::Multicast;
-use crate::switch::{SwitchLine, SwitchState, Switches};
+use crate::switch::{QueueBits, SwitchLine, SwitchState, Switches};
 use crate::watchdog::Watchdog;
 
 pub(crate) use params::check_data_vls;
@@ -95,8 +95,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         lft_stride: topo.lft_stride,
         labels: labels.clone(),
         xin_free: vec![p.max_transfers; npv],
-        in_bits: vec![0; topo.bits_words as usize],
-        pend_bits: vec![0; topo.bits_words as usize],
+        bits: vec![QueueBits::default(); topo.bits_words as usize],
         wait_bits: vec![0; topo.wait_words as usize],
         routed: vec![crate::switch::RoutedHead::NONE; sim_buffers - npv],
         routed_more: vec![Candidates::new(); if multi_option { sim_buffers - npv } else { 0 }],

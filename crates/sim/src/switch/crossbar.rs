@@ -463,17 +463,17 @@ impl Simulation {
     #[inline]
     pub(super) fn next_pending(&self, sm: &SwitchModel, cur: usize, hi: usize) -> Option<usize> {
         let words = sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize;
-        next_bit(&self.switches.pend_bits[words], cur, hi)
+        next_bit(&self.switches.bits[words], |w| w.pending, cur, hi)
     }
 
     #[inline]
     pub(super) fn clear_pending(&mut self, sm: &SwitchModel, idx: usize) {
-        self.switches.pend_bits[sm.bits_base as usize + idx / 64] &= !(1u64 << (idx % 64));
+        self.switches.bits[sm.bits_base as usize + idx / 64].pending &= !(1u64 << (idx % 64));
     }
 
     #[inline(always)]
     fn nothing_pending(&self, sm: &SwitchModel) -> bool {
-        self.switches.pend_bits[sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize].iter().all(|&w| w == 0)
+        self.switches.bits[sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize].iter().all(|w| w.pending == 0)
     }
 
     /// Crossbar arbitration of switch `swi`, some of whose inputs are pending
@@ -685,7 +685,7 @@ impl Simulation {
                 self.grant_bufferless(gp, in_q, ogp, slot, self.switches.scratch_opt[r]);
                 if self.p.max_transfers > 1 {
                     // The input may send more: its new head asks in the next round.
-                    self.switches.pend_bits[sm.bits_base as usize + idx / 64] |= self.switches.in_bits[sm.bits_base as usize + idx / 64] & (1u64 << (idx % 64));
+                    self.switches.bits[sm.bits_base as usize + idx / 64].pending |= self.switches.bits[sm.bits_base as usize + idx / 64].nonempty & (1u64 << (idx % 64));
                 }
                 let st = &mut self.switches.lines[swi as usize].state;
                 st.out_rr = ((o + 1) % np) as u32;

@@ -45,7 +45,7 @@ impl Simulation {
         }
         if was_empty {
             let (w, b) = self.input_bit(swi, gp, q);
-            self.switches.in_bits[w] |= b;
+            self.switches.bits[w].nonempty |= b;
             if self.layout.slot_of_q(q) == self.layout.vl15_slot {
                 self.switches.lines[swi as usize].state.vl15_inputs += 1;
             }
@@ -67,7 +67,7 @@ impl Simulation {
         let head = self.ports.inq[i].head;
         if self.ports.inq[i].is_empty() {
             let (w, b) = self.input_bit(swi, gp, q);
-            self.switches.in_bits[w] &= !b;
+            self.switches.bits[w].nonempty &= !b;
             if self.layout.slot_of_q(q) == self.layout.vl15_slot {
                 self.switches.lines[swi as usize].state.vl15_inputs -= 1;
             }
@@ -131,7 +131,7 @@ impl Simulation {
     #[inline]
     pub(crate) fn mark_pending(&mut self, swi: u32, gp: u32, q: u8) {
         let (w, b) = self.input_bit(swi, gp, q);
-        self.switches.pend_bits[w] |= b;
+        self.switches.bits[w].pending |= b;
     }
 
     /// Marks every non-empty input queue of port `gp` for arbitration.
@@ -140,7 +140,7 @@ impl Simulation {
         let sm = &self.switches.lines[swi as usize].model;
         let (word, mask) = self.layout.port_bits(self.layout.local(sm.port_base, gp, 0));
         let w = sm.bits_base as usize + word;
-        self.switches.pend_bits[w] |= mask & self.switches.in_bits[w];
+        self.switches.bits[w].pending |= mask & self.switches.bits[w].nonempty;
     }
 
     /// Marks every non-empty input queue of switch `swi` for arbitration.
@@ -148,7 +148,7 @@ impl Simulation {
         let sm = self.switches.lines[swi as usize].model;
         let r = sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize;
         for w in r {
-            self.switches.pend_bits[w] |= self.switches.in_bits[w];
+            self.switches.bits[w].pending |= self.switches.bits[w].nonempty;
         }
     }
 
@@ -162,7 +162,7 @@ impl Simulation {
         let wb = sm.wait_base as usize + (gp - sm.port_base) as usize * words;
         let pb = sm.bits_base as usize;
         for k in 0..words {
-            self.switches.pend_bits[pb + k] |= self.switches.wait_bits[wb + k];
+            self.switches.bits[pb + k].pending |= self.switches.wait_bits[wb + k];
             self.switches.wait_bits[wb + k] = 0;
         }
     }
@@ -183,14 +183,15 @@ impl Simulation {
     }
 }
 
-/// The next set bit of `words` at or after `from`, below `nbits`.
+/// The next set bit at or after `from`, below `nbits`, of the bitset whose
+/// words `bits` takes out of `words`.
 #[inline]
-pub(crate) fn next_bit(words: &[u64], from: usize, nbits: usize) -> Option<usize> {
+pub(crate) fn next_bit<W: Copy>(words: &[W], bits: impl Fn(W) -> u64, from: usize, nbits: usize) -> Option<usize> {
     if from >= nbits {
         return None;
     }
     let mut w = from / 64;
-    let mut cur = words[w] & (!0u64 << (from % 64));
+    let mut cur = bits(words[w]) & (!0u64 << (from % 64));
     loop {
         if cur != 0 {
             let b = w * 64 + cur.trailing_zeros() as usize;
@@ -200,7 +201,7 @@ pub(crate) fn next_bit(words: &[u64], from: usize, nbits: usize) -> Option<usize
         if w >= words.len() {
             return None;
         }
-        cur = words[w];
+        cur = bits(words[w]);
     }
 }
 
@@ -211,20 +212,20 @@ mod tests {
     #[test]
     fn next_bit_scans_words() {
         let w = [0b1010u64, 0, 1 << 5];
-        assert_eq!(next_bit(&w, 0, 192), Some(1));
-        assert_eq!(next_bit(&w, 2, 192), Some(3));
-        assert_eq!(next_bit(&w, 4, 192), Some(133));
-        assert_eq!(next_bit(&w, 134, 192), None);
-        assert_eq!(next_bit(&w, 4, 100), None);
+        assert_eq!(next_bit(&w, |x| x, 0, 192), Some(1));
+        assert_eq!(next_bit(&w, |x| x, 2, 192), Some(3));
+        assert_eq!(next_bit(&w, |x| x, 4, 192), Some(133));
+        assert_eq!(next_bit(&w, |x| x, 134, 192), None);
+        assert_eq!(next_bit(&w, |x| x, 4, 100), None);
     }
 
     #[test]
     fn next_bit_stops_below_nbits() {
         // "below nbits": a bit set exactly at nbits is past the range.
         let w = [1u64 << 5, 1];
-        assert_eq!(next_bit(&w, 0, 5), None);
-        assert_eq!(next_bit(&w, 0, 6), Some(5));
-        assert_eq!(next_bit(&w, 6, 64), None);
-        assert_eq!(next_bit(&w, 6, 65), Some(64));
+        assert_eq!(next_bit(&w, |x| x, 0, 5), None);
+        assert_eq!(next_bit(&w, |x| x, 0, 6), Some(5));
+        assert_eq!(next_bit(&w, |x| x, 6, 64), None);
+        assert_eq!(next_bit(&w, |x| x, 6, 65), Some(64));
     }
 }

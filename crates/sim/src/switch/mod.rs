@@ -60,8 +60,8 @@ pub(crate) struct SwitchModel {
     pub port_base: u32,
     /// Number of ports.
     pub num_ports: u32,
-    /// First word of its bitsets over input (port, slot) queues in
-    /// `in_bits` and `pend_bits`.
+    /// First word of its bits over input (port, slot) queues in
+    /// `Switches::bits`.
     pub bits_base: u32,
     /// Words of one such bitset.
     pub bits_words: u32,
@@ -101,6 +101,18 @@ pub(crate) struct SwitchLine {
     pub state: SwitchState,
 }
 
+/// One word of a switch's bits over its input queues: the non-empty ones,
+/// and those whose head must be (re)considered by crossbar arbitration.
+/// Side by side, because marking a port pending reads one and writes the
+/// other.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct QueueBits {
+    /// Non-empty input queues.
+    pub nonempty: u64,
+    /// Pending input queues.
+    pub pending: u64,
+}
+
 /// What the switches own beyond their ports: forwarding tables, crossbar
 /// state and the arbitration bookkeeping (see [`input`]).
 #[derive(Debug, Clone)]
@@ -119,10 +131,9 @@ pub(crate) struct Switches {
     /// which ends with the event that ends its transfer. (Counted down, so
     /// that "busy" is a test against 0 on the hot path.)
     pub xin_free: Vec<u8>,
-    /// Non-empty input queues, per switch.
-    pub in_bits: Vec<u64>,
-    /// Input queues whose head must be (re)considered by crossbar arbitration.
-    pub pend_bits: Vec<u64>,
+    /// Per switch, words of bits over its input queues: which are non-empty
+    /// and which are pending (see [`QueueBits`]).
+    pub bits: Vec<QueueBits>,
     /// Per output port, the input queues whose head waits for it.
     pub wait_bits: Vec<u64>,
     /// Per input queue, the head whose routing options are remembered and the

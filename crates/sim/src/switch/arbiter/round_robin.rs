@@ -50,7 +50,7 @@ impl Simulation {
     #[inline(always)]
     fn round_robin_word(&mut self, swi: u32, sm: &SwitchModel, cands: &mut Candidates, start: usize, nbits: usize) {
         let w = sm.bits_base as usize;
-        let word = self.switches.pend_bits[w];
+        let word = self.switches.bits[w].pending;
         let from_start = !0u64 << start;
         for mut bits in [word & from_start, word & !from_start] {
             while bits != 0 {
@@ -61,7 +61,7 @@ impl Simulation {
                 }
             }
         }
-        debug_assert_eq!(self.switches.pend_bits[w] & !word, 0, "a pending mark appeared during the pass");
+        debug_assert_eq!(self.switches.bits[w].pending & !word, 0, "a pending mark appeared during the pass");
     }
 
     /// `serve_input` for the default switch: FIFO heads, deterministic selection.
