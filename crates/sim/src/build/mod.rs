@@ -90,12 +90,12 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
     // Last: every check above reads the tables as given.
     let lft = topo.take_sendable_lft();
     let switches = Switches {
-        lines: topo.switches.into_iter().map(|model| SwitchLine { model, state: SwitchState::default() }).collect(),
+        lines: topo.switches.into_iter().map(|model| SwitchLine { model, state: SwitchState::default(), bits: QueueBits::default() }).collect(),
         lft,
         lft_stride: topo.lft_stride,
         labels: labels.clone(),
         xin_free: vec![p.max_transfers; npv],
-        bits: vec![QueueBits::default(); topo.bits_words as usize],
+        more_bits: vec![QueueBits::default(); topo.more_bits_words as usize],
         wait_bits: vec![0; topo.wait_words as usize],
         routed: vec![crate::switch::RoutedHead::NONE; sim_buffers - npv],
         routed_more: vec![Candidates::new(); if multi_option { sim_buffers - npv } else { 0 }],

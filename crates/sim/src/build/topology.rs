@@ -26,8 +26,9 @@ pub(super) struct Topology {
     pub hosts: Vec<HostModel>,
     /// Host of each global port, or `NONE`.
     pub host_of_gp: Vec<u32>,
-    /// Words of all switches' input bitsets and of their waiter bitsets.
-    pub bits_words: u32,
+    /// Words of all switches' input bitsets past each one's first (which is
+    /// in its `SwitchLine`), and of their waiter bitsets.
+    pub more_bits_words: u32,
     pub wait_words: u32,
     pub lft: Vec<u8>,
     pub lft_stride: usize,
@@ -76,7 +77,7 @@ pub(super) fn build(fabric: &Fabric, lids: &LidMap, tables: &ForwardingTables, l
         node_port_base.push(nports);
         nports += fabric.node(n).num_ports as u32;
     }
-    let mut bits_words = 0u32;
+    let mut more_bits_words = 0u32;
     let mut wait_words = 0u32;
     let mut switch_of_node = vec![NONE; fabric.num_nodes()];
     for n in fabric.switches() {
@@ -87,11 +88,11 @@ pub(super) fn build(fabric: &Fabric, lids: &LidMap, tables: &ForwardingTables, l
             node: n.0,
             port_base: node_port_base[n.index()],
             num_ports: np,
-            bits_base: bits_words,
+            bits_base: more_bits_words,
             bits_words: words,
             wait_base: wait_words,
         });
-        bits_words += words;
+        more_bits_words += words.saturating_sub(1);
         wait_words += words * np;
     }
 
@@ -158,5 +159,5 @@ pub(super) fn build(fabric: &Fabric, lids: &LidMap, tables: &ForwardingTables, l
     for (h, hm) in hosts.iter().enumerate() {
         lid_host[hm.base_lid as usize..hm.base_lid as usize + hm.lid_count as usize].fill(h as u32);
     }
-    Ok(Topology { node_port_base, ports, port_node, timings, switches, hosts, host_of_gp, bits_words, wait_words, lft, lft_stride, lid_host })
+    Ok(Topology { node_port_base, ports, port_node, timings, switches, hosts, host_of_gp, more_bits_words, wait_words, lft, lft_stride, lid_host })
 }

@@ -220,7 +220,7 @@ impl Simulation {
     // calls find none, and then skip the call into the arbiters' large frame.
     #[inline(always)]
     pub(crate) fn arbitrate_switch(&mut self, swi: u32) {
-        if !self.nothing_pending(&self.switches.lines[swi as usize].model) {
+        if !self.nothing_pending(swi) {
             self.arbitrate_pending(swi);
         }
         #[cfg(debug_assertions)]
@@ -461,19 +461,26 @@ impl Simulation {
     /// The next pending input of switch `swi` in round-robin order from `cur`
     /// below `hi`.
     #[inline]
-    pub(super) fn next_pending(&self, sm: &SwitchModel, cur: usize, hi: usize) -> Option<usize> {
-        let words = sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize;
-        next_bit(&self.switches.bits[words], |w| w.pending, cur, hi)
+    pub(super) fn next_pending(&self, swi: u32, sm: &SwitchModel, cur: usize, hi: usize) -> Option<usize> {
+        next_bit(sm.bits_words as usize, |w| self.switches.bits(swi, w).pending, cur, hi)
     }
 
     #[inline]
-    pub(super) fn clear_pending(&mut self, sm: &SwitchModel, idx: usize) {
-        self.switches.bits[sm.bits_base as usize + idx / 64].pending &= !(1u64 << (idx % 64));
+    pub(super) fn clear_pending(&mut self, swi: u32, idx: usize) {
+        self.switches.bits_mut(swi, idx / 64).pending &= !(1u64 << (idx % 64));
     }
 
     #[inline(always)]
-    fn nothing_pending(&self, sm: &SwitchModel) -> bool {
-        self.switches.bits[sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize].iter().all(|w| w.pending == 0)
+    fn nothing_pending(&self, swi: u32) -> bool {
+        let line = &self.switches.lines[swi as usize];
+        line.bits.pending == 0 && (line.model.bits_words <= 1 || self.no_more_pending(&line.model))
+    }
+
+    /// `nothing_pending` past a switch's first word.
+    #[inline(never)]
+    fn no_more_pending(&self, sm: &SwitchModel) -> bool {
+        let more = sm.bits_base as usize..(sm.bits_base + sm.bits_words - 1) as usize;
+        self.switches.more_bits[more].iter().all(|w| w.pending == 0)
     }
 
     /// Crossbar arbitration of switch `swi`, some of whose inputs are pending
@@ -509,7 +516,7 @@ impl Simulation {
     /// way its organisation says (output buffers); true if a packet was granted.
     #[inline(always)]
     pub(super) fn serve_input(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
-        self.clear_pending(sm, idx);
+        self.clear_pending(swi, idx);
         match self.p.input_buffer {
             InputBuffer::Fifo => self.serve_fifo::<false>(swi, sm, idx, cands),
             InputBuffer::Voq => self.serve_voq(swi, sm, idx, cands),
@@ -581,7 +588,7 @@ impl Simulation {
         let nreq = sm.num_ports as usize * nvl;
         let mut cands = Candidates::new();
         loop {
-            if self.nothing_pending(&sm) {
+            if self.nothing_pending(swi) {
                 return;
             }
             // Gather each pending head's selected option: the first head (in
@@ -596,11 +603,11 @@ impl Simulation {
             let start = self.switches.lines[swi as usize].state.rr as usize % nbits;
             for (lo, hi) in [(start, nbits), (0, start)] {
                 let mut cur = lo;
-                while let Some(idx) = self.next_pending(&sm, cur, hi) {
+                while let Some(idx) = self.next_pending(swi, &sm, cur, hi) {
                     cur = idx + 1;
                     let (gp, q) = self.layout.split_local(sm.port_base, idx);
                     let Some(id) = self.eligible_head(swi, gp, q, &mut cands) else {
-                        self.clear_pending(&sm, idx);
+                        self.clear_pending(swi, idx);
                         continue;
                     };
                     let p = self.arena[id];
@@ -631,7 +638,7 @@ impl Simulation {
                         None => {
                             self.remember_route(gp, q, id, &cands);
                             self.arm_head_deadline(swi, id);
-                            self.clear_pending(&sm, idx);
+                            self.clear_pending(swi, idx);
                             for c in cands.as_slice() {
                                 self.park(swi, idx, c.port);
                             }
@@ -681,11 +688,12 @@ impl Simulation {
                 let r = o * nvl + slot as usize;
                 let idx = self.switches.scratch_req[r] as usize;
                 let (gp, in_q) = self.layout.split_local(sm.port_base, idx);
-                self.clear_pending(&sm, idx);
+                self.clear_pending(swi, idx);
                 self.grant_bufferless(gp, in_q, ogp, slot, self.switches.scratch_opt[r]);
                 if self.p.max_transfers > 1 {
                     // The input may send more: its new head asks in the next round.
-                    self.switches.bits[sm.bits_base as usize + idx / 64].pending |= self.switches.bits[sm.bits_base as usize + idx / 64].nonempty & (1u64 << (idx % 64));
+                    let w = self.switches.bits_mut(swi, idx / 64);
+                    w.pending |= w.nonempty & (1u64 << (idx % 64));
                 }
                 let st = &mut self.switches.lines[swi as usize].state;
                 st.out_rr = ((o + 1) % np) as u32;
@@ -701,7 +709,7 @@ impl Simulation {
                 for k in 0..nreq {
                     let r = self.switches.scratch_req[k];
                     if r != NONE {
-                        self.clear_pending(&sm, r as usize);
+                        self.clear_pending(swi, r as usize);
                         self.park(swi, r as usize, (k / nvl + 1) as u8);
                     }
                 }

@@ -23,12 +23,12 @@ use crate::sim::{Simulation, NONE};
 use crate::switch::organisation::InputBuffer;
 
 impl Simulation {
-    /// Bit position of input queue `(gp, q)` of switch `swi` within its bitset.
+    /// Word (within switch `swi`'s bits) and bit of its input queue `(gp, q)`.
     #[inline]
     fn input_bit(&self, swi: u32, gp: u32, q: u8) -> (usize, u64) {
         let sm = &self.switches.lines[swi as usize].model;
         let local = self.layout.local(sm.port_base, gp, q);
-        (sm.bits_base as usize + local / 64, 1u64 << (local % 64))
+        (local / 64, 1u64 << (local % 64))
     }
 
     /// Appends an arriving packet to input queue `(gp, q)` of switch `swi`.
@@ -45,7 +45,7 @@ impl Simulation {
         }
         if was_empty {
             let (w, b) = self.input_bit(swi, gp, q);
-            self.switches.bits[w].nonempty |= b;
+            self.switches.bits_mut(swi, w).nonempty |= b;
             if self.layout.slot_of_q(q) == self.layout.vl15_slot {
                 self.switches.lines[swi as usize].state.vl15_inputs += 1;
             }
@@ -67,7 +67,7 @@ impl Simulation {
         let head = self.ports.inq[i].head;
         if self.ports.inq[i].is_empty() {
             let (w, b) = self.input_bit(swi, gp, q);
-            self.switches.bits[w].nonempty &= !b;
+            self.switches.bits_mut(swi, w).nonempty &= !b;
             if self.layout.slot_of_q(q) == self.layout.vl15_slot {
                 self.switches.lines[swi as usize].state.vl15_inputs -= 1;
             }
@@ -131,7 +131,7 @@ impl Simulation {
     #[inline]
     pub(crate) fn mark_pending(&mut self, swi: u32, gp: u32, q: u8) {
         let (w, b) = self.input_bit(swi, gp, q);
-        self.switches.bits[w].pending |= b;
+        self.switches.bits_mut(swi, w).pending |= b;
     }
 
     /// Marks every non-empty input queue of port `gp` for arbitration.
@@ -139,16 +139,15 @@ impl Simulation {
     pub(crate) fn mark_port_pending(&mut self, swi: u32, gp: u32) {
         let sm = &self.switches.lines[swi as usize].model;
         let (word, mask) = self.layout.port_bits(self.layout.local(sm.port_base, gp, 0));
-        let w = sm.bits_base as usize + word;
-        self.switches.bits[w].pending |= mask & self.switches.bits[w].nonempty;
+        let w = self.switches.bits_mut(swi, word);
+        w.pending |= mask & w.nonempty;
     }
 
     /// Marks every non-empty input queue of switch `swi` for arbitration.
     pub(crate) fn mark_all_pending(&mut self, swi: u32) {
-        let sm = self.switches.lines[swi as usize].model;
-        let r = sm.bits_base as usize..(sm.bits_base + sm.bits_words) as usize;
-        for w in r {
-            self.switches.bits[w].pending |= self.switches.bits[w].nonempty;
+        for k in 0..self.switches.lines[swi as usize].model.bits_words as usize {
+            let w = self.switches.bits_mut(swi, k);
+            w.pending |= w.nonempty;
         }
     }
 
@@ -160,10 +159,9 @@ impl Simulation {
         let sm = &self.switches.lines[swi as usize].model;
         let words = sm.bits_words as usize;
         let wb = sm.wait_base as usize + (gp - sm.port_base) as usize * words;
-        let pb = sm.bits_base as usize;
         for k in 0..words {
-            self.switches.bits[pb + k].pending |= self.switches.wait_bits[wb + k];
-            self.switches.wait_bits[wb + k] = 0;
+            let waiting = std::mem::take(&mut self.switches.wait_bits[wb + k]);
+            self.switches.bits_mut(swi, k).pending |= waiting;
         }
     }
 
@@ -183,25 +181,25 @@ impl Simulation {
     }
 }
 
-/// The next set bit at or after `from`, below `nbits`, of the bitset whose
-/// words `bits` takes out of `words`.
+/// The next set bit at or after `from`, below `nbits`, of the bitset of
+/// `words` words that `word` gives.
 #[inline]
-pub(crate) fn next_bit<W: Copy>(words: &[W], bits: impl Fn(W) -> u64, from: usize, nbits: usize) -> Option<usize> {
+pub(crate) fn next_bit(words: usize, word: impl Fn(usize) -> u64, from: usize, nbits: usize) -> Option<usize> {
     if from >= nbits {
         return None;
     }
     let mut w = from / 64;
-    let mut cur = bits(words[w]) & (!0u64 << (from % 64));
+    let mut cur = word(w) & (!0u64 << (from % 64));
     loop {
         if cur != 0 {
             let b = w * 64 + cur.trailing_zeros() as usize;
             return (b < nbits).then_some(b);
         }
         w += 1;
-        if w >= words.len() {
+        if w >= words {
             return None;
         }
-        cur = bits(words[w]);
+        cur = word(w);
     }
 }
 
@@ -212,20 +210,20 @@ mod tests {
     #[test]
     fn next_bit_scans_words() {
         let w = [0b1010u64, 0, 1 << 5];
-        assert_eq!(next_bit(&w, |x| x, 0, 192), Some(1));
-        assert_eq!(next_bit(&w, |x| x, 2, 192), Some(3));
-        assert_eq!(next_bit(&w, |x| x, 4, 192), Some(133));
-        assert_eq!(next_bit(&w, |x| x, 134, 192), None);
-        assert_eq!(next_bit(&w, |x| x, 4, 100), None);
+        assert_eq!(next_bit(w.len(), |k| w[k], 0, 192), Some(1));
+        assert_eq!(next_bit(w.len(), |k| w[k], 2, 192), Some(3));
+        assert_eq!(next_bit(w.len(), |k| w[k], 4, 192), Some(133));
+        assert_eq!(next_bit(w.len(), |k| w[k], 134, 192), None);
+        assert_eq!(next_bit(w.len(), |k| w[k], 4, 100), None);
     }
 
     #[test]
     fn next_bit_stops_below_nbits() {
         // "below nbits": a bit set exactly at nbits is past the range.
         let w = [1u64 << 5, 1];
-        assert_eq!(next_bit(&w, |x| x, 0, 5), None);
-        assert_eq!(next_bit(&w, |x| x, 0, 6), Some(5));
-        assert_eq!(next_bit(&w, |x| x, 6, 64), None);
-        assert_eq!(next_bit(&w, |x| x, 6, 65), Some(64));
+        assert_eq!(next_bit(w.len(), |k| w[k], 0, 5), None);
+        assert_eq!(next_bit(w.len(), |k| w[k], 0, 6), Some(5));
+        assert_eq!(next_bit(w.len(), |k| w[k], 6, 64), None);
+        assert_eq!(next_bit(w.len(), |k| w[k], 6, 65), Some(64));
     }
 }

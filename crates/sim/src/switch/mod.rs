@@ -60,10 +60,10 @@ pub(crate) struct SwitchModel {
     pub port_base: u32,
     /// Number of ports.
     pub num_ports: u32,
-    /// First word of its bits over input (port, slot) queues in
-    /// `Switches::bits`.
+    /// Its bits over input (port, slot) queues past the first word (which
+    /// is in its [`SwitchLine`]) start at this word of `Switches::more_bits`.
     pub bits_base: u32,
-    /// Words of one such bitset.
+    /// Words of one such bitset, the first included.
     pub bits_words: u32,
     /// First word of its per-output-port waiter bitsets in `wait_bits`.
     pub wait_base: u32,
@@ -90,8 +90,10 @@ pub(crate) struct SwitchState {
     pub vl15_inputs: u32,
 }
 
-/// A switch's description and its dynamic state in one cache line: an
-/// arbitration reads both, and on a large fabric each was a miss of its own.
+/// A switch's description, its dynamic state and the first word of its
+/// input-queue bits in one cache line: an arbitration reads all three, as
+/// does a packet's arrival, and on a large fabric each was a miss of its
+/// own. (The first word covers 32 ports with one data VL.)
 #[derive(Debug, Clone, Copy)]
 #[repr(align(64))]
 pub(crate) struct SwitchLine {
@@ -99,6 +101,8 @@ pub(crate) struct SwitchLine {
     pub model: SwitchModel,
     /// Dynamic state.
     pub state: SwitchState,
+    /// Word 0 of its input-queue bits.
+    pub bits: QueueBits,
 }
 
 /// One word of a switch's bits over its input queues: the non-empty ones,
@@ -131,9 +135,9 @@ pub(crate) struct Switches {
     /// which ends with the event that ends its transfer. (Counted down, so
     /// that "busy" is a test against 0 on the hot path.)
     pub xin_free: Vec<u8>,
-    /// Per switch, words of bits over its input queues: which are non-empty
-    /// and which are pending (see [`QueueBits`]).
-    pub bits: Vec<QueueBits>,
+    /// Per switch, the words of bits over its input queues past the first
+    /// (see [`QueueBits`], [`SwitchModel::bits_base`]).
+    pub more_bits: Vec<QueueBits>,
     /// Per output port, the input queues whose head waits for it.
     pub wait_bits: Vec<u64>,
     /// Per input queue, the head whose routing options are remembered and the
@@ -155,6 +159,30 @@ pub(crate) struct Switches {
     pub scratch_order: Vec<(Time, u32, u32)>,
     /// iSLIP's pointers and scratch (empty under the other arbiters).
     pub islip: arbiter::islip::IslipState,
+}
+
+impl Switches {
+    /// Word `w` of switch `swi`'s input-queue bits.
+    #[inline(always)]
+    pub(crate) fn bits(&self, swi: u32, w: usize) -> QueueBits {
+        let line = &self.lines[swi as usize];
+        if w == 0 {
+            line.bits
+        } else {
+            self.more_bits[line.model.bits_base as usize + w - 1]
+        }
+    }
+
+    /// Likewise, to change.
+    #[inline(always)]
+    pub(crate) fn bits_mut(&mut self, swi: u32, w: usize) -> &mut QueueBits {
+        let line = &mut self.lines[swi as usize];
+        if w == 0 {
+            &mut line.bits
+        } else {
+            &mut self.more_bits[line.model.bits_base as usize + w - 1]
+        }
+    }
 }
 
 /// The routing options remembered for the head of one input queue that had
@@ -183,7 +211,7 @@ mod tests {
     use super::{RoutedHead, SwitchLine};
 
     #[test]
-    fn a_switchs_description_and_state_share_one_cache_line() {
+    fn a_switchs_description_state_and_first_queue_bits_share_one_cache_line() {
         assert_eq!((std::mem::size_of::<SwitchLine>(), std::mem::align_of::<SwitchLine>()), (64, 64));
     }
 

@@ -28,7 +28,7 @@ impl Simulation {
         }
         for (lo, hi) in [(start, nbits), (0, start)] {
             let mut cur = lo;
-            while let Some(idx) = self.next_pending(sm, cur, hi) {
+            while let Some(idx) = self.next_pending(swi, sm, cur, hi) {
                 cur = idx + 1;
                 if vl15_only && self.layout.slot_of_q(self.layout.split_local(sm.port_base, idx).1) != self.layout.vl15_slot {
                     continue;
@@ -49,8 +49,7 @@ impl Simulation {
     /// read at the start is the one the general loop reads bit by bit.
     #[inline(always)]
     fn round_robin_word(&mut self, swi: u32, sm: &SwitchModel, cands: &mut Candidates, start: usize, nbits: usize) {
-        let w = sm.bits_base as usize;
-        let word = self.switches.bits[w].pending;
+        let word = self.switches.lines[swi as usize].bits.pending;
         let from_start = !0u64 << start;
         for mut bits in [word & from_start, word & !from_start] {
             while bits != 0 {
@@ -61,13 +60,13 @@ impl Simulation {
                 }
             }
         }
-        debug_assert_eq!(self.switches.bits[w].pending & !word, 0, "a pending mark appeared during the pass");
+        debug_assert_eq!(self.switches.lines[swi as usize].bits.pending & !word, 0, "a pending mark appeared during the pass");
     }
 
     /// `serve_input` for the default switch: FIFO heads, deterministic selection.
     #[inline(always)]
     fn serve_plain(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
-        self.clear_pending(sm, idx);
+        self.clear_pending(swi, idx);
         self.serve_fifo::<true>(swi, sm, idx, cands)
     }
 
