@@ -348,7 +348,8 @@ impl Simulation {
                 return Some(head);
             }
             cands.clear();
-            match self.route(swi, self.ports.model[gp as usize].port, i, head, p, cands) {
+            let in_port = self.switches.lines[swi as usize].model.port_of(gp);
+            match self.route(swi, in_port, i, head, p, cands) {
                 Ok(()) => {
                     if self.mech.selection.decides_at_routing() && !is_multicast(self.arena[head].dlid) {
                         self.pin_choice(swi, head, cands);

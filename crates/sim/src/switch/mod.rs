@@ -75,6 +75,14 @@ impl SwitchModel {
     pub fn gp(&self, port: u8) -> u32 {
         crate::layout::Layout::node_port(self.port_base, port)
     }
+
+    /// The number on this switch of its global port `gp` (the inverse of
+    /// [`SwitchModel::gp`]), without reading the port's description.
+    #[inline]
+    pub fn port_of(&self, gp: u32) -> u8 {
+        debug_assert!(gp >= self.port_base && gp < self.port_base + self.num_ports, "port {gp} is not on this switch");
+        (gp - self.port_base + 1) as u8
+    }
 }
 
 /// Dynamic state of one switch.
@@ -208,7 +216,16 @@ impl RoutedHead {
 
 #[cfg(test)]
 mod tests {
-    use super::{RoutedHead, SwitchLine};
+    use super::{RoutedHead, SwitchLine, SwitchModel};
+
+    #[test]
+    fn a_global_ports_number_on_its_switch_inverts_gp() {
+        let sm = SwitchModel { node: 3, port_base: 40, num_ports: 24, bits_base: 0, bits_words: 1, wait_base: 0 };
+        for port in 1..=24u8 {
+            assert_eq!(sm.port_of(sm.gp(port)), port);
+        }
+        assert_eq!((sm.gp(1), sm.port_of(63)), (40, 24));
+    }
 
     #[test]
     fn a_switchs_description_state_and_first_queue_bits_share_one_cache_line() {
