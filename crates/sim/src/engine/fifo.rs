@@ -35,7 +35,8 @@ pub struct FifoQueue {
     head_keys: [u128; MAX_FIFOS + 1],
     /// Events with other delays.
     heap: BinaryHeap<HeapEntry>,
-    /// Direct-mapped cache `delay → fifo` (entries may be stale; checked).
+    /// Direct-mapped cache `delay → fifo`: every entry is current (a FIFO
+    /// given to another delay takes its old delay's entry out).
     cache: [(Time, u8); CACHE],
     seq: u64,
     len: usize,
@@ -94,7 +95,8 @@ impl FifoQueue {
     fn fifo_for(&mut self, delay: Time) -> Option<usize> {
         let c = cache_slot(delay);
         let (d, i) = self.cache[c];
-        if d == delay && self.delays.get(i as usize) == Some(&delay) {
+        if d == delay {
+            debug_assert_eq!(self.delays[i as usize], delay, "a stale cache entry");
             return Some(i as usize);
         }
         self.assign_fifo(delay, c)
@@ -114,6 +116,10 @@ impl FifoQueue {
             }
             None => {
                 let i = self.fifos.iter().position(|f| f.is_empty())?;
+                let old = cache_slot(self.delays[i]);
+                if self.cache[old].0 == self.delays[i] {
+                    self.cache[old] = (Time::MAX, 0);
+                }
                 self.delays[i] = delay;
                 i
             }
