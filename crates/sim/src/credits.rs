@@ -266,23 +266,26 @@ impl Credits {
         }
     }
 
+    // The returns still on their way keep their order (none is implied:
+    // every read sums them, and each becomes its own event when taken).
     #[inline(never)]
     fn settle_due(&mut self, port: u32) {
+        let now = self.now_key;
         let d = &mut self.per_port[port as usize].c;
-        let mut k = 0;
-        while k < d.n as usize {
+        let n = (d.n as usize).min(DEFERRED_PER_PORT);
+        let mut kept = 0;
+        for k in 0..n {
             let r = d.r[k];
-            if r.key() < self.now_key {
-                match (r.queue() as usize).checked_sub(INLINE_QUEUES) {
-                    None => d.avail[r.queue() as usize] += r.blocks() as u32,
-                    Some(j) => self.avail_rest[port as usize * self.rest + j] += r.blocks() as u32,
-                }
-                d.n -= 1;
-                d.r[k] = d.r[d.n as usize];
+            if r.key() >= now {
+                d.r[kept] = r;
+                kept += 1;
+            } else if (r.queue() as usize) < INLINE_QUEUES {
+                d.avail[r.queue() as usize] += r.blocks() as u32;
             } else {
-                k += 1;
+                self.avail_rest[port as usize * self.rest + r.queue() as usize - INLINE_QUEUES] += r.blocks() as u32;
             }
         }
+        self.per_port[port as usize].c.n = kept as u8;
     }
 }
 
