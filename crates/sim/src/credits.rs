@@ -266,8 +266,9 @@ impl Credits {
         }
     }
 
-    // The returns still on their way keep their order (none is implied:
-    // every read sums them, and each becomes its own event when taken).
+    // The order of the returns still on their way means nothing (every read
+    // sums them, and each becomes an event of its own when taken); they
+    // keep it anyway.
     #[inline(never)]
     fn settle_due(&mut self, port: u32) {
         let now = self.now_key;
