@@ -52,7 +52,7 @@ impl Simulation {
         if fold.port == gp && fold.at == now + ser {
             fold.taken = true;
         } else {
-            self.schedule(now + ser, Event::LinkFree { port: gp });
+            self.schedule(now + ser, Event::LinkFree { port: gp, switch: pm.switch_or_none() });
         }
         self.arrive(pm.peer, pm.peer_switch, id, q, ser, &timing);
     }
@@ -103,10 +103,12 @@ impl Simulation {
         self.transport_on_drop(&p);
     }
 
-    /// The transmitter `gp` has sent its packet's last byte: the output
-    /// buffer space it held is free, and the node may send again.
+    /// The transmitter `gp` (of switch `swi`, `NONE`: a CA port) has sent
+    /// its packet's last byte: the output buffer space it held is free, and
+    /// the node may send again.
     #[inline]
-    pub(crate) fn on_link_free(&mut self, gp: u32) {
+    pub(crate) fn on_link_free(&mut self, gp: u32, swi: u32) {
+        debug_assert_eq!(swi, self.ports.model[gp as usize].switch_or_none(), "the port's switch");
         let tx = self.ports.tx_mut(gp);
         let (slot, blocks) = (tx.sending_slot, tx.sending_blocks);
         tx.sending_blocks = 0;
@@ -126,11 +128,10 @@ impl Simulation {
             // Credit advertisements go before the next data packet.
             self.start_fcp(gp);
         }
-        let pm = self.ports.model[gp as usize];
-        if pm.is_switch {
-            self.switch_link_freed(gp, pm.switch(), feeding, fslot);
+        if swi != NONE {
+            self.switch_link_freed(gp, swi, feeding, fslot);
         } else {
-            self.hca_fill(pm.host());
+            self.hca_fill(self.ports.model[gp as usize].host());
             self.try_transmit(gp);
         }
     }

@@ -125,7 +125,8 @@ impl Simulation {
         tx.sending_slot = slot;
         tx.sending_blocks = 0;
         self.metrics.on_transmit(&mut tx.tally, &self.layout, gp, slot, now, ser);
-        self.schedule(now + ser, Event::LinkFree { port: gp });
+        let switch = self.ports.model[gp as usize].switch_or_none();
+        self.schedule(now + ser, Event::LinkFree { port: gp, switch });
         // One running total; returns carry u16 counts of blocks, so a buffer
         // of more than 4 MiB would need several.
         let (mut left, at) = (blocks, now + ser + timing.propagation_ps);

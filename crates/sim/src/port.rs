@@ -57,6 +57,17 @@ impl PortModel {
         self.owner
     }
 
+    /// The dense index of the switch the port belongs to, or `NONE` for a
+    /// CA port.
+    #[inline(always)]
+    pub fn switch_or_none(&self) -> u32 {
+        if self.is_switch {
+            self.owner
+        } else {
+            NONE
+        }
+    }
+
     /// The host index of a CA port, `NONE` for a switch port or a CA port
     /// that is not a host.
     #[inline(always)]
@@ -217,9 +228,11 @@ mod tests {
         let sw = PortModel::new(3, 5, NONE, 40, NONE, 0);
         assert!(sw.is_switch);
         assert_eq!((sw.switch(), sw.host(), sw.peer, sw.peer_switch, sw.port), (5, NONE, 40, NONE, 3));
+        assert_eq!(sw.switch_or_none(), 5);
         let ca = PortModel::new(1, NONE, 7, 12, 2, 0);
         assert!(!ca.is_switch);
         assert_eq!((ca.host(), ca.peer, ca.peer_switch), (7, 12, 2));
+        assert_eq!(ca.switch_or_none(), NONE);
         let not_a_host = PortModel::new(2, NONE, NONE, NONE, NONE, 0);
         assert_eq!(not_a_host.host(), NONE);
     }

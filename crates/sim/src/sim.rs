@@ -325,9 +325,9 @@ impl Simulation {
             }
             Event::XbarLinkDone { input, switch, out_port, in_slot, out_slot } => {
                 let output = self.on_xbar_done(switch, input, out_port, in_slot, out_slot);
-                self.on_link_free(output);
+                self.on_link_free(output, switch);
             }
-            Event::LinkFree { port } => self.on_link_free(port),
+            Event::LinkFree { port, switch } => self.on_link_free(port, switch),
             Event::OutputReady { port } => self.on_output_ready(port),
             Event::Credit { port, queue, blocks } => self.on_credit(port, queue, blocks),
             Event::Deliver { port, queue, packet } => self.on_deliver(port, queue, packet),

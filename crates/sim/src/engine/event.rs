@@ -76,6 +76,10 @@ pub enum Event {
     LinkFree {
         /// Output port.
         port: u32,
+        /// Its switch (dense index), `NONE` for a CA port: the handler starts
+        /// from the switch without reading the port's description (on a
+        /// large fabric a cache miss per transmission).
+        switch: u32,
     },
     /// The head of an output queue at `port` may start without underrunning.
     OutputReady {
@@ -179,7 +183,7 @@ mod tests {
             Event::ConnNext { conn: 0 },
             Event::Routed { port: 0, queue: 0, switch: 0, packet: 0 },
             Event::XbarDone { input: 0, switch: 0, out_port: 1, in_slot: 0, out_slot: 0 },
-            Event::LinkFree { port: 0 },
+            Event::LinkFree { port: 0, switch: 0 },
             Event::OutputReady { port: 0 },
             Event::Credit { port: 0, queue: 0, blocks: 0 },
             Event::Deliver { port: 0, queue: 0, packet: 0 },

@@ -197,13 +197,13 @@ mod tests {
         let mut id = 0u32;
         let mut out = Vec::new();
         for _ in 0..50 {
-            q.push(now, rng.random_range(0..1000), Event::LinkFree { port: id });
+            q.push(now, rng.random_range(0..1000), Event::LinkFree { port: id, switch: 0 });
             id += 1;
         }
         while let Some((t, ev)) = q.pop() {
             assert!(t >= now, "time went backwards: {t} < {now}");
             now = t;
-            let Event::LinkFree { port } = ev else { unreachable!() };
+            let Event::LinkFree { port, .. } = ev else { unreachable!() };
             out.push((t, port));
             if id < 20_000 {
                 for _ in 0..rng.random_range(0..3) {
@@ -213,7 +213,7 @@ mod tests {
                         2 => 0,
                         _ => rng.random_range(0..5_000_000),
                     };
-                    q.push(now, now + delay, Event::LinkFree { port: id });
+                    q.push(now, now + delay, Event::LinkFree { port: id, switch: 0 });
                     id += 1;
                 }
             }
@@ -236,12 +236,12 @@ mod tests {
         for name in Queue::NAMES {
             let mut q = Queue::from_name(name).unwrap();
             for i in 0..10 {
-                q.push(0, 7, Event::LinkFree { port: i });
+                q.push(0, 7, Event::LinkFree { port: i, switch: 0 });
             }
-            q.push(0, 3, Event::LinkFree { port: 99 });
+            q.push(0, 3, Event::LinkFree { port: 99, switch: 0 });
             let order: Vec<u32> = std::iter::from_fn(|| q.pop())
                 .map(|(_, e)| match e {
-                    Event::LinkFree { port } => port,
+                    Event::LinkFree { port, .. } => port,
                     _ => unreachable!(),
                 })
                 .collect();
