@@ -286,7 +286,7 @@ impl Credits {
                 self.avail_rest[port as usize * self.rest + r.queue() as usize - INLINE_QUEUES] += r.blocks() as u32;
             }
         }
-        self.per_port[port as usize].c.n = kept as u8;
+        d.n = kept as u8;
     }
 }
 

@@ -220,7 +220,7 @@ impl Simulation {
     // calls find none, and then skip the call into the arbiters' large frame.
     #[inline(always)]
     pub(crate) fn arbitrate_switch(&mut self, swi: u32) {
-        if !self.nothing_pending(swi) {
+        if !self.switches.nothing_pending(swi) {
             self.arbitrate_pending(swi);
         }
         #[cfg(debug_assertions)]
@@ -412,7 +412,7 @@ impl Simulation {
     #[inline(never)]
     fn take_copy(&mut self, swi: u32, gp: u32, q: u8, id: PacketId, port: u8, free_at: Time) -> (PacketId, bool) {
         let p = self.arena[id];
-        let in_port = self.ports.model[gp as usize].port;
+        let in_port = self.switches.lines[swi as usize].model.port_of(gp);
         let more = self.switches.mcast.copied(swi, self.layout.pq(gp, q), id, p.dlid, in_port, port);
         let copy = self.arena.alloc(p);
         self.metrics.copies += 1;
@@ -462,26 +462,14 @@ impl Simulation {
     /// The next pending input of switch `swi` in round-robin order from `cur`
     /// below `hi`.
     #[inline]
-    pub(super) fn next_pending(&self, swi: u32, sm: &SwitchModel, cur: usize, hi: usize) -> Option<usize> {
-        next_bit(sm.bits_words as usize, |w| self.switches.bits(swi, w).pending, cur, hi)
+    pub(super) fn next_pending(&self, swi: u32, cur: usize, hi: usize) -> Option<usize> {
+        let words = self.switches.lines[swi as usize].model.bits_words as usize;
+        next_bit(words, |w| self.switches.bits(swi, w).pending, cur, hi)
     }
 
     #[inline]
     pub(super) fn clear_pending(&mut self, swi: u32, idx: usize) {
         self.switches.bits_mut(swi, idx / 64).pending &= !(1u64 << (idx % 64));
-    }
-
-    #[inline(always)]
-    fn nothing_pending(&self, swi: u32) -> bool {
-        let line = &self.switches.lines[swi as usize];
-        line.bits.pending == 0 && (line.model.bits_words <= 1 || self.no_more_pending(&line.model))
-    }
-
-    /// `nothing_pending` past a switch's first word.
-    #[inline(never)]
-    fn no_more_pending(&self, sm: &SwitchModel) -> bool {
-        let more = sm.bits_base as usize..(sm.bits_base + sm.bits_words - 1) as usize;
-        self.switches.more_bits[more].iter().all(|w| w.pending == 0)
     }
 
     /// Crossbar arbitration of switch `swi`, some of whose inputs are pending
@@ -589,7 +577,7 @@ impl Simulation {
         let nreq = sm.num_ports as usize * nvl;
         let mut cands = Candidates::new();
         loop {
-            if self.nothing_pending(swi) {
+            if self.switches.nothing_pending(swi) {
                 return;
             }
             // Gather each pending head's selected option: the first head (in
@@ -604,7 +592,7 @@ impl Simulation {
             let start = self.switches.lines[swi as usize].state.rr as usize % nbits;
             for (lo, hi) in [(start, nbits), (0, start)] {
                 let mut cur = lo;
-                while let Some(idx) = self.next_pending(swi, &sm, cur, hi) {
+                while let Some(idx) = self.next_pending(swi, cur, hi) {
                     cur = idx + 1;
                     let (gp, q) = self.layout.split_local(sm.port_base, idx);
                     let Some(id) = self.eligible_head(swi, gp, q, &mut cands) else {

@@ -191,6 +191,20 @@ impl Switches {
             &mut self.more_bits[line.model.bits_base as usize + w - 1]
         }
     }
+
+    /// Whether no input queue of switch `swi` is pending.
+    // The first word inline at every caller; the others out of line.
+    #[inline(always)]
+    pub(crate) fn nothing_pending(&self, swi: u32) -> bool {
+        let line = &self.lines[swi as usize];
+        line.bits.pending == 0 && (line.model.bits_words <= 1 || self.nothing_more_pending(&line.model))
+    }
+
+    #[inline(never)]
+    fn nothing_more_pending(&self, sm: &SwitchModel) -> bool {
+        let more = sm.bits_base as usize..(sm.bits_base + sm.bits_words - 1) as usize;
+        self.more_bits[more].iter().all(|w| w.pending == 0)
+    }
 }
 
 /// The routing options remembered for the head of one input queue that had

@@ -65,7 +65,7 @@ impl Simulation {
         // Requests: each pending head's choice among the options that can take it now.
         let nbits = sm.num_ports as usize * self.layout.qpp;
         let mut cur = 0;
-        while let Some(idx) = self.next_pending(swi, sm, cur, nbits) {
+        while let Some(idx) = self.next_pending(swi, cur, nbits) {
             cur = idx + 1;
             let (gp, q) = self.layout.split_local(sm.port_base, idx);
             if vl15_only && self.layout.slot_of_q(q) != self.layout.vl15_slot {

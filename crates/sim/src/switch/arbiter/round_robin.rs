@@ -28,7 +28,7 @@ impl Simulation {
         }
         for (lo, hi) in [(start, nbits), (0, start)] {
             let mut cur = lo;
-            while let Some(idx) = self.next_pending(swi, sm, cur, hi) {
+            while let Some(idx) = self.next_pending(swi, cur, hi) {
                 cur = idx + 1;
                 if vl15_only && self.layout.slot_of_q(self.layout.split_local(sm.port_base, idx).1) != self.layout.vl15_slot {
                     continue;

@@ -37,7 +37,7 @@ impl Simulation {
             return self.serve_fifo::<false>(swi, sm, idx, cands);
         }
         let xi = self.xidx(gp, self.layout.slot_of_q(q));
-        let in_port = self.ports.model[gp as usize].port;
+        let in_port = self.switches.lines[swi as usize].model.port_of(gp);
         // Output ports an earlier packet of this buffer waits for.
         let mut waiting = PortSet::new();
         let mut granted = false;
