@@ -23,7 +23,7 @@ impl Simulation {
     #[inline(always)]
     pub(crate) fn start_transmission(&mut self, gp: u32, id: PacketId, slot: u8, from_outq: bool) {
         let now = self.now;
-        let pm = self.ports.model[gp as usize];
+        let pm = *self.ports.model(gp);
         let (wire, blocks, vl15, part) = {
             let p = &mut self.arena[id];
             p.slot = slot;
@@ -64,13 +64,12 @@ impl Simulation {
     #[inline(always)]
     fn arrive(&mut self, gp: u32, swi: u32, id: PacketId, q: u8, ser: Time, timing: &LinkTiming) {
         let now = self.now;
-        let i = self.layout.pq(gp, q);
         let prop = timing.propagation_ps;
         let (blocks, vl15) = {
             let p = &self.arena[id];
             (p.blocks, p.flags & FLAG_VL15 != 0)
         };
-        if vl15 && self.ports.inq[i].blocks + blocks as u32 > self.ports.in_cap[i] {
+        if vl15 && self.ports.inq(gp, q).blocks + blocks as u32 > self.ports.in_cap[self.layout.pq(gp, q)] {
             // VL15 is not flow controlled: a receiver without room discards it.
             self.drop_packet(id, DropReason::Vl15Overflow);
             return;
@@ -89,7 +88,7 @@ impl Simulation {
             self.push_input(swi, gp, fifo, id);
         } else {
             self.arena[id].tail_at = tail;
-            self.ports.inq[i].push(&mut self.arena, id);
+            self.ports.inq_mut(gp, q).push(&mut self.arena, id);
             self.schedule(tail, Event::Deliver { port: gp, queue: q, packet: id });
         }
     }
@@ -108,7 +107,7 @@ impl Simulation {
     /// the node may send again.
     #[inline]
     pub(crate) fn on_link_free(&mut self, gp: u32, swi: u32) {
-        debug_assert_eq!(swi, self.ports.model[gp as usize].switch_or_none(), "the port's switch");
+        debug_assert_eq!(swi, self.ports.model(gp).switch_or_none(), "the port's switch");
         let tx = self.ports.tx_mut(gp);
         let (slot, blocks) = (tx.sending_slot, tx.sending_blocks);
         tx.sending_blocks = 0;
@@ -121,8 +120,7 @@ impl Simulation {
             (std::mem::replace(&mut cold.feeding_input, NONE), cold.feeding_slot)
         };
         if blocks > 0 {
-            let i = self.layout.pv(gp, slot);
-            self.ports.out[i].used -= blocks as u32;
+            self.ports.out_mut(gp, slot).used -= blocks as u32;
         }
         if self.ports.fcp.waiting(gp) {
             // Credit advertisements go before the next data packet.
@@ -131,7 +129,7 @@ impl Simulation {
         if swi != NONE {
             self.switch_link_freed(gp, swi, feeding, fslot);
         } else {
-            self.hca_fill(self.ports.model[gp as usize].host());
+            self.hca_fill(self.ports.model(gp).host());
             self.try_transmit(gp);
         }
     }
@@ -166,7 +164,7 @@ impl Simulation {
     #[inline]
     pub(crate) fn on_credit(&mut self, gp: u32, q: u8, blocks: u16) {
         self.ports.credits.give_back(gp, q, blocks);
-        let pm = self.ports.model[gp as usize];
+        let pm = *self.ports.model(gp);
         if pm.is_switch && (!self.p.output_buffers || self.p.credits_at_grant) {
             // Credits decide which heads may cross when the crossbar feeds the
             // link directly, or when they are taken at the crossbar; otherwise

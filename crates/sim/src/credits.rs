@@ -8,7 +8,7 @@
 //! bandwidth). VL15 is not flow controlled: a receiver without room drops the
 //! packet (IBA 7.9.4); see `sim.rs`.
 
-use crate::port::TxState;
+use crate::port::PortLine;
 
 /// Bytes per flow-control block.
 pub const CREDIT_BYTES: u32 = 64;
@@ -91,9 +91,10 @@ impl Return {
 pub const INLINE_QUEUES: usize = 1;
 
 /// One transmitter's credits: those of its first [`INLINE_QUEUES`] queues,
-/// and its deferred returns, 40 bytes.
+/// and its deferred returns, 40 bytes, in its port's line
+/// ([`crate::port::PortLine`]) beside the transmitter's state.
 #[derive(Debug, Clone, Copy, Default)]
-struct PortCredits {
+pub(crate) struct PortCredits {
     avail: [u32; INLINE_QUEUES],
     r: [Return; DEFERRED_PER_PORT],
     n: u8,
@@ -101,21 +102,12 @@ struct PortCredits {
     eager: bool,
 }
 
-/// A transmitter's state and its credits, in one cache line. Every packet
-/// it sends reads and writes both, and every return of credits to it writes
-/// the credits: on a large fabric each line of them a packet touches was an
-/// L2 miss, and apart they were two lines.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C, align(64))]
-struct PortLine {
-    tx: TxState,
-    c: PortCredits,
-}
-
 /// Credits each transmitter holds for each input queue (VL slot and buffer
-/// partition, see [`crate::layout`]) of its receiver. The transmitter's own
-/// state (`TxState`) is kept here too, beside its credits in one line
-/// (`PortLine`); `Ports::tx` reaches it.
+/// partition, see [`crate::layout`]) of its receiver. They are kept in the
+/// ports' lines ([`PortLine`]), which are kept here: the credits are the
+/// part of a line every packet sent reads and writes, and `Ports` reaches
+/// the rest of a line (its transmitter, description, first output buffer
+/// and first input queue) through [`Credits::line`].
 ///
 /// A credit return is an event only when its arrival can make something
 /// happen: when the transmitter is idle with a packet waiting (it may be the
@@ -128,49 +120,51 @@ struct PortLine {
 /// waiting turns its deferred returns into events
 /// ([`crate::Simulation`]'s `try_transmit`), so from then on the old event
 /// order holds for it.
-#[derive(Debug, Clone, Default)]
-pub struct Credits {
+#[derive(Debug, Clone)]
+pub(crate) struct Credits {
     /// Credits of queues `INLINE_QUEUES..queues`, by port.
     avail_rest: Vec<u32>,
     /// `queues − INLINE_QUEUES`, or 0.
     rest: usize,
-    /// Each transmitter's line, by global port.
+    /// Each port's line, by global port.
     per_port: Vec<PortLine>,
     /// Key of the event being handled: returns due before it have arrived.
     now_key: u128,
 }
 
 impl Credits {
-    /// `capacity[port * queues + queue]` blocks advertised initially;
-    /// `eager[port]`: credits returned to `port` are always events.
-    pub fn new(capacity: Vec<u32>, queues: usize, eager: &[bool]) -> Self {
-        debug_assert_eq!(capacity.len(), queues * eager.len());
+    /// The ports' `lines`, given their credits: `capacity[port * queues +
+    /// queue]` blocks advertised initially; `eager[port]`: credits returned
+    /// to `port` are always events.
+    pub(crate) fn new(mut lines: Vec<PortLine>, capacity: Vec<u32>, queues: usize, eager: &[bool]) -> Self {
+        debug_assert_eq!((capacity.len(), lines.len()), (queues * eager.len(), eager.len()));
         let rest = queues.saturating_sub(INLINE_QUEUES);
         let mut avail_rest = Vec::with_capacity(rest * eager.len());
-        let per_port = eager
-            .iter()
-            .zip(capacity.chunks(queues.max(1)))
-            .map(|(&eager, cap)| {
-                let mut d = PortCredits { eager, ..PortCredits::default() };
-                let inline = cap.len().min(INLINE_QUEUES);
-                d.avail[..inline].copy_from_slice(&cap[..inline]);
-                avail_rest.extend_from_slice(&cap[inline..]);
-                PortLine { tx: TxState::default(), c: d }
-            })
-            .collect();
-        Credits { avail_rest, rest, per_port, now_key: 0 }
+        for ((line, &eager), cap) in lines.iter_mut().zip(eager).zip(capacity.chunks(queues.max(1))) {
+            let mut d = PortCredits { eager, ..PortCredits::default() };
+            let inline = cap.len().min(INLINE_QUEUES);
+            d.avail[..inline].copy_from_slice(&cap[..inline]);
+            avail_rest.extend_from_slice(&cap[inline..]);
+            line.c = d;
+        }
+        Credits { avail_rest, rest, per_port: lines, now_key: 0 }
     }
 
-    /// The state of the transmitter of `port` (kept here, beside its credits).
+    /// The line of port `port`.
     #[inline(always)]
-    pub(crate) fn tx(&self, port: u32) -> &TxState {
-        &self.per_port[port as usize].tx
+    pub(crate) fn line(&self, port: u32) -> &PortLine {
+        &self.per_port[port as usize]
     }
 
     /// Likewise, to change.
     #[inline(always)]
-    pub(crate) fn tx_mut(&mut self, port: u32) -> &mut TxState {
-        &mut self.per_port[port as usize].tx
+    pub(crate) fn line_mut(&mut self, port: u32) -> &mut PortLine {
+        &mut self.per_port[port as usize]
+    }
+
+    /// Every port's line, by global port.
+    pub(crate) fn lines(&self) -> &[PortLine] {
+        &self.per_port
     }
 
     /// The count of `port`'s `queue`.
@@ -293,18 +287,26 @@ impl Credits {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::port::{OutBuffer, PortModel};
+    use crate::sim::NONE;
+
+    /// `Credits::new` for ports that are nothing but their credits.
+    fn credits(capacity: Vec<u32>, queues: usize, eager: &[bool]) -> Credits {
+        let line = PortLine::new(PortModel::new(1, NONE, NONE, NONE, NONE, 0), OutBuffer::default());
+        Credits::new(vec![line; eager.len()], capacity, queues, eager)
+    }
 
     #[test]
-    fn a_transmitter_and_its_credits_fill_one_cache_line() {
+    fn a_transmitters_credits_fill_the_rest_of_its_cache_line() {
         assert_eq!(std::mem::size_of::<PortCredits>(), 40);
-        assert_eq!((std::mem::size_of::<PortLine>(), std::mem::align_of::<PortLine>()), (64, 64));
+        assert_eq!(std::mem::size_of::<crate::port::TxState>() + std::mem::size_of::<PortCredits>(), 64);
     }
 
     #[test]
     fn queues_past_the_inline_ones_keep_their_own_counts() {
         // Five queues per port: one in the port's line, four apart.
         let cap: Vec<u32> = (1..=10).collect();
-        let mut c = Credits::new(cap, 5, &[false, false]);
+        let mut c = credits(cap, 5, &[false, false]);
         assert_eq!((0..5).map(|q| c.available(1, q)).collect::<Vec<_>>(), [6, 7, 8, 9, 10]);
         c.set_now(10, 0);
         c.consume(1, 4, 10);
@@ -332,7 +334,7 @@ mod tests {
 
     #[test]
     fn consume_and_return() {
-        let mut c = Credits::new(vec![16, 8], 2, &[false]);
+        let mut c = credits(vec![16, 8], 2, &[false]);
         c.consume(0, 1, 5);
         assert_eq!(c.available(0, 1), 3);
         c.give_back(0, 1, 5);
@@ -342,7 +344,7 @@ mod tests {
 
     #[test]
     fn a_deferred_return_counts_from_the_events_after_its_key() {
-        let mut c = Credits::new(vec![16, 8, 4, 4], 2, &[false, true]);
+        let mut c = credits(vec![16, 8, 4, 4], 2, &[false, true]);
         c.set_now(100, 7);
         c.consume(0, 1, 5);
         // Due at time 300 with sequence number 9 (its event's key).
@@ -363,7 +365,7 @@ mod tests {
 
     #[test]
     fn a_full_port_needs_events_and_taking_keeps_the_ones_not_due() {
-        let mut c = Credits::new(vec![0, 0], 1, &[false, false]);
+        let mut c = credits(vec![0, 0], 1, &[false, false]);
         c.set_now(10, 0);
         assert_eq!(DEFERRED_PER_PORT, 2);
         assert!(c.defer(0, 0, 1, 20, 1));
@@ -379,7 +381,7 @@ mod tests {
 
     #[test]
     fn a_full_line_makes_room_by_counting_in_the_returns_due() {
-        let mut c = Credits::new(vec![0], 1, &[false]);
+        let mut c = credits(vec![0], 1, &[false]);
         c.set_now(10, 0);
         assert!(c.defer(0, 0, 1, 20, 1));
         assert!(c.defer(0, 0, 1, 22, 2));
@@ -393,7 +395,7 @@ mod tests {
 
     #[test]
     fn a_deferred_return_keeps_its_whole_key_and_a_larger_one_is_not_deferred() {
-        let mut c = Credits::new(vec![0, 0, 0, 0], 4, &[false]);
+        let mut c = credits(vec![0, 0, 0, 0], 4, &[false]);
         // The largest sequence number kept, the largest block count and queue.
         let seq = (1u64 << 40) - 1;
         assert!(c.defer(0, 3, u16::MAX, 5, seq));

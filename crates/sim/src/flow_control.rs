@@ -68,7 +68,7 @@ impl Simulation {
     /// upstream from `send_at` on (now, or its next periodic update).
     #[inline(always)]
     pub(crate) fn advertise_credits(&mut self, gp: u32, q: u8, blocks: u16, send_at: Time) {
-        let pm = self.ports.model[gp as usize];
+        let pm = *self.ports.model(gp);
         if !self.ports.fcp.charged(gp) {
             self.return_credits(pm.peer, q, blocks, send_at + self.ports.timing(gp).propagation_ps);
         } else if send_at > self.now {
@@ -107,7 +107,7 @@ impl Simulation {
     #[cold]
     pub(crate) fn start_fcp(&mut self, gp: u32) {
         let now = self.now;
-        let pm = self.ports.model[gp as usize];
+        let pm = *self.ports.model(gp);
         let timing = *self.ports.timing(gp);
         let fcp = &mut self.ports.fcp;
         let w = fcp.waiting[gp as usize];
@@ -125,7 +125,7 @@ impl Simulation {
         tx.sending_slot = slot;
         tx.sending_blocks = 0;
         self.metrics.on_transmit(&mut tx.tally, &self.layout, gp, slot, now, ser);
-        let switch = self.ports.model[gp as usize].switch_or_none();
+        let switch = self.ports.model(gp).switch_or_none();
         self.schedule(now + ser, Event::LinkFree { port: gp, switch });
         // One running total; returns carry u16 counts of blocks, so a buffer
         // of more than 4 MiB would need several.

@@ -7,7 +7,7 @@
 use ibnetsim_fabric::PortNum;
 
 use crate::arbitration::{VlArbState, VlArbTable, VlArbiter};
-use crate::credits::Credits;
+use crate::credits::{Credits, PortCredits};
 use crate::engine::Time;
 use crate::flow_control::FlowControlPackets;
 use crate::link::LinkTiming;
@@ -159,11 +159,37 @@ impl Default for TxCold {
     }
 }
 
+/// What a port's events touch most, in two cache lines: the transmitter
+/// and its credits (every packet sent reads and writes both), then the
+/// output buffer of its first VL slot, its description, and the input queue
+/// of its first queue (VL0's, for a fabric's data: the only data VL by
+/// default). A grant reads the output's buffer, transmitter and
+/// description; a transmission the same and the description's peer; an
+/// arrival the input queue. Apart, these were five arrays, each a cache
+/// miss on a large fabric and a pointer to reload on every use; the CPU
+/// fetches a 128-byte pair of lines together. The other slots' buffers and
+/// queues are in [`Ports`]' `out_rest` and `inq_rest`.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+pub(crate) struct PortLine {
+    pub tx: TxState,
+    pub c: PortCredits,
+    pub out0: OutBuffer,
+    pub model: PortModel,
+    pub inq0: PacketQueue,
+}
+
+impl PortLine {
+    /// The line of a port described by `model`, whose first output buffer
+    /// is `out0`, idle and empty (its credits are given by [`Credits::new`]).
+    pub fn new(model: PortModel, out0: OutBuffer) -> Self {
+        PortLine { tx: TxState::default(), c: PortCredits::default(), out0, model, inq0: PacketQueue::default() }
+    }
+}
+
 /// The state of every port.
 #[derive(Debug, Clone)]
 pub(crate) struct Ports {
-    /// Static description, by global port.
-    pub model: Vec<PortModel>,
     /// Node index, by global port.
     pub node: Vec<u32>,
     /// The distinct cable timings, indexed by [`PortModel::timing`].
@@ -173,12 +199,15 @@ pub(crate) struct Ports {
     pub tx_cold: Vec<TxCold>,
     /// Credits each transmitter holds for its receiver's VL buffers.
     pub credits: Credits,
-    /// Input (receive) VL buffers.
-    pub inq: Vec<PacketQueue>,
-    /// Their capacity in blocks.
+    /// Input queues past each port's first (in its line), by
+    /// [`crate::layout::Layout::pq`] less the number of ports: that layout
+    /// numbers every port's first queue before the others.
+    pub inq_rest: Vec<PacketQueue>,
+    /// Capacity of every input queue in blocks, by `Layout::pq`.
     pub in_cap: Vec<u32>,
-    /// Output (switch) or send (CA) VL buffers.
-    pub out: Vec<OutBuffer>,
+    /// Output (switch) or send (CA) VL buffers past each port's first (in
+    /// its line), by [`crate::layout::Layout::pv`] less the number of ports.
+    pub out_rest: Vec<OutBuffer>,
     /// SL2VL tables.
     pub sl2vl: Sl2VlMap,
     /// Distinct VLArbitration tables.
@@ -193,22 +222,141 @@ pub(crate) struct Ports {
 }
 
 impl Ports {
+    /// The number of ports.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.credits.lines().len()
+    }
+
+    /// The description of port `gp`.
+    #[inline(always)]
+    pub fn model(&self, gp: u32) -> &PortModel {
+        &self.credits.line(gp).model
+    }
+
+    /// Every port's description, by global port.
+    pub fn models(&self) -> impl Iterator<Item = &PortModel> + '_ {
+        self.credits.lines().iter().map(|l| &l.model)
+    }
+
     /// The transmitter of port `gp`.
     #[inline(always)]
     pub fn tx(&self, gp: u32) -> &TxState {
-        self.credits.tx(gp)
+        &self.credits.line(gp).tx
     }
 
     /// Likewise, to change.
     #[inline(always)]
     pub fn tx_mut(&mut self, gp: u32) -> &mut TxState {
-        self.credits.tx_mut(gp)
+        &mut self.credits.line_mut(gp).tx
     }
 
     /// Timing of the cable at port `gp`.
     #[inline]
     pub fn timing(&self, gp: u32) -> &LinkTiming {
-        &self.timings[self.model[gp as usize].timing as usize]
+        &self.timings[self.model(gp).timing as usize]
+    }
+
+    /// The output buffer of VL slot `slot` of port `gp`.
+    #[inline(always)]
+    pub fn out(&self, gp: u32, slot: u8) -> &OutBuffer {
+        match slot {
+            0 => &self.credits.line(gp).out0,
+            _ => &self.out_rest[self.rest_index(gp, slot)],
+        }
+    }
+
+    /// Likewise, to change.
+    #[inline(always)]
+    pub fn out_mut(&mut self, gp: u32, slot: u8) -> &mut OutBuffer {
+        match slot {
+            0 => &mut self.credits.line_mut(gp).out0,
+            _ => {
+                let k = self.rest_index(gp, slot);
+                &mut self.out_rest[k]
+            }
+        }
+    }
+
+    /// Index in `out_rest` or `inq_rest` of slot or queue `k` (not 0) of
+    /// port `gp`: the arrays' `Layout::pv` or `Layout::pq` less the number
+    /// of ports.
+    #[inline(always)]
+    fn rest_index(&self, gp: u32, k: u8) -> usize {
+        (k as usize - 1) * self.len() + gp as usize
+    }
+
+    /// The output buffer of per-(port, slot) index `pv`
+    /// ([`crate::layout::Layout::pv`]).
+    pub fn out_at(&self, pv: usize) -> &OutBuffer {
+        Self::out_in(&self.credits, &self.out_rest, pv)
+    }
+
+    /// `out_at` from the two places output buffers are kept, for a caller
+    /// that holds another part of the ports mutably.
+    #[inline]
+    pub fn out_in<'a>(credits: &'a Credits, out_rest: &'a [OutBuffer], pv: usize) -> &'a OutBuffer {
+        match pv.checked_sub(credits.lines().len()) {
+            None => &credits.line(pv as u32).out0,
+            Some(k) => &out_rest[k],
+        }
+    }
+
+    /// Number of output buffers: ports × slots.
+    pub fn out_len(&self) -> usize {
+        self.len() + self.out_rest.len()
+    }
+
+    /// Every output buffer, by `Layout::pv`.
+    pub fn outs(&self) -> impl Iterator<Item = &OutBuffer> + '_ {
+        self.credits.lines().iter().map(|l| &l.out0).chain(self.out_rest.iter())
+    }
+
+    /// Input queue `q` of port `gp`.
+    #[inline(always)]
+    pub fn inq(&self, gp: u32, q: u8) -> &PacketQueue {
+        match q {
+            0 => &self.credits.line(gp).inq0,
+            _ => &self.inq_rest[self.rest_index(gp, q)],
+        }
+    }
+
+    /// Likewise, to change.
+    #[inline(always)]
+    pub fn inq_mut(&mut self, gp: u32, q: u8) -> &mut PacketQueue {
+        match q {
+            0 => &mut self.credits.line_mut(gp).inq0,
+            _ => {
+                let k = self.rest_index(gp, q);
+                &mut self.inq_rest[k]
+            }
+        }
+    }
+
+    /// The input queue of per-input-queue index `pq`
+    /// ([`crate::layout::Layout::pq`]).
+    pub fn inq_at(&self, pq: usize) -> &PacketQueue {
+        Self::inq_in(&self.credits, &self.inq_rest, pq)
+    }
+
+    /// `inq_at` from the two places input queues are kept, for a caller
+    /// that holds another part of the ports mutably.
+    #[inline]
+    pub fn inq_in<'a>(credits: &'a Credits, inq_rest: &'a [PacketQueue], pq: usize) -> &'a PacketQueue {
+        match pq.checked_sub(credits.lines().len()) {
+            None => &credits.line(pq as u32).inq0,
+            Some(k) => &inq_rest[k],
+        }
+    }
+
+    /// Number of input queues: ports × queues per port.
+    pub fn inq_len(&self) -> usize {
+        self.len() + self.inq_rest.len()
+    }
+
+    /// Every input queue, by `Layout::pq`.
+    pub fn inqs(&self) -> impl Iterator<Item = &PacketQueue> + '_ {
+        self.credits.lines().iter().map(|l| &l.inq0).chain(self.inq_rest.iter())
     }
 
     /// The VLArbitration table of port `gp` (for checks and reports; the hot
@@ -220,7 +368,7 @@ impl Ports {
 
 #[cfg(test)]
 mod tests {
-    use super::{OutBuffer, PortModel, TxCold, TxState};
+    use super::{OutBuffer, PortLine, PortModel, TxCold, TxState};
     use crate::sim::NONE;
 
     #[test]
@@ -248,10 +396,9 @@ mod tests {
         let lids = LidMap::assign(&f, 0).unwrap();
         let t = build_engine("ftree", &RoutingOptions::default()).unwrap().route(&f, &lids).unwrap().tables;
         let sim = crate::Simulation::new(&f, &lids, &t, &crate::SimConfig::default()).unwrap();
-        let models = &sim.ports.model;
         let (mut to_switch, mut to_ca) = (0, 0);
-        for m in models.iter().filter(|m| m.peer != NONE) {
-            let peer = models[m.peer as usize];
+        for m in sim.ports.models().filter(|m| m.peer != NONE) {
+            let peer = sim.ports.model(m.peer);
             if peer.is_switch {
                 assert_eq!(m.peer_switch, peer.switch());
                 to_switch += 1;
@@ -269,6 +416,12 @@ mod tests {
         assert_eq!((std::mem::size_of::<PortModel>(), std::mem::align_of::<PortModel>()), (16, 16));
         assert_eq!(std::mem::size_of::<TxState>(), 24, "its credits fit beside it in a cache line");
         assert_eq!((std::mem::size_of::<TxCold>(), std::mem::align_of::<TxCold>()), (32, 32));
+    }
+
+    #[test]
+    fn a_ports_line_is_two_cache_lines_and_its_transmitter_and_credits_fill_the_first() {
+        assert_eq!((std::mem::size_of::<PortLine>(), std::mem::align_of::<PortLine>()), (128, 64));
+        assert_eq!(std::mem::offset_of!(PortLine, out0), 64);
     }
 
     #[test]

@@ -279,7 +279,7 @@ impl Simulation {
     fn start_window(&mut self, at: Time) {
         self.metrics.start_measurement(at);
         // Transmissions in progress at `at` count from `at` on.
-        for gp in 0..self.ports.model.len() as u32 {
+        for gp in 0..self.ports.len() as u32 {
             self.ports.tx_mut(gp).tally = crate::metrics::BusyTally::default();
             let tx = *self.ports.tx(gp);
             if tx.busy && tx.busy_until > at {
@@ -372,7 +372,7 @@ impl Simulation {
     /// `Err` when they do not add up.
     pub fn check_conservation(&self) -> Result<(), SimError> {
         let mut queued = 0u64;
-        for q in self.ports.inq.iter().chain(self.ports.out.iter().map(|b| &b.queue)) {
+        for q in self.ports.inqs().chain(self.ports.outs().map(|b| &b.queue)) {
             queued += q.count_linked(&self.arena) as u64;
         }
         for h in &self.hcas.state {
@@ -511,8 +511,8 @@ impl Simulation {
     /// in partitions other than 0.
     pub fn credits(&self, node: &str, port: u8, vl: u8, partition: u8) -> Option<(u32, u32)> {
         let n = self.node_names.iter().position(|x| x == node)? as u32;
-        let gp = (0..self.ports.model.len()).position(|gp| self.ports.node[gp] == n && self.ports.model[gp].port == port)? as u32;
-        let peer = self.ports.model[gp as usize].peer;
+        let gp = (0..self.ports.len()).position(|gp| self.ports.node[gp] == n && self.ports.model(gp as u32).port == port)? as u32;
+        let peer = self.ports.model(gp).peer;
         let slot = if vl == 15 { self.layout.vl15_slot } else { vl };
         if peer == NONE || (vl != 15 && vl >= self.layout.data_vls) || partition as usize >= self.layout.parts {
             return None;

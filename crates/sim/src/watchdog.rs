@@ -80,12 +80,12 @@ impl Simulation {
     /// not blocked). Buffers `0..nin` are input queues (by port × queue, see
     /// [`crate::layout`]), `nin..nin + npv` output buffers (by port × slot).
     fn blocked_targets(&self, node: usize, out: &mut [usize; MAX_CANDIDATES]) -> usize {
-        let nin = self.ports.inq.len();
+        let nin = self.ports.inq_len();
         let l = self.layout;
         if node < nin {
-            let head = self.ports.inq[node].head;
+            let head = self.ports.inq_at(node).head;
             let gp = l.split_q(node).0;
-            let pm = self.ports.model[gp as usize];
+            let pm = *self.ports.model(gp);
             if head == NIL || !pm.is_switch {
                 return 0;
             }
@@ -104,9 +104,9 @@ impl Simulation {
                 let ogp = self.switches.lines[pm.switch() as usize].model.gp(c.port);
                 let o = l.pv(ogp, c.slot);
                 let target = if self.p.output_buffers {
-                    (!self.ports.out[o].fits(p.blocks as u32)).then_some(nin + o)
+                    (!self.ports.out_at(o).fits(p.blocks as u32)).then_some(nin + o)
                 } else {
-                    let peer = self.ports.model[ogp as usize].peer;
+                    let peer = self.ports.model(ogp).peer;
                     let q = l.q(c.slot, c.partition);
                     (self.ports.credits.available(ogp, q) < p.blocks as u32 && peer != NONE).then(|| l.pq(peer, q))
                 };
@@ -121,14 +121,14 @@ impl Simulation {
             n
         } else {
             let o = node - nin;
-            let head = self.ports.out[o].queue.head;
+            let head = self.ports.out_at(o).queue.head;
             if head == NIL {
                 return 0;
             }
             let (gp, slot) = l.split(o);
             let p = self.arena[head];
             let q = l.q(slot, p.part());
-            let peer = self.ports.model[gp as usize].peer;
+            let peer = self.ports.model(gp).peer;
             if p.flags & FLAG_VL15 == 0 && self.ports.credits.available(gp, q) < p.blocks as u32 && peer != NONE {
                 out[0] = l.pq(peer, q);
                 1
@@ -139,11 +139,11 @@ impl Simulation {
     }
 
     fn head_of(&self, node: usize) -> PacketId {
-        let nin = self.ports.inq.len();
+        let nin = self.ports.inq_len();
         if node < nin {
-            self.ports.inq[node].head
+            self.ports.inq_at(node).head
         } else {
-            self.ports.out[node - nin].queue.head
+            self.ports.out_at(node - nin).queue.head
         }
     }
 
@@ -206,7 +206,7 @@ impl Simulation {
         let count = member.iter().filter(|&&m| m).count();
         // The walk starts at the first member port by port, as reports have
         // always listed buffers, whatever order the arrays keep them in.
-        let nin = self.ports.inq.len();
+        let nin = self.ports.inq_len();
         let start = (0..member.len()).filter(|&n| member[n]).min_by_key(|&n| report_order(&self.layout, nin, n))?;
         // Every member waits for a member: walking first edges must revisit one.
         let mut order: Vec<usize> = Vec::new();
@@ -223,7 +223,7 @@ impl Simulation {
 
     /// Stops the run on a total stall: nothing moved for the watchdog period.
     pub(crate) fn declare_stall(&mut self) -> SimError {
-        let mut member: Vec<bool> = vec![false; self.ports.inq.len() + self.ports.out.len()];
+        let mut member: Vec<bool> = vec![false; self.ports.inq_len() + self.ports.out_len()];
         let mut targets = [0usize; MAX_CANDIDATES];
         for (node, m) in member.iter_mut().enumerate() {
             *m = self.blocked_targets(node, &mut targets) > 0;
@@ -269,10 +269,10 @@ impl Simulation {
     /// sends: what explains a stall without a cycle of full buffers.
     fn starved_vls(&self) -> Vec<StarvedVl> {
         let l = self.layout;
-        let served = |o: usize| self.ports.out[o].served;
-        let mut waiting = vec![0u64; self.ports.out.len()];
+        let served = |o: usize| self.ports.out_at(o).served;
+        let mut waiting = vec![0u64; self.ports.out_len()];
         // Output buffers, and CA send buffers.
-        for (o, q) in self.ports.out.iter().map(|b| &b.queue).enumerate() {
+        for (o, q) in self.ports.outs().map(|b| &b.queue).enumerate() {
             if q.head != NIL && !served(o) {
                 waiting[o] += q.len as u64;
             }
@@ -281,8 +281,8 @@ impl Simulation {
         // output VL that is never sent: it starves when none of its options
         // is ever served.
         let mut cands = Candidates::new();
-        for (node, q) in self.ports.inq.iter().enumerate() {
-            let pm = self.ports.model[l.split_q(node).0 as usize];
+        for (node, q) in self.ports.inqs().enumerate() {
+            let pm = self.ports.model(l.split_q(node).0);
             if q.head == NIL || !pm.is_switch {
                 continue;
             }
@@ -304,7 +304,7 @@ impl Simulation {
         // Port by port, then by VL, whatever order the arrays keep them in.
         outs.sort_unstable();
         for (gp, slot) in outs {
-            let pm = &self.ports.model[gp as usize];
+            let pm = &self.ports.model(gp);
             let packets = waiting[l.pv(gp, slot)];
             starved.push(StarvedVl { node: self.node_names[self.ports.node[gp as usize] as usize].clone(), port: pm.port, vl: l.vl_of_slot(slot), packets });
         }
@@ -313,16 +313,16 @@ impl Simulation {
 
     /// The channel a buffer belongs to.
     fn channel_of(&self, node: usize) -> BlockedChannel {
-        let nin = self.ports.inq.len();
+        let nin = self.ports.inq_len();
         let (tx, rx, slot) = if node < nin {
             let (gp, q) = self.layout.split_q(node);
-            (self.ports.model[gp as usize].peer, gp, self.layout.slot_of_q(q))
+            (self.ports.model(gp).peer, gp, self.layout.slot_of_q(q))
         } else {
             let (gp, slot) = self.layout.split(node - nin);
-            (gp, self.ports.model[gp as usize].peer, slot)
+            (gp, self.ports.model(gp).peer, slot)
         };
         let name = |gp: u32| {
-            let pm = &self.ports.model[gp as usize];
+            let pm = &self.ports.model(gp);
             (self.node_names[self.ports.node[gp as usize] as usize].clone(), pm.port)
         };
         let (from_node, from_port) = name(tx);

@@ -71,7 +71,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         NONE => None,
         h => Some(h),
     };
-    let mcast = Multicast::new(mfts, &switch_nodes, host_of, |s, port| topo.sends_on(s, port), ports.inq.len());
+    let mcast = Multicast::new(mfts, &switch_nodes, host_of, |s, port| topo.sends_on(s, port), ports.inq_len());
     let (traffic, mut used_sls, reply_class) = traffic::build(fabric, c, &topo, &qos, &mcast)?;
     check_path_sls(path_sl, &topo, &qos, layout.data_vls, &mut used_sls)?;
     check_sent_vls_are_served(fabric, &topo, &ports, &traffic, path_sl)?;
@@ -79,7 +79,7 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
 
     let nvl = layout.nvl;
     // The watchdog looks at every input queue and output buffer.
-    let sim_buffers = ports.inq.len() + npv;
+    let sim_buffers = ports.inq_len() + npv;
     let max_ports = topo.switches.iter().map(|s| s.num_ports).max().unwrap_or(0) as usize;
     let islip = if p.crossbar_arbiter == crate::switch::arbiter::CrossbarArbiter::Islip {
         let per_switch = |sm: &crate::switch::SwitchModel| sm.num_ports as usize * if p.crossbar == crate::config::CrossbarKind::Multiplexed { 1 } else { nvl };
@@ -261,7 +261,7 @@ fn check_sent_vls_are_served(
                 }
             }
         }
-        let pm = &ports.model[host.gp as usize];
+        let pm = &ports.model(host.gp);
         let table = ports.arb_table(host.gp);
         for sl in (0..16u8).filter(|&sl| sls[sl as usize]) {
             let vl = ports.sl2vl.vl(ports.node[host.gp as usize], 0, pm.port, sl);

@@ -12,7 +12,7 @@ use crate::flow_control::FlowControlPackets;
 use crate::layout::{Layout, MAX_PARTITIONS};
 use crate::link::{wire_bytes, VL15_MAX_PAYLOAD};
 use crate::packet::PacketQueue;
-use crate::port::{OutBuffer, Ports, TxCold};
+use crate::port::{OutBuffer, PortLine, Ports, TxCold};
 use crate::qos::QosTables;
 use crate::sim::{Params, NONE};
 
@@ -146,7 +146,7 @@ pub(super) fn build(
 
     // A head must not bid for (or be buffered on) a VL its output never
     // sends while another option could take it.
-    let out = out_cap
+    let mut out: Vec<OutBuffer> = out_cap
         .into_iter()
         .enumerate()
         .map(|(o, cap)| {
@@ -160,15 +160,18 @@ pub(super) fn build(
     // buffers, or that take them at the crossbar: their returns are always
     // events (`Simulation::on_credit`).
     let eager: Vec<bool> = ports.iter().map(|pm| pm.is_switch && (!output_buffers || p.credits_at_grant)).collect();
+    // Each port's first slot's buffer goes into its line: `Layout::pv`
+    // numbers every port's first slot before the others.
+    let out_rest = out.split_off(ports.len());
+    let lines = ports.iter().zip(out).map(|(&model, out0)| PortLine::new(model, out0)).collect();
     Ok(Ports {
-        model: topo.ports.clone(),
         node: topo.port_node.clone(),
         timings: topo.timings.clone(),
         tx_cold: vec![TxCold::default(); ports.len()],
-        credits: Credits::new(credit_init, layout.qpp, &eager),
-        inq: vec![PacketQueue::default(); nin],
+        credits: Credits::new(lines, credit_init, layout.qpp, &eager),
+        inq_rest: vec![PacketQueue::default(); nin - ports.len()],
         in_cap,
-        out,
+        out_rest,
         sl2vl: qos.sl2vl.clone(),
         arb_tables,
         port_arb,

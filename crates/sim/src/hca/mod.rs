@@ -279,7 +279,7 @@ impl Simulation {
     pub(crate) fn new_packet(&mut self, at: Time, class: u8, sl: u8, host: u32, dst: u32, dlid: u16, payload: u32) -> PacketId {
         let hm = self.hcas.model[host as usize];
         let (sl, vl15) = self.packet_sl(class, sl, host, dlid);
-        let slot = if vl15 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(hm.node, 0, self.ports.model[hm.gp as usize].port, sl) };
+        let slot = if vl15 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(hm.node, 0, self.ports.model(hm.gp).port, sl) };
         let flags = if vl15 { FLAG_VL15 } else { 0 };
         let wire = wire_bytes(payload, self.p.header_bytes);
         self.arena.alloc(Packet {
@@ -376,8 +376,7 @@ impl Simulation {
                     let p = &self.arena[head];
                     (p.slot, p.blocks as u32, p.class)
                 };
-                let i = self.layout.pv(gp, slot);
-                if !self.ports.out[i].fits(blocks) {
+                if !self.ports.out(gp, slot).fits(blocks) {
                     break;
                 }
                 hs.slq[sl as usize].pop(&mut self.arena);
@@ -388,8 +387,9 @@ impl Simulation {
                     p.ready_at = start;
                     p.tail_at = now;
                 }
-                self.ports.out[i].used += blocks;
-                self.ports.out[i].queue.push(&mut self.arena, head);
+                let o = self.ports.out_mut(gp, slot);
+                o.used += blocks;
+                o.queue.push(&mut self.arena, head);
                 self.ports.tx_mut(gp).outq_mask |= 1 << slot;
                 self.in_network += 1;
                 self.last_progress = now;
@@ -409,11 +409,10 @@ impl Simulation {
     /// The sink of CA port `gp` has consumed `id`'s last byte.
     pub(crate) fn on_deliver(&mut self, gp: u32, q: u8, id: PacketId) {
         let now = self.now;
-        let i = self.layout.pq(gp, q);
-        let popped = self.ports.inq[i].pop(&mut self.arena);
+        let popped = self.ports.inq_mut(gp, q).pop(&mut self.arena);
         debug_assert_eq!(popped, Some(id), "sink consumes in arrival order");
         let p = self.arena[id];
-        let host = self.ports.model[gp as usize].host();
+        let host = self.ports.model(gp).host();
         if p.flags & FLAG_VL15 == 0 {
             self.advertise_credits(gp, q, p.blocks, crate::credits::next_update(now, self.p.hca_credit_period_ps));
         }

@@ -313,7 +313,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         sl_rate[transport.reply_sl as usize & 15] += total_rate;
     }
     let host_name = |h: u32| {
-        let pm = &sim.ports.model[sim.hcas.model[h as usize].gp as usize];
+        let pm = sim.ports.model(sim.hcas.model[h as usize].gp);
         let n = &sim.node_names[sim.ports.node[sim.hcas.model[h as usize].gp as usize] as usize];
         if pm.port == 1 {
             n.clone()
@@ -380,11 +380,11 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
 
     let nvl = sim.layout.nvl;
     let mut ports = Vec::new();
-    for (gp, pm) in sim.ports.model.iter().enumerate() {
+    for (gp, pm) in sim.ports.models().enumerate() {
         if pm.peer == NONE {
             continue;
         }
-        let peer = &sim.ports.model[pm.peer as usize];
+        let peer = &sim.ports.model(pm.peer);
         let tx = sim.ports.tx(gp as u32);
         let mut busy = m.busy_of_port(&tx.tally, &sim.layout, gp as u32);
         // A packet still on the wire counted its whole transmission; keep only

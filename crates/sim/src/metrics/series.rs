@@ -74,7 +74,7 @@ impl crate::sim::Simulation {
         let Some(mut s) = self.metrics.series.take() else { return };
         while s.next <= self.now {
             let at = s.next;
-            for (gp, pm) in self.ports.model.iter().enumerate() {
+            for (gp, pm) in self.ports.models().enumerate() {
                 if pm.peer == crate::sim::NONE {
                     continue;
                 }
@@ -84,7 +84,7 @@ impl crate::sim::Simulation {
                     // The part of a transmission on this slot still to come after `at`.
                     let ahead = if tx.busy && tx.sending_slot == slot && tx.busy_until > at { tx.busy_until - at } else { 0 };
                     let used = s.started[i] - ahead;
-                    let in_blocks: u32 = (0..self.layout.parts as u8).map(|part| self.ports.inq[self.layout.pq(gp as u32, self.layout.q(slot, part))].blocks).sum();
+                    let in_blocks: u32 = (0..self.layout.parts as u8).map(|part| self.ports.inq_at(self.layout.pq(gp as u32, self.layout.q(slot, part))).blocks).sum();
                     let r = &mut s.rows;
                     r.time_ps.push(at);
                     r.node.push(self.ports.node[gp]);
@@ -92,7 +92,7 @@ impl crate::sim::Simulation {
                     r.vl.push(self.layout.vl_of_slot(slot));
                     r.utilization.push((used - s.used_before[i]) as f64 / r.interval_ps as f64);
                     r.input_bytes.push(in_blocks * crate::credits::CREDIT_BYTES);
-                    r.output_bytes.push(self.ports.out[i].used * crate::credits::CREDIT_BYTES);
+                    r.output_bytes.push(self.ports.out_at(i).used * crate::credits::CREDIT_BYTES);
                     s.used_before[i] = used;
                 }
             }

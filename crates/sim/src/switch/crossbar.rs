@@ -27,13 +27,12 @@
 
 use std::cell::Cell;
 
-use crate::credits::Credits;
 use crate::engine::{Event, EventQueue, Time};
 use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, PacketKind, FLAG_FECN, FLAG_VL15, NIL};
 use crate::selection::{Candidate, Candidates, SelectionView};
 use crate::layout::Layout;
-use crate::port::{OutBuffer, PortModel, Ports};
+use crate::port::Ports;
 use crate::sim::{Simulation, NONE};
 use crate::switch::multicast::is_multicast;
 use crate::switch::arbiter::CrossbarArbiter;
@@ -46,8 +45,7 @@ use super::input::next_bit;
 /// the option's VL, the crossbar output must be free and the output buffer
 /// must have room for the packet.
 pub(super) struct BufferedView<'a> {
-    credits: &'a Credits,
-    out: &'a [OutBuffer],
+    ports: &'a Ports,
     port_base: u32,
     layout: Layout,
     /// `Params::xbar_slot_mask`: which bits of a VL slot name its crossbar output.
@@ -62,8 +60,7 @@ impl<'a> BufferedView<'a> {
     #[inline]
     pub(super) fn new(ports: &'a Ports, layout: Layout, xbar_slot_mask: u8, port_base: u32, blocks: u16, flags: u8) -> Self {
         BufferedView {
-            credits: &ports.credits,
-            out: &ports.out,
+            ports,
             port_base,
             layout,
             xbar_slot_mask,
@@ -81,16 +78,16 @@ impl<'a> BufferedView<'a> {
 impl SelectionView for BufferedView<'_> {
     #[inline]
     fn credits(&self, c: &Candidate) -> u32 {
-        self.credits.available(self.gp(c), self.layout.q(c.slot, c.partition))
+        self.ports.credits.available(self.gp(c), self.layout.q(c.slot, c.partition))
     }
     #[inline]
     fn can_accept(&self, c: &Candidate) -> bool {
         let gp = self.gp(c);
-        let o = &self.out[self.layout.pv(gp, c.slot)];
+        let o = self.ports.out(gp, c.slot);
         // The crossbar output is the one `Simulation::xidx` names: this
         // buffer's own with a port per VL.
         let x = c.slot & self.xbar_slot_mask;
-        let crossing = if x == c.slot { o.crossing } else { self.out[self.layout.pv(gp, x)].crossing };
+        let crossing = if x == c.slot { o.crossing } else { self.ports.out(gp, x).crossing };
         // A packet buffered on a VL its output never sends would starve
         // there, though another option could take it.
         !crossing && o.fits(self.blocks) && o.served
@@ -106,10 +103,7 @@ impl SelectionView for BufferedView<'_> {
 /// credits for the whole packet (not for VL15), and starting now must not
 /// overtake the packet's own arriving tail.
 struct LinkView<'a> {
-    credits: &'a Credits,
-    out: &'a [OutBuffer],
-    ports: &'a [PortModel],
-    timings: &'a [crate::link::LinkTiming],
+    ports: &'a Ports,
     now: Time,
     port_base: u32,
     layout: Layout,
@@ -126,10 +120,7 @@ impl<'a> LinkView<'a> {
     #[inline]
     fn new(ports: &'a Ports, now: Time, layout: Layout, port_base: u32, p: &Packet) -> Self {
         LinkView {
-            credits: &ports.credits,
-            out: &ports.out,
-            ports: &ports.model,
-            timings: &ports.timings,
+            ports,
             now,
             port_base,
             layout,
@@ -145,7 +136,7 @@ impl<'a> LinkView<'a> {
 impl SelectionView for LinkView<'_> {
     #[inline]
     fn credits(&self, c: &Candidate) -> u32 {
-        self.credits.available(Layout::node_port(self.port_base, c.port), self.layout.q(c.slot, c.partition))
+        self.ports.credits.available(Layout::node_port(self.port_base, c.port), self.layout.q(c.slot, c.partition))
     }
     #[inline]
     fn can_accept(&self, c: &Candidate) -> bool {
@@ -153,13 +144,13 @@ impl SelectionView for LinkView<'_> {
         // A VL the output never sends would hold the head for good, though
         // another option (another port, whose SL2VL may give another VL)
         // could take it.
-        if self.credits.tx(gp).busy || !self.out[self.layout.pv(gp, c.slot)].served {
+        if self.ports.tx(gp).busy || !self.ports.out(gp, c.slot).served {
             return false;
         }
         if !self.fits(c) {
             return false;
         }
-        let ser = self.timings[self.ports[gp as usize].timing as usize].ser_ps(self.wire);
+        let ser = self.ports.timing(gp).ser_ps(self.wire);
         if self.now + ser < self.tail_at {
             let w = self.tail_at - ser;
             if w < self.wake.get() {
@@ -190,9 +181,9 @@ impl Simulation {
     #[inline(always)]
     pub(crate) fn on_xbar_done(&mut self, swi: u32, input: u32, out_port: u8, in_slot: u8, out_slot: u8) -> u32 {
         let output = self.switches.lines[swi as usize].model.gp(out_port);
-        let (xi, xo) = (self.xidx(input, in_slot), self.xidx(output, out_slot));
+        let xi = self.xidx(input, in_slot);
         self.switches.xin_free[xi] += 1;
-        self.ports.out[xo].crossing = false;
+        self.ports.out_mut(output, out_slot & self.p.xbar_slot_mask).crossing = false;
         self.mark_port_pending(swi, input);
         self.wake_waiters(swi, output);
         self.arbitrate_switch(swi);
@@ -258,7 +249,7 @@ impl Simulation {
             if slot as usize >= self.layout.nvl || self.switches.xin_free[self.xidx(gp, slot)] == 0 {
                 continue;
             }
-            let head = self.ports.inq[self.layout.pq(gp, q)].head;
+            let head = self.ports.inq(gp, q).head;
             let mut waiting = ibnetsim_sm::PortSet::new();
             let mut id = head;
             while id != NIL {
@@ -267,7 +258,7 @@ impl Simulation {
                     break;
                 }
                 let mut cands = Candidates::new();
-                if self.route(swi, self.ports.model[gp as usize].port, self.layout.pq(gp, q), id, &p, &mut cands).is_err() {
+                if self.route(swi, self.ports.model(gp).port, self.layout.pq(gp, q), id, &p, &mut cands).is_err() {
                     break;
                 }
                 Self::pinned_only(&p, &mut cands);
@@ -275,7 +266,7 @@ impl Simulation {
                 assert!(
                     behind || !self.movable(&sm, &p, &cands),
                     "t={} switch {} input port {} queue {}: a packet that can move was left waiting",
-                    self.now, self.node_names[sm.node as usize], self.ports.model[gp as usize].port, q
+                    self.now, self.node_names[sm.node as usize], self.ports.model(gp).port, q
                 );
                 if !voq || is_multicast(p.dlid) {
                     break;
@@ -310,7 +301,7 @@ impl Simulation {
         let slot = self.layout.slot_of_q(q);
         loop {
             let i = self.layout.pq(gp, q);
-            let head = self.ports.inq[i].head;
+            let head = self.ports.inq(gp, q).head;
             if head == NIL {
                 return None;
             }
@@ -526,8 +517,7 @@ impl Simulation {
         let xi = self.xidx(gp, slot);
         self.switches.xin_free[xi] -= 1;
         self.metrics.switch_hops += 1;
-        let xo = self.xidx(ogp, c.slot);
-        self.ports.out[xo].crossing = true;
+        self.ports.out_mut(ogp, c.slot & self.p.xbar_slot_mask).crossing = true;
         let (moved, last) = self.take_for_output(swi, gp, q, id, c.port, xend);
         {
             let p = &mut self.arena[moved];
@@ -541,17 +531,17 @@ impl Simulation {
         if self.p.credits_at_grant && p.flags & FLAG_VL15 == 0 {
             self.ports.credits.consume(ogp, self.layout.q(c.slot, c.partition), p.blocks);
         }
-        let o = self.layout.pv(ogp, c.slot);
-        self.ports.out[o].used += p.blocks as u32;
+        let (used, cap) = {
+            let o = self.ports.out_mut(ogp, c.slot);
+            o.used += p.blocks as u32;
+            (o.used, o.cap)
+        };
         // Replies (ACKs, notifications) are not marked: only data congests.
         // A marked packet stays marked (and counts once).
-        if p.kind() == PacketKind::Data
-            && p.flags & FLAG_FECN == 0
-            && self.mech.on_grant(o, self.ports.out[o].used, self.ports.out[o].cap)
-        {
+        if p.kind() == PacketKind::Data && p.flags & FLAG_FECN == 0 && self.mech.on_grant(self.layout.pv(ogp, c.slot), used, cap) {
             self.arena[moved].flags |= FLAG_FECN;
         }
-        self.ports.out[o].queue.push(&mut self.arena, moved);
+        self.ports.out_mut(ogp, c.slot).queue.push(&mut self.arena, moved);
         self.ports.tx_mut(ogp).outq_mask |= 1 << c.slot;
         if last {
             self.return_input_credits(gp, q, &p, xend);
@@ -665,10 +655,12 @@ impl Simulation {
                 } else {
                     let table = &self.ports.arb_tables[self.ports.port_arb[ogp as usize] as usize];
                     let req = &self.switches.scratch_req;
-                    let inq = &self.ports.inq;
+                    let (credits, inq_rest) = (&self.ports.credits, &self.ports.inq_rest);
                     let arena = &self.arena;
                     let (layout, first) = (self.layout, sm.port_base);
-                    let blocks_of = |s: u8| arena[inq[layout.local_pq(first, req[o * nvl + s as usize] as usize)].head].blocks;
+                    let blocks_of = |s: u8| {
+                        arena[Ports::inq_in(credits, inq_rest, layout.local_pq(first, req[o * nvl + s as usize] as usize)).head].blocks
+                    };
                     match self.ports.arbiter.pick(table, &mut self.ports.tx_cold[ogp as usize].arb, ready, self.layout.data_vls, blocks_of) {
                         Some(s) => s,
                         None => continue,
@@ -723,14 +715,14 @@ impl Simulation {
         self.count_escape_hop(opt);
         let now = self.now;
         let slot = self.layout.slot_of_q(q);
-        let id = self.ports.inq[self.layout.pq(gp, q)].head;
+        let id = self.ports.inq(gp, q).head;
         let p = self.arena[id];
         let end = now + self.ports.timing(ogp).ser_ps(p.wire_bytes as u32);
         let xi = self.xidx(gp, slot);
         self.switches.xin_free[xi] -= 1;
         self.metrics.switch_hops += 1;
-        let oport = self.ports.model[ogp as usize].port;
-        let (moved, last) = self.take_for_output(self.ports.model[gp as usize].switch(), gp, q, id, oport, end);
+        let oport = self.ports.model(ogp).port;
+        let (moved, last) = self.take_for_output(self.ports.model(gp).switch(), gp, q, id, oport, end);
         {
             let p = &mut self.arena[moved];
             p.pinned = 0;
@@ -781,8 +773,8 @@ mod tests {
         let mut remembered = 0;
         for step in 1..=20u64 {
             sim.run(step * 10_000_000).unwrap();
-            for i in 0..sim.ports.inq.len() {
-                let head = sim.ports.inq[i].head;
+            for i in 0..sim.ports.inq_len() {
+                let head = sim.ports.inq_at(i).head;
                 if head == crate::packet::NIL || !sim.arena[head].remembered {
                     continue;
                 }
@@ -790,7 +782,7 @@ mod tests {
                 let memo = sim.switches.routed[i];
                 assert_eq!((memo.head, memo.len), (head, 1));
                 let (gp, _) = sim.layout.split_q(i);
-                let pm = sim.ports.model[gp as usize];
+                let pm = *sim.ports.model(gp);
                 let mut cands = crate::selection::Candidates::new();
                 sim.route(pm.switch(), pm.port, i, head, &sim.arena[head], &mut cands).unwrap();
                 assert_eq!(cands.as_slice(), &[memo.first]);

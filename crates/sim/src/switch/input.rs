@@ -18,7 +18,7 @@
 use ibnetsim_sm::RouteLabel;
 
 use crate::engine::{Event, Time};
-use crate::packet::PacketId;
+use crate::packet::{PacketId, NIL};
 use crate::sim::{Simulation, NONE};
 use crate::switch::organisation::InputBuffer;
 
@@ -34,9 +34,9 @@ impl Simulation {
     /// Appends an arriving packet to input queue `(gp, q)` of switch `swi`.
     #[inline(always)]
     pub(crate) fn push_input(&mut self, swi: u32, gp: u32, q: u8, id: PacketId) {
-        let i = self.layout.pq(gp, q);
-        let was_empty = self.ports.inq[i].is_empty();
-        self.ports.inq[i].push(&mut self.arena, id);
+        let inq = self.ports.inq_mut(gp, q);
+        let was_empty = inq.is_empty();
+        inq.push(&mut self.arena, id);
         if was_empty || self.p.input_buffer == InputBuffer::Voq {
             // Under `voq` any packet may cross before it is the head, so each
             // needs its own `Routed` event.
@@ -61,11 +61,12 @@ impl Simulation {
     #[inline(always)]
     pub(crate) fn pop_input(&mut self, swi: u32, gp: u32, q: u8, free_at: Time) -> PacketId {
         let i = self.layout.pq(gp, q);
-        let id = self.ports.inq[i].pop(&mut self.arena).expect("pop from an empty input queue");
+        let inq = self.ports.inq_mut(gp, q);
+        let id = inq.pop(&mut self.arena).expect("pop from an empty input queue");
+        let head = inq.head;
         self.arena[id].remembered = false;
         self.switches.mcast.forget(i);
-        let head = self.ports.inq[i].head;
-        if self.ports.inq[i].is_empty() {
+        if head == NIL {
             let (w, b) = self.input_bit(swi, gp, q);
             self.switches.bits_mut(swi, w).nonempty &= !b;
             if self.layout.slot_of_q(q) == self.layout.vl15_slot {

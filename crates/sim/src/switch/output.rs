@@ -10,6 +10,7 @@
 //! waiting for its data, an `OutputReady` event is set for the time it can go.
 
 use crate::engine::{Event, Time};
+use crate::port::Ports;
 use crate::sim::{Simulation, NONE};
 
 impl Simulation {
@@ -32,14 +33,14 @@ impl Simulation {
     fn transmit_next(&mut self, gp: u32) {
         let now = self.now;
         let vl15 = self.layout.vl15_slot;
-        let is_switch = self.ports.model[gp as usize].is_switch;
+        let is_switch = self.ports.model(gp).is_switch;
         let mut ready: u16 = 0;
         let mut wake = Time::MAX;
         let mut m = self.ports.tx(gp).outq_mask;
         while m != 0 {
             let s = m.trailing_zeros() as u8;
             m &= m - 1;
-            let head = self.ports.out[self.layout.pv(gp, s)].queue.head;
+            let head = self.ports.out(gp, s).queue.head;
             let p = &self.arena[head];
             if p.ready_at > now {
                 wake = wake.min(p.ready_at);
@@ -57,17 +58,17 @@ impl Simulation {
         } else if self.layout.data_vls == 1 {
             // One data VL: the arbiter's only possible choice, if its table
             // serves it; its state then never decides anything, so it is not kept.
-            (ready & 1 != 0 && self.ports.out[self.layout.pv(gp, 0)].served).then_some(0)
+            (ready & 1 != 0 && self.ports.out(gp, 0).served).then_some(0)
         } else {
             let table = &self.ports.arb_tables[self.ports.port_arb[gp as usize] as usize];
-            let (out, arena, layout) = (&self.ports.out, &self.arena, self.layout);
+            let (credits, out_rest, arena, layout) = (&self.ports.credits, &self.ports.out_rest, &self.arena, self.layout);
             self.ports.arbiter.pick(table, &mut self.ports.tx_cold[gp as usize].arb, ready, self.layout.data_vls, |s| {
-                arena[out[layout.pv(gp, s)].queue.head].blocks
+                arena[Ports::out_in(credits, out_rest, layout.pv(gp, s)).queue.head].blocks
             })
         };
         match slot {
             Some(s) => {
-                let q = &mut self.ports.out[self.layout.pv(gp, s)].queue;
+                let q = &mut self.ports.out_mut(gp, s).queue;
                 let id = q.pop(&mut self.arena).expect("ready slot has a head");
                 if q.is_empty() {
                     self.ports.tx_mut(gp).outq_mask &= !(1 << s);

@@ -177,7 +177,7 @@ impl Simulation {
         let sm = &self.switches.lines[swi as usize].model;
         let left = self.switches.mcast.ports_left(swi, queue, head, p.dlid, in_port);
         for port in left.iter() {
-            if port == 0 || port as u32 > sm.num_ports || self.ports.model[sm.gp(port) as usize].peer == NONE {
+            if port == 0 || port as u32 > sm.num_ports || self.ports.model(sm.gp(port)).peer == NONE {
                 continue;
             }
             let slot = if p.flags & FLAG_VL15 != 0 { self.layout.vl15_slot } else { self.ports.sl2vl.vl(sm.node, in_port, port, p.sl) };

@@ -97,7 +97,7 @@ impl Simulation {
             }
             let (idx, c) = st.meta[k];
             let (gp, q) = self.layout.split_local(sm.port_base, idx as usize);
-            let id = self.ports.inq[self.layout.pq(gp, q)].head;
+            let id = self.ports.inq_at(self.layout.pq(gp, q)).head;
             // Left pending: the greedy pass below offers the next head
             // wherever the input may start more than one transfer.
             self.grant_buffered(swi, gp, q, id, c);

@@ -30,7 +30,7 @@ impl Simulation {
                     continue;
                 }
                 let (gp, q) = self.layout.split_local(sm.port_base, idx);
-                let head = self.ports.inq[self.layout.pq(gp, q)].head;
+                let head = self.ports.inq_at(self.layout.pq(gp, q)).head;
                 let age = if head == NIL { Time::MAX } else { self.arena[head].gen_time };
                 // The position in round-robin order breaks ties.
                 order.push((age, order.len() as u32, idx as u32));
@@ -52,6 +52,6 @@ impl Simulation {
     /// ages keep that order); never under round robin.
     #[inline]
     pub(in crate::switch) fn request_preferred(&self, id: crate::packet::PacketId, held: usize) -> bool {
-        self.p.crossbar_arbiter == super::CrossbarArbiter::OldestFirst && self.arena[id].gen_time < self.arena[self.ports.inq[held].head].gen_time
+        self.p.crossbar_arbiter == super::CrossbarArbiter::OldestFirst && self.arena[id].gen_time < self.arena[self.ports.inq_at(held).head].gen_time
     }
 }

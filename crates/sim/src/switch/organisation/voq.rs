@@ -32,7 +32,7 @@ impl Simulation {
     pub(in crate::switch) fn serve_voq(&mut self, swi: u32, sm: &SwitchModel, idx: usize, cands: &mut Candidates) -> bool {
         let (gp, q) = self.layout.split_local(sm.port_base, idx);
         let i = self.layout.pq(gp, q);
-        let head = self.ports.inq[i].head;
+        let head = self.ports.inq(gp, q).head;
         if head != NIL && is_multicast(self.arena[head].dlid) {
             return self.serve_fifo::<false>(swi, sm, idx, cands);
         }
@@ -52,7 +52,7 @@ impl Simulation {
             }
             let next = p.next;
             if let Some(reason) = self.mech.at_input_head(&p, self.now) {
-                self.ports.inq[i].move_to_front(&mut self.arena, prev, id);
+                self.ports.inq_mut(gp, q).move_to_front(&mut self.arena, prev, id);
                 self.discard_head(swi, gp, q, id, reason);
                 id = next;
                 continue;
@@ -66,7 +66,7 @@ impl Simulation {
             }
             cands.clear();
             if let Err(reason) = self.route(swi, in_port, i, id, &p, cands) {
-                self.ports.inq[i].move_to_front(&mut self.arena, prev, id);
+                self.ports.inq_mut(gp, q).move_to_front(&mut self.arena, prev, id);
                 self.discard_head(swi, gp, q, id, reason);
                 id = next;
                 continue;
@@ -85,7 +85,7 @@ impl Simulation {
                 Some(k) => {
                     let c = cands.as_slice()[k];
                     // The grant takes the buffer's head: make the packet the head.
-                    self.ports.inq[i].move_to_front(&mut self.arena, prev, id);
+                    self.ports.inq_mut(gp, q).move_to_front(&mut self.arena, prev, id);
                     self.grant_buffered(swi, gp, q, id, c);
                     granted = true;
                 }
