@@ -23,6 +23,13 @@ _spec.loader.exec_module(differential)
 SCENARIOS = dict(differential.scenarios())
 
 
+# How many events of each kind the engine handled is how the simulator did
+# its work, not what it simulated: issue 14's steps cut events by design
+# (the same packets, the same times). `tests/it/event_counts.rs` works the
+# counts out by hand instead.
+NOT_RESULTS = {"events_by_kind"}
+
+
 def _diff(a, b, path=""):
     """The first path where the new value ``a`` differs from the reference ``b``, or None.
 
@@ -34,6 +41,8 @@ def _diff(a, b, path=""):
         a, b = dict(map(tuple, a)), dict(map(tuple, b))
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(b):
+            if k in NOT_RESULTS:
+                continue
             if k not in a:
                 return f"{path}.{k}: missing from the new results"
             d = _diff(a[k], b[k], f"{path}.{k}")

@@ -69,6 +69,12 @@ pub(crate) struct Params {
     /// The default arbitration: round robin over FIFO heads, deterministic
     /// selection (the crossbar has a path compiled for it alone).
     pub plain_arbitration: bool,
+    /// A new head whose crossbar input is busy until it is routed is offered
+    /// by the end of that transfer, without a `Routed` event of its own:
+    /// the default switch (`plain_arbitration`) with output buffers, one
+    /// transfer per input, and no mechanism acting on waiting heads
+    /// (`Simulation::offered_at_transfer_end`).
+    pub offer_at_transfer_end: bool,
     /// Watchdog period.
     pub watchdog_ps: Time,
     /// SLs in HCA service order.

@@ -124,6 +124,9 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
         VlArbitrationConfig::Iba(_) => VlArbiter::from_name("iba", "vl_arbitration.kind")?,
         VlArbitrationConfig::RoundRobin => VlArbiter::from_name("round-robin", "vl_arbitration.kind")?,
     };
+    let plain_arbitration = crossbar_arbiter == CrossbarArbiter::RoundRobin
+        && input_buffer == InputBuffer::Fifo
+        && matches!(selection, Selection::Deterministic(_));
     let params = Params {
         switch_delay_ps: routing_ps + arbitration_ps,
         switch_credit_period_ps,
@@ -141,9 +144,8 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
         input_buffer,
         max_transfers,
         crossbar_arbiter,
-        plain_arbitration: crossbar_arbiter == CrossbarArbiter::RoundRobin
-            && input_buffer == InputBuffer::Fifo
-            && matches!(selection, Selection::Deterministic(_)),
+        plain_arbitration,
+        offer_at_transfer_end: plain_arbitration && sc.output_buffer_bytes > 0 && max_transfers == 1 && c.mechanisms.lifetime.is_none(),
         watchdog_ps,
         sl_order: sl_order(&c.hca.sl_priority)?,
         mtu_bytes: c.mtu_bytes,

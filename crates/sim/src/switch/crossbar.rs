@@ -516,6 +516,7 @@ impl Simulation {
         let xend = (now + xser).max(p.tail_at);
         let xi = self.xidx(gp, slot);
         self.switches.xin_free[xi] -= 1;
+        self.switches.xin_until[xi] = xend;
         self.metrics.switch_hops += 1;
         self.ports.out_mut(ogp, c.slot & self.p.xbar_slot_mask).crossing = true;
         let (moved, last) = self.take_for_output(swi, gp, q, id, c.port, xend);
@@ -812,6 +813,31 @@ mod tests {
         assert!(max > 3 * min, "heads must have waited for outputs: network latency {min}..{max} ps");
         assert_eq!((plain.events(), plain.delivered()), (general.events(), general.delivered()));
         assert_eq!(r, general.results());
+    }
+
+    /// A head that arrives while its crossbar input is busy until it is
+    /// routed, offered by the end of that transfer without a `Routed` event
+    /// of its own, moves exactly when it would have moved with one: the same
+    /// run both ways, past saturation, ends with the same results, with
+    /// fewer `Routed` events (and no other event kind changed).
+    #[test]
+    fn a_head_offered_at_its_inputs_transfer_end_needs_no_routed_event() {
+        let skipping = saturated_4_ary_2_tree();
+        assert!(skipping.p.offer_at_transfer_end, "the default configuration offers such heads at the transfer's end");
+        let mut every = skipping.clone();
+        every.p.offer_at_transfer_end = false;
+        let mut runs = [skipping, every];
+        for sim in &mut runs {
+            sim.run(200_000_000).unwrap();
+        }
+        let [skipping, every] = runs;
+        assert!(skipping.delivered() > 1_000, "{} delivered", skipping.delivered());
+        let (mut a, mut b) = (skipping.results(), every.results());
+        let (routed_a, routed_b) = (a.events_by_kind.remove("Routed").unwrap(), b.events_by_kind.remove("Routed").unwrap());
+        assert!(routed_a < routed_b * 9 / 10, "{routed_a} Routed events against {routed_b}");
+        assert_eq!(b.events - a.events, routed_b - routed_a);
+        a.events = b.events;
+        assert_eq!(a, b);
     }
 
     /// A crossbar with a port per VL gives each (port, VL) its own crossbar

@@ -41,7 +41,9 @@ impl Simulation {
             // Under `voq` any packet may cross before it is the head, so each
             // needs its own `Routed` event.
             let at = self.arena[id].ready_at;
-            self.schedule(at, Event::Routed { port: gp, queue: q, switch: swi, packet: id });
+            if !(was_empty && self.offered_at_transfer_end(gp, q, at)) {
+                self.schedule(at, Event::Routed { port: gp, queue: q, switch: swi, packet: id });
+            }
         }
         if was_empty {
             let (w, b) = self.input_bit(swi, gp, q);
@@ -50,6 +52,29 @@ impl Simulation {
                 self.switches.lines[swi as usize].state.vl15_inputs += 1;
             }
         }
+    }
+
+    /// Whether a packet routed at `at`, arriving into the empty input queue
+    /// `(gp, q)`, can do without a `Routed` event: its crossbar input is busy
+    /// with a transfer that ends at `at` or later, and the `XbarDone` event
+    /// of that transfer (scheduled earlier, so handled before an event
+    /// scheduled now for the same time) makes the port's queues pending.
+    /// At `at` the `Routed` event would have found its head gone (offered
+    /// already) or its input still busy; where `Params::offer_at_transfer_end`
+    /// holds, nothing else is pending between events and no mechanism acts on
+    /// a waiting head, so it would have changed nothing. On a fabric of equal
+    /// cables the transfer of the packet before often ends exactly when the
+    /// next is routed: 46 % of the mesh benchmark's `Routed` events, 29 % of
+    /// the fat tree's.
+    #[inline(always)]
+    fn offered_at_transfer_end(&self, gp: u32, q: u8, at: Time) -> bool {
+        if !self.p.offer_at_transfer_end {
+            return false;
+        }
+        let xi = self.xidx(gp, self.layout.slot_of_q(q));
+        // Busy, not merely ended at `at`: a packet routed the very moment
+        // the transfer's end was handled has no later event to offer it.
+        self.switches.xin_free[xi] == 0 && self.switches.xin_until[xi] >= at
     }
 
     /// Removes the head of input queue `(gp, q)`; the crossbar input is busy

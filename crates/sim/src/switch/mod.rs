@@ -143,6 +143,10 @@ pub(crate) struct Switches {
     /// which ends with the event that ends its transfer. (Counted down, so
     /// that "busy" is a test against 0 on the hot path.)
     pub xin_free: Vec<u8>,
+    /// When the last transfer started from each crossbar input ends (with
+    /// output buffers): a head that arrives while it is under way and is
+    /// routed by then is offered at its end (see `Simulation::push_input`).
+    pub xin_until: Vec<Time>,
     /// Per switch, the words of bits over its input queues past the first
     /// (see [`QueueBits`], [`SwitchModel::bits_base`]).
     pub more_bits: Vec<QueueBits>,
