@@ -183,6 +183,13 @@ impl Credits {
         self.now_key = ((time as u128) << 64) | seq as u128;
     }
 
+    /// Whether an event of key `(time, seq)` would have been handled before
+    /// the current one.
+    #[inline]
+    pub fn is_past(&self, time: u64, seq: u64) -> bool {
+        (((time as u128) << 64) | seq as u128) < self.now_key
+    }
+
     /// Blocks available at transmitter `port` for the receiver's `queue`.
     #[inline]
     pub fn available(&self, port: u32, queue: u8) -> u32 {
@@ -352,6 +359,7 @@ mod tests {
         assert_eq!(c.available(0, 1), 3);
         c.set_now(300, 8);
         assert_eq!(c.available(0, 1), 3, "an event ordered before it does not see it");
+        assert!(c.is_past(300, 7) && !c.is_past(300, 8) && !c.is_past(300, 9) && c.is_past(299, u64::MAX));
         c.set_now(300, 10);
         assert_eq!(c.available(0, 1), 8);
         assert_eq!(c.available(0, 0), 16, "another queue's credits are not changed");

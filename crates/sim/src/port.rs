@@ -132,6 +132,10 @@ pub(crate) struct TxState {
     pub sending_blocks: u16,
     /// Non-empty output (send) queues, bit per slot.
     pub outq_mask: u16,
+    /// Its `LinkFree` event was left out (a host with nothing more to send):
+    /// it is free from `busy_until` on, once `Simulation::resolve_lazy_free`
+    /// says so.
+    pub lazy_free: bool,
     /// Its busy time not yet in [`crate::metrics::Metrics::busy_ps`].
     pub tally: BusyTally,
 }

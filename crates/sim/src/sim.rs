@@ -75,6 +75,11 @@ pub(crate) struct Params {
     /// transfer per input, and no mechanism acting on waiting heads
     /// (`Simulation::offered_at_transfer_end`).
     pub offer_at_transfer_end: bool,
+    /// A host's transmitter that has nothing more to send frees itself
+    /// when its packet's last byte has left, without a `LinkFree` event
+    /// (`Simulation::resolve_lazy_free`): every run without a time series,
+    /// whose samples read the send buffers' room.
+    pub lazy_host_free: bool,
     /// Watchdog period.
     pub watchdog_ps: Time,
     /// SLs in HCA service order.

@@ -66,6 +66,9 @@ pub(crate) struct HostState {
     /// Unbounded send queue per SL (the injection queue), then the management
     /// (VL15) queue at index [`MGMT_QUEUE`].
     pub slq: [PacketQueue; 17],
+    /// The sequence number of the `LinkFree` event its transmitter left out
+    /// ([`crate::port::TxState::lazy_free`]).
+    pub free_seq: u64,
 }
 
 /// The hosts (traffic endpoints): CA ports with LIDs, in LID order.
@@ -342,6 +345,7 @@ impl Simulation {
     /// queue; returns whether that queue was empty.
     fn push_send_queue(&mut self, id: PacketId) -> bool {
         let p = self.arena[id];
+        self.resolve_lazy_free(p.src);
         let q = if p.flags & FLAG_VL15 != 0 { MGMT_QUEUE } else { p.sl as usize };
         let hs = &mut self.hcas.state[p.src as usize];
         let was_empty = hs.slq[q].is_empty();

@@ -750,13 +750,19 @@ mod tests {
     /// A 4-ary 2-tree routed by `ftree`, the default switch, uniform traffic
     /// at 0.9 (past saturation, so that heads wait for busy outputs).
     fn saturated_4_ary_2_tree() -> Simulation {
+        four_ary_2_tree(0.9)
+    }
+
+    /// A 4-ary 2-tree routed by `ftree`, the default switch, uniform traffic
+    /// at `load`.
+    fn four_ary_2_tree(load: f64) -> Simulation {
         let f = FatTreeParams::new(4, 2).build().unwrap();
         let lids = LidMap::assign(&f, 0).unwrap();
         let t = build_engine("ftree", &RoutingOptions::default()).unwrap().route(&f, &lids).unwrap().tables;
         let mut cfg = SimConfig::default();
         cfg.traffic.classes = vec![ClassConfig {
             name: "uniform".into(),
-            load: 0.9,
+            load,
             process: ProcessKind::Poisson,
             payload_bytes: 256,
             pattern: PatternConfig::Uniform,
@@ -838,6 +844,34 @@ mod tests {
         assert_eq!(b.events - a.events, routed_b - routed_a);
         a.events = b.events;
         assert_eq!(a, b);
+    }
+
+    /// A host transmitter left to free itself without a `LinkFree` event
+    /// (nothing more to send) behaves as with the event: the same runs,
+    /// below and past saturation, end with the same results, with fewer
+    /// `LinkFree` events below it.
+    #[test]
+    fn a_host_with_nothing_to_send_frees_its_link_without_an_event() {
+        for (load, fewer) in [(0.3, true), (0.9, false)] {
+            let lazy = four_ary_2_tree(load);
+            assert!(lazy.p.lazy_host_free, "the default configuration frees idle hosts' links lazily");
+            let mut eager = lazy.clone();
+            eager.p.lazy_host_free = false;
+            let mut runs = [lazy, eager];
+            for sim in &mut runs {
+                sim.run(200_000_000).unwrap();
+            }
+            let [lazy, eager] = runs;
+            assert!(lazy.delivered() > 500, "{} delivered", lazy.delivered());
+            let (mut a, mut b) = (lazy.results(), eager.results());
+            let (free_a, free_b) = (a.events_by_kind.remove("LinkFree").unwrap(), b.events_by_kind.remove("LinkFree").unwrap());
+            assert_eq!(b.events - a.events, free_b - free_a);
+            if fewer {
+                assert!(free_a < free_b * 9 / 10, "load {load}: {free_a} LinkFree events against {free_b}");
+            }
+            a.events = b.events;
+            assert_eq!(a, b, "load {load}");
+        }
     }
 
     /// A crossbar with a port per VL gives each (port, VL) its own crossbar

@@ -38,12 +38,13 @@ fn one_packet_through_k_switches_with_output_buffers() {
         // Per switch: the header routed, and the crossbar transfer's end,
         // which is also its output link's (the packet leaves the output
         // buffer as it arrives there, so one `XbarLinkDone` ends both); the
-        // source's link end and the delivery once. No credit return is an
-        // event: each reaches a transmitter with nothing waiting, so its
-        // arrival cannot start anything (see `Credits`).
-        let want = kinds(&[("Inject", 1), ("LinkFree", 1), ("XbarLinkDone", k), ("Routed", k), ("Deliver", 1)]);
+        // delivery once. The source's link frees itself without an event:
+        // the host has nothing more to send (`lazy_free`). No credit return
+        // is an event: each reaches a transmitter with nothing waiting, so
+        // its arrival cannot start anything (see `Credits`).
+        let want = kinds(&[("Inject", 1), ("XbarLinkDone", k), ("Routed", k), ("Deliver", 1)]);
         assert_eq!(by_kind, want, "k={k}");
-        assert_eq!(events, 2 * k + 3);
+        assert_eq!(events, 2 * k + 2);
     }
 }
 
@@ -55,9 +56,9 @@ fn one_packet_through_k_switches_without_output_buffers() {
         // The crossbar feeds the link directly: its transfer ends with the
         // link's. Credits returned to a switch port decide its crossbar
         // arbitration, so they are events (one per switch); the source HCA's
-        // are not.
-        let want = kinds(&[("Inject", 1), ("LinkFree", k + 1), ("Credit", k), ("Routed", k), ("Deliver", 1)]);
+        // are not, and its link frees itself without an event, as above.
+        let want = kinds(&[("Inject", 1), ("LinkFree", k), ("Credit", k), ("Routed", k), ("Deliver", 1)]);
         assert_eq!(by_kind, want, "k={k}");
-        assert_eq!(events, 3 * k + 3);
+        assert_eq!(events, 3 * k + 2);
     }
 }
