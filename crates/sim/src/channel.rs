@@ -100,7 +100,7 @@ impl Simulation {
     /// Whether the `LinkFree` event of the transmission host port `gp` (of
     /// model `pm`) starts now can be left out: the host has nothing more to
     /// send, so that event would only free the transmitter and its blocks
-    /// (its sends queues are empty, so filling them moves nothing, and no
+    /// (its send queues are empty, so filling them moves nothing, and no
     /// advertisement waits: a host's are not charged link time when this
     /// holds). Every event that gives the host something to send passes
     /// through `resolve_lazy_free` first. At the CA ports of the benchmarks,
