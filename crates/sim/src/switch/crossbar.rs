@@ -771,6 +771,29 @@ mod tests {
         Simulation::new(&f, &lids, &t, &cfg).unwrap()
     }
 
+    /// `sim` and a copy changed by `change`, each run for 200 µs.
+    fn both_ways(sim: Simulation, change: impl FnOnce(&mut Simulation)) -> [Simulation; 2] {
+        let mut other = sim.clone();
+        change(&mut other);
+        let mut runs = [sim, other];
+        for sim in &mut runs {
+            sim.run(200_000_000).unwrap();
+        }
+        runs
+    }
+
+    /// Asserts that runs `a` and `b` end with the same results but for their
+    /// events of `kind` (`a` has fewer, and no more of another kind);
+    /// returns each one's count of them.
+    fn same_but_events_of(kind: &str, a: &Simulation, b: &Simulation) -> (u64, u64) {
+        let (mut ra, mut rb) = (a.results(), b.results());
+        let (na, nb) = (ra.events_by_kind.remove(kind).unwrap_or(0), rb.events_by_kind.remove(kind).unwrap_or(0));
+        assert_eq!(rb.events - ra.events, nb - na, "only {kind} events are left out");
+        ra.events = rb.events;
+        assert_eq!(ra, rb);
+        (na, nb)
+    }
+
     /// Heads that had to wait keep their options: on a saturated 4-ary
     /// 2-tree some heads are remembered at any time, and each memo holds the
     /// head and the options routing gives it again.
@@ -806,13 +829,7 @@ mod tests {
     fn the_default_switchs_own_path_grants_what_the_general_path_grants() {
         let plain = saturated_4_ary_2_tree();
         assert!(plain.p.plain_arbitration, "the default configuration takes the compiled path");
-        let mut general = plain.clone();
-        general.p.plain_arbitration = false;
-        let mut runs = [plain, general];
-        for sim in &mut runs {
-            sim.run(200_000_000).unwrap();
-        }
-        let [plain, general] = runs;
+        let [plain, general] = both_ways(plain, |sim| sim.p.plain_arbitration = false);
         assert!(plain.delivered() > 1_000, "{} delivered", plain.delivered());
         let r = plain.results();
         let (min, max) = (r.network_latency.min_ps.unwrap(), r.network_latency.max_ps.unwrap());
@@ -830,20 +847,10 @@ mod tests {
     fn a_head_offered_at_its_inputs_transfer_end_needs_no_routed_event() {
         let skipping = saturated_4_ary_2_tree();
         assert!(skipping.p.offer_at_transfer_end, "the default configuration offers such heads at the transfer's end");
-        let mut every = skipping.clone();
-        every.p.offer_at_transfer_end = false;
-        let mut runs = [skipping, every];
-        for sim in &mut runs {
-            sim.run(200_000_000).unwrap();
-        }
-        let [skipping, every] = runs;
+        let [skipping, every] = both_ways(skipping, |sim| sim.p.offer_at_transfer_end = false);
         assert!(skipping.delivered() > 1_000, "{} delivered", skipping.delivered());
-        let (mut a, mut b) = (skipping.results(), every.results());
-        let (routed_a, routed_b) = (a.events_by_kind.remove("Routed").unwrap(), b.events_by_kind.remove("Routed").unwrap());
+        let (routed_a, routed_b) = same_but_events_of("Routed", &skipping, &every);
         assert!(routed_a < routed_b * 9 / 10, "{routed_a} Routed events against {routed_b}");
-        assert_eq!(b.events - a.events, routed_b - routed_a);
-        a.events = b.events;
-        assert_eq!(a, b);
     }
 
     /// A host transmitter left to free itself without a `LinkFree` event
@@ -855,22 +862,12 @@ mod tests {
         for (load, fewer) in [(0.3, true), (0.9, false)] {
             let lazy = four_ary_2_tree(load);
             assert!(lazy.p.lazy_host_free, "the default configuration frees idle hosts' links lazily");
-            let mut eager = lazy.clone();
-            eager.p.lazy_host_free = false;
-            let mut runs = [lazy, eager];
-            for sim in &mut runs {
-                sim.run(200_000_000).unwrap();
-            }
-            let [lazy, eager] = runs;
+            let [lazy, eager] = both_ways(lazy, |sim| sim.p.lazy_host_free = false);
             assert!(lazy.delivered() > 500, "{} delivered", lazy.delivered());
-            let (mut a, mut b) = (lazy.results(), eager.results());
-            let (free_a, free_b) = (a.events_by_kind.remove("LinkFree").unwrap(), b.events_by_kind.remove("LinkFree").unwrap());
-            assert_eq!(b.events - a.events, free_b - free_a);
+            let (free_a, free_b) = same_but_events_of("LinkFree", &lazy, &eager);
             if fewer {
                 assert!(free_a < free_b * 9 / 10, "load {load}: {free_a} LinkFree events against {free_b}");
             }
-            a.events = b.events;
-            assert_eq!(a, b, "load {load}");
         }
     }
 
