@@ -133,17 +133,11 @@ impl Simulation {
     #[inline(never)]
     fn resolve_lazy_free_of(&mut self, h: u32, gp: u32) {
         let seq = self.hcas.state[h as usize].free_seq;
-        let at = self.ports.tx(gp).busy_until;
-        let past = self.ports.credits.is_past(at, seq);
         let tx = self.ports.tx_mut(gp);
         tx.lazy_free = false;
-        if past {
-            let (slot, blocks) = (tx.sending_slot, tx.sending_blocks);
-            tx.sending_blocks = 0;
-            tx.busy = false;
-            if blocks > 0 {
-                self.ports.out_mut(gp, slot).used -= blocks as u32;
-            }
+        let at = tx.busy_until;
+        if self.ports.credits.is_past(at, seq) {
+            self.release_transmitter(gp);
         } else {
             self.queue.push_late(self.now, at, seq, Event::LinkFree { port: gp, switch: NONE });
         }
@@ -164,10 +158,7 @@ impl Simulation {
     #[inline]
     pub(crate) fn on_link_free(&mut self, gp: u32, swi: u32) {
         debug_assert_eq!(swi, self.ports.model(gp).switch_or_none(), "the port's switch");
-        let tx = self.ports.tx_mut(gp);
-        let (slot, blocks) = (tx.sending_slot, tx.sending_blocks);
-        tx.sending_blocks = 0;
-        tx.busy = false;
+        self.release_transmitter(gp);
         // Only a switch without output buffers feeds a link from a crossbar input.
         let (feeding, fslot) = if self.p.output_buffers {
             (NONE, 0)
@@ -175,9 +166,6 @@ impl Simulation {
             let cold = &mut self.ports.tx_cold[gp as usize];
             (std::mem::replace(&mut cold.feeding_input, NONE), cold.feeding_slot)
         };
-        if blocks > 0 {
-            self.ports.out_mut(gp, slot).used -= blocks as u32;
-        }
         if self.ports.fcp.waiting(gp) {
             // Credit advertisements go before the next data packet.
             self.start_fcp(gp);
@@ -187,6 +175,20 @@ impl Simulation {
         } else {
             self.hca_fill(self.ports.model(gp).host());
             self.try_transmit(gp);
+        }
+    }
+
+    /// The transmitter `gp` is idle again, and the output buffer blocks its
+    /// packet held (if it came from there) are free: what a `LinkFree`
+    /// event does first, or a left-out one when it is made good.
+    #[inline(always)]
+    fn release_transmitter(&mut self, gp: u32) {
+        let tx = self.ports.tx_mut(gp);
+        let (slot, blocks) = (tx.sending_slot, tx.sending_blocks);
+        tx.sending_blocks = 0;
+        tx.busy = false;
+        if blocks > 0 {
+            self.ports.out_mut(gp, slot).used -= blocks as u32;
         }
     }
 

@@ -8,6 +8,7 @@
 //! bandwidth). VL15 is not flow controlled: a receiver without room drops the
 //! packet (IBA 7.9.4); see `sim.rs`.
 
+use crate::engine::event_key;
 use crate::port::PortLine;
 
 /// Bytes per flow-control block.
@@ -81,7 +82,7 @@ impl Return {
     }
     #[inline]
     fn key(&self) -> u128 {
-        ((self.time as u128) << 64) | self.seq() as u128
+        event_key(self.time, self.seq())
     }
 }
 
@@ -180,14 +181,14 @@ impl Credits {
     /// `u64::MAX` as the sequence number means "after every event of that time".
     #[inline]
     pub fn set_now(&mut self, time: u64, seq: u64) {
-        self.now_key = ((time as u128) << 64) | seq as u128;
+        self.now_key = event_key(time, seq);
     }
 
     /// Whether an event of key `(time, seq)` would have been handled before
     /// the current one.
     #[inline]
     pub fn is_past(&self, time: u64, seq: u64) -> bool {
-        (((time as u128) << 64) | seq as u128) < self.now_key
+        event_key(time, seq) < self.now_key
     }
 
     /// Blocks available at transmitter `port` for the receiver's `queue`.

@@ -262,7 +262,7 @@ fn check_sent_vls_are_served(
                 }
             }
         }
-        let pm = &ports.model(host.gp);
+        let pm = ports.model(host.gp);
         let table = ports.arb_table(host.gp);
         for sl in (0..16u8).filter(|&sl| sls[sl as usize]) {
             let vl = ports.sl2vl.vl(ports.node[host.gp as usize], 0, pm.port, sl);

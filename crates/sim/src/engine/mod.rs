@@ -155,8 +155,16 @@ impl EventQueue for Queue {
     }
 }
 
-/// One queued event with its ordering key `time · 2⁶⁴ + sequence` (one
-/// integer comparison orders by time, then by insertion).
+/// The ordering key of an event at `time` pushed as the `seq`-th:
+/// `time · 2⁶⁴ + seq`, so that one integer comparison orders by time, then
+/// by insertion (also what deferred work is compared against, see
+/// [`crate::credits::Credits`]).
+#[inline(always)]
+pub(crate) fn event_key(time: Time, seq: u64) -> u128 {
+    ((time as u128) << 64) | seq as u128
+}
+
+/// One queued event with its ordering key ([`event_key`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Entry {
     pub key: u128,
@@ -167,7 +175,7 @@ impl Entry {
     /// An entry for `ev` at `time`, pushed as the `seq`-th event.
     #[inline]
     pub fn new(time: Time, seq: u64, ev: Event) -> Self {
-        Entry { key: ((time as u128) << 64) | seq as u128, ev }
+        Entry { key: event_key(time, seq), ev }
     }
 
     /// The event's time.
