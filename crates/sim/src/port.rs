@@ -226,6 +226,17 @@ pub(crate) struct Ports {
     pub fcp: FlowControlPackets,
 }
 
+/// Item `i` of a per-(port, slot) or per-(port, queue) array whose first
+/// `lines.len()` items are in the ports' lines (`first` of each) and the
+/// others in `rest`: the layout of [`Ports`]' output buffers and input queues.
+#[inline(always)]
+fn line_or_rest<'a, T>(lines: &'a [PortLine], rest: &'a [T], i: usize, first: impl Fn(&'a PortLine) -> &'a T) -> &'a T {
+    match i.checked_sub(lines.len()) {
+        None => first(&lines[i]),
+        Some(k) => &rest[k],
+    }
+}
+
 impl Ports {
     /// The number of ports.
     #[inline]
@@ -301,10 +312,7 @@ impl Ports {
     /// that holds another part of the ports mutably.
     #[inline]
     pub fn out_in<'a>(credits: &'a Credits, out_rest: &'a [OutBuffer], pv: usize) -> &'a OutBuffer {
-        match pv.checked_sub(credits.lines().len()) {
-            None => &credits.line(pv as u32).out0,
-            Some(k) => &out_rest[k],
-        }
+        line_or_rest(credits.lines(), out_rest, pv, |l| &l.out0)
     }
 
     /// Number of output buffers: ports × slots.
@@ -314,7 +322,7 @@ impl Ports {
 
     /// Every output buffer, by `Layout::pv`.
     pub fn outs(&self) -> impl Iterator<Item = &OutBuffer> + '_ {
-        self.credits.lines().iter().map(|l| &l.out0).chain(self.out_rest.iter())
+        self.credits.lines().iter().map(|l| &l.out0).chain(&self.out_rest)
     }
 
     /// Input queue `q` of port `gp`.
@@ -348,10 +356,7 @@ impl Ports {
     /// that holds another part of the ports mutably.
     #[inline]
     pub fn inq_in<'a>(credits: &'a Credits, inq_rest: &'a [PacketQueue], pq: usize) -> &'a PacketQueue {
-        match pq.checked_sub(credits.lines().len()) {
-            None => &credits.line(pq as u32).inq0,
-            Some(k) => &inq_rest[k],
-        }
+        line_or_rest(credits.lines(), inq_rest, pq, |l| &l.inq0)
     }
 
     /// Number of input queues: ports × queues per port.
@@ -361,7 +366,7 @@ impl Ports {
 
     /// Every input queue, by `Layout::pq`.
     pub fn inqs(&self) -> impl Iterator<Item = &PacketQueue> + '_ {
-        self.credits.lines().iter().map(|l| &l.inq0).chain(self.inq_rest.iter())
+        self.credits.lines().iter().map(|l| &l.inq0).chain(&self.inq_rest)
     }
 
     /// The VLArbitration table of port `gp` (for checks and reports; the hot

@@ -384,7 +384,7 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         if pm.peer == NONE {
             continue;
         }
-        let peer = &sim.ports.model(pm.peer);
+        let peer = sim.ports.model(pm.peer);
         let tx = sim.ports.tx(gp as u32);
         let mut busy = m.busy_of_port(&tx.tally, &sim.layout, gp as u32);
         // A packet still on the wire counted its whole transmission; keep only
