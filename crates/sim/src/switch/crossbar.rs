@@ -310,7 +310,7 @@ impl Simulation {
                 return None;
             }
             let xin_busy = self.switches.xin_free[self.xidx(gp, slot)] == 0;
-            if xin_busy && self.switches.mcast.copying(i, head) {
+            if xin_busy && is_multicast(p.dlid) && self.switches.mcast.copying(i, head) {
                 // A copy of this head is crossing now: the head stays until
                 // that copy has left its buffer (the transfer's end re-arbitrates).
                 return None;

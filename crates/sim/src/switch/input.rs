@@ -20,6 +20,7 @@ use ibnetsim_sm::RouteLabel;
 use crate::engine::{Event, Time};
 use crate::packet::{PacketId, NIL};
 use crate::sim::{Simulation, NONE};
+use crate::switch::multicast::is_multicast;
 use crate::switch::organisation::InputBuffer;
 
 impl Simulation {
@@ -89,8 +90,13 @@ impl Simulation {
         let inq = self.ports.inq_mut(gp, q);
         let id = inq.pop(&mut self.arena).expect("pop from an empty input queue");
         let head = inq.head;
-        self.arena[id].remembered = false;
-        self.switches.mcast.forget(i);
+        let popped = &mut self.arena[id];
+        popped.remembered = false;
+        // Only a multicast head has copies to forget; a unicast one would
+        // touch the multicast state's line for nothing.
+        if is_multicast(popped.dlid) {
+            self.switches.mcast.forget(i);
+        }
         if head == NIL {
             let (w, b) = self.input_bit(swi, gp, q);
             self.switches.bits_mut(swi, w).nonempty &= !b;

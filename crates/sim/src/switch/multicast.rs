@@ -108,8 +108,9 @@ impl Multicast {
         self.head.get(queue) == Some(&head)
     }
 
-    /// The head of input queue `queue` has left it (copied, discarded or
-    /// unicast): whatever was owed for it is void.
+    /// The multicast head of input queue `queue` has left it (copied or
+    /// discarded): whatever was owed for it is void. (A unicast head leaves
+    /// nothing to forget: only multicast heads are ever recorded here.)
     #[inline]
     pub fn forget(&mut self, queue: usize) {
         if let Some(h) = self.head.get_mut(queue) {
