@@ -300,7 +300,7 @@ mod tests {
 
     /// `Credits::new` for ports that are nothing but their credits.
     fn credits(capacity: Vec<u32>, queues: usize, eager: &[bool]) -> Credits {
-        let line = PortLine::new(PortModel::new(1, NONE, NONE, NONE, NONE, 0), OutBuffer::default());
+        let line = PortLine::new(PortModel::new(1, NONE, NONE, NONE, NONE, 0), OutBuffer::default(), crate::switch::CrossbarInput::new(1));
         Credits::new(vec![line; eager.len()], capacity, queues, eager)
     }
 

@@ -216,22 +216,21 @@ impl std::ops::IndexMut<PacketId> for PacketArena {
 }
 
 /// A FIFO of packets linked through [`Packet::next`], with its occupancy in
-/// 64-byte blocks.
+/// 64-byte blocks, in 12 bytes (the packets are counted by walking them, in
+/// reports only; see [`PacketQueue::count_linked`]).
 #[derive(Debug, Clone, Copy)]
 pub struct PacketQueue {
     /// First packet, [`NIL`] when empty.
     pub head: PacketId,
     /// Last packet.
     pub tail: PacketId,
-    /// Number of packets.
-    pub len: u32,
     /// Blocks held (including blocks reserved by packets still arriving).
     pub blocks: u32,
 }
 
 impl Default for PacketQueue {
     fn default() -> Self {
-        PacketQueue { head: NIL, tail: NIL, len: 0, blocks: 0 }
+        PacketQueue { head: NIL, tail: NIL, blocks: 0 }
     }
 }
 
@@ -252,7 +251,6 @@ impl PacketQueue {
             arena[self.tail].next = id;
         }
         self.tail = id;
-        self.len += 1;
         self.blocks += arena[id].blocks as u32;
     }
 
@@ -267,7 +265,6 @@ impl PacketQueue {
         if self.head == NIL {
             self.tail = NIL;
         }
-        self.len -= 1;
         self.blocks -= arena[id].blocks as u32;
         Some(id)
     }
@@ -290,8 +287,8 @@ impl PacketQueue {
         self.head = id;
     }
 
-    /// Walks the list and counts its packets (used by the conservation check,
-    /// which must not trust `len`).
+    /// Walks the list and counts its packets (for reports and the
+    /// conservation check).
     pub fn count_linked(&self, arena: &PacketArena) -> usize {
         let mut n = 0;
         let mut id = self.head;
@@ -364,8 +361,7 @@ mod tests {
         for &i in &ids {
             q.push(&mut a, i);
         }
-        assert_eq!((q.len, q.blocks), (3, 6));
-        assert_eq!(q.count_linked(&a), 3);
+        assert_eq!((q.count_linked(&a), q.blocks), (3, 6));
         assert_eq!(q.pop(&mut a), Some(ids[0]));
         assert_eq!(q.blocks, 5);
         assert_eq!(q.pop(&mut a), Some(ids[1]));
@@ -388,7 +384,7 @@ mod tests {
         q.move_to_front(&mut a, ids[0], ids[1]);
         // The head stays.
         q.move_to_front(&mut a, NIL, ids[1]);
-        assert_eq!((q.len, q.blocks, q.count_linked(&a)), (4, 10, 4));
+        assert_eq!((q.count_linked(&a), q.blocks), (4, 10));
         let order: Vec<_> = std::iter::from_fn(|| q.pop(&mut a)).collect();
         assert_eq!(order, [ids[1], ids[3], ids[0], ids[2]]);
         q.push(&mut a, ids[0]);

@@ -15,6 +15,7 @@ use crate::metrics::BusyTally;
 use crate::packet::PacketQueue;
 use crate::qos::Sl2VlMap;
 use crate::sim::NONE;
+use crate::switch::CrossbarInput;
 
 /// Static description of one `(node, port)`: 16 bytes, so that four share
 /// a cache line and a large fabric's ports stay in the caches (every event
@@ -81,12 +82,13 @@ impl PortModel {
 }
 
 /// An output (switch) or send (CA) VL buffer: its packets and its room in
-/// blocks, in 32 bytes, so that a grant, a fill or a transmission's end
+/// blocks, in 24 bytes, so that a grant, a fill or a transmission's end
 /// reads one cache line for both (on a large fabric each was a miss). The
 /// crossbar output's state and whether the port's VL arbiter ever sends the
-/// VL are here too: a grant tests all three.
+/// VL are here too: a grant tests all three. (Those past a port's first
+/// slot are aligned to half a cache line in [`RestOut`], so that none
+/// straddles two.)
 #[derive(Debug, Clone, Copy, Default)]
-#[repr(align(32))]
 pub(crate) struct OutBuffer {
     /// The packets waiting, in order.
     pub queue: PacketQueue,
@@ -140,6 +142,11 @@ pub(crate) struct TxState {
     pub tally: BusyTally,
 }
 
+/// An output buffer past its port's first slot, in half a cache line of its own.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(align(32))]
+pub(crate) struct RestOut(pub OutBuffer);
+
 /// The rest of a transmitter's state, apart from [`TxState`]: what only
 /// several data VLs (the VL arbiter), a head waiting for its data or a
 /// switch without output buffers need.
@@ -165,11 +172,12 @@ impl Default for TxCold {
 
 /// What a port's events touch most, in two cache lines: the transmitter
 /// and its credits (every packet sent reads and writes both), then the
-/// output buffer of its first VL slot, its description, and the input queue
+/// output buffer of its first VL slot, its description, the input queue
 /// of its first queue (VL0's, for a fabric's data: the only data VL by
-/// default). A grant reads the output's buffer, transmitter and
-/// description; a transmission the same and the description's peer; an
-/// arrival the input queue. Apart, these were five arrays, each a cache
+/// default) and a switch's crossbar input of its first slot. A grant reads
+/// the output's buffer, transmitter and description, and the input's queue
+/// and crossbar input; a transmission the output's line and the
+/// description's peer; an arrival the input queue and crossbar input. Apart, these were five arrays, each a cache
 /// miss on a large fabric and a pointer to reload on every use. Aligned to
 /// 128 bytes: the L2 cache of Intel's cores fetches such a pair of lines
 /// together. The other slots' buffers and queues are in [`Ports`]'
@@ -179,16 +187,18 @@ impl Default for TxCold {
 pub(crate) struct PortLine {
     pub tx: TxState,
     pub c: PortCredits,
-    pub out0: OutBuffer,
     pub model: PortModel,
+    pub out0: OutBuffer,
     pub inq0: PacketQueue,
+    pub xin0: CrossbarInput,
 }
 
 impl PortLine {
     /// The line of a port described by `model`, whose first output buffer
-    /// is `out0`, idle and empty (its credits are given by [`Credits::new`]).
-    pub fn new(model: PortModel, out0: OutBuffer) -> Self {
-        PortLine { tx: TxState::default(), c: PortCredits::default(), out0, model, inq0: PacketQueue::default() }
+    /// is `out0` and first crossbar input `xin0`, idle and empty (its
+    /// credits are given by [`Credits::new`]).
+    pub fn new(model: PortModel, out0: OutBuffer, xin0: CrossbarInput) -> Self {
+        PortLine { tx: TxState::default(), c: PortCredits::default(), out0, model, inq0: PacketQueue::default(), xin0 }
     }
 }
 
@@ -212,7 +222,11 @@ pub(crate) struct Ports {
     pub in_cap: Vec<u32>,
     /// Output (switch) or send (CA) VL buffers past each port's first (in
     /// its line), by [`crate::layout::Layout::pv`] less the number of ports.
-    pub out_rest: Vec<OutBuffer>,
+    pub out_rest: Vec<RestOut>,
+    /// A switch's crossbar inputs past each port's first (in its line), by
+    /// `Layout::pv` less the number of ports (with a crossbar port per VL;
+    /// a multiplexed crossbar has only the first).
+    pub xin_rest: Vec<CrossbarInput>,
     /// SL2VL tables.
     pub sl2vl: Sl2VlMap,
     /// Distinct VLArbitration tables.
@@ -230,10 +244,10 @@ pub(crate) struct Ports {
 /// `lines.len()` items are in the ports' lines (`first` of each) and the
 /// others in `rest`: the layout of [`Ports`]' output buffers and input queues.
 #[inline(always)]
-fn line_or_rest<'a, T>(lines: &'a [PortLine], rest: &'a [T], i: usize, first: impl Fn(&'a PortLine) -> &'a T) -> &'a T {
+fn line_or_rest<'a, T, R>(lines: &'a [PortLine], rest: &'a [R], i: usize, first: impl Fn(&'a PortLine) -> &'a T, item: impl Fn(&'a R) -> &'a T) -> &'a T {
     match i.checked_sub(lines.len()) {
         None => first(&lines[i]),
-        Some(k) => &rest[k],
+        Some(k) => item(&rest[k]),
     }
 }
 
@@ -278,7 +292,7 @@ impl Ports {
     pub fn out(&self, gp: u32, slot: u8) -> &OutBuffer {
         match slot {
             0 => &self.credits.line(gp).out0,
-            _ => &self.out_rest[self.rest_index(gp, slot)],
+            _ => &self.out_rest[self.rest_index(gp, slot)].0,
         }
     }
 
@@ -289,7 +303,7 @@ impl Ports {
             0 => &mut self.credits.line_mut(gp).out0,
             _ => {
                 let k = self.rest_index(gp, slot);
-                &mut self.out_rest[k]
+                &mut self.out_rest[k].0
             }
         }
     }
@@ -311,8 +325,8 @@ impl Ports {
     /// `out_at` from the two places output buffers are kept, for a caller
     /// that holds another part of the ports mutably.
     #[inline]
-    pub fn out_in<'a>(credits: &'a Credits, out_rest: &'a [OutBuffer], pv: usize) -> &'a OutBuffer {
-        line_or_rest(credits.lines(), out_rest, pv, |l| &l.out0)
+    pub fn out_in<'a>(credits: &'a Credits, out_rest: &'a [RestOut], pv: usize) -> &'a OutBuffer {
+        line_or_rest(credits.lines(), out_rest, pv, |l| &l.out0, |r| &r.0)
     }
 
     /// Number of output buffers: ports × slots.
@@ -322,7 +336,7 @@ impl Ports {
 
     /// Every output buffer, by `Layout::pv`.
     pub fn outs(&self) -> impl Iterator<Item = &OutBuffer> + '_ {
-        self.credits.lines().iter().map(|l| &l.out0).chain(&self.out_rest)
+        self.credits.lines().iter().map(|l| &l.out0).chain(self.out_rest.iter().map(|r| &r.0))
     }
 
     /// Input queue `q` of port `gp`.
@@ -356,7 +370,7 @@ impl Ports {
     /// that holds another part of the ports mutably.
     #[inline]
     pub fn inq_in<'a>(credits: &'a Credits, inq_rest: &'a [PacketQueue], pq: usize) -> &'a PacketQueue {
-        line_or_rest(credits.lines(), inq_rest, pq, |l| &l.inq0)
+        line_or_rest(credits.lines(), inq_rest, pq, |l| &l.inq0, |q| q)
     }
 
     /// Number of input queues: ports × queues per port.
@@ -369,6 +383,28 @@ impl Ports {
         self.credits.lines().iter().map(|l| &l.inq0).chain(&self.inq_rest)
     }
 
+    /// The crossbar input of port `gp`'s crossbar slot `xslot` (the VL slot
+    /// masked by `Params::xbar_slot_mask`).
+    #[inline(always)]
+    pub fn xin(&self, gp: u32, xslot: u8) -> CrossbarInput {
+        match xslot {
+            0 => self.credits.line(gp).xin0,
+            _ => self.xin_rest[self.rest_index(gp, xslot)],
+        }
+    }
+
+    /// Likewise, to change.
+    #[inline(always)]
+    pub fn xin_mut(&mut self, gp: u32, xslot: u8) -> &mut CrossbarInput {
+        match xslot {
+            0 => &mut self.credits.line_mut(gp).xin0,
+            _ => {
+                let k = self.rest_index(gp, xslot);
+                &mut self.xin_rest[k]
+            }
+        }
+    }
+
     /// The VLArbitration table of port `gp` (for checks and reports; the hot
     /// path borrows the transmitter mutably beside it).
     pub fn arb_table(&self, gp: u32) -> &VlArbTable {
@@ -378,7 +414,7 @@ impl Ports {
 
 #[cfg(test)]
 mod tests {
-    use super::{OutBuffer, PortLine, PortModel, TxCold, TxState};
+    use super::{OutBuffer, PortLine, PortModel, RestOut, TxCold, TxState};
     use crate::sim::NONE;
 
     #[test]
@@ -431,11 +467,13 @@ mod tests {
     #[test]
     fn a_ports_line_is_two_cache_lines_and_its_transmitter_and_credits_fill_the_first() {
         assert_eq!((std::mem::size_of::<PortLine>(), std::mem::align_of::<PortLine>()), (128, 128));
-        assert_eq!(std::mem::offset_of!(PortLine, out0), 64);
+        assert_eq!(std::mem::offset_of!(PortLine, model), 64);
+        assert_eq!(std::mem::offset_of!(PortLine, xin0), 116, "the crossbar input shares the input queue's cache line");
     }
 
     #[test]
     fn an_output_buffer_keeps_its_queue_and_room_in_half_a_cache_line() {
-        assert_eq!((std::mem::size_of::<OutBuffer>(), std::mem::align_of::<OutBuffer>()), (32, 32));
+        assert_eq!(std::mem::size_of::<OutBuffer>(), 24);
+        assert_eq!((std::mem::size_of::<RestOut>(), std::mem::align_of::<RestOut>()), (32, 32));
     }
 }

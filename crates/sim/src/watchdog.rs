@@ -274,7 +274,7 @@ impl Simulation {
         // Output buffers, and CA send buffers.
         for (o, q) in self.ports.outs().map(|b| &b.queue).enumerate() {
             if q.head != NIL && !served(o) {
-                waiting[o] += q.len as u64;
+                waiting[o] += q.count_linked(&self.arena) as u64;
             }
         }
         // A switch input's head never bids for (nor enters the buffer of) an
@@ -295,7 +295,7 @@ impl Simulation {
             let outs = cands.as_slice().iter().map(|c| l.pv(self.switches.lines[pm.switch() as usize].model.gp(c.port), c.slot));
             if let Some(first) = outs.clone().next() {
                 if outs.clone().all(|o| !served(o)) {
-                    waiting[first] += q.len as u64;
+                    waiting[first] += q.count_linked(&self.arena) as u64;
                 }
             }
         }

@@ -94,8 +94,6 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
         lft,
         lft_stride: topo.lft_stride,
         labels: labels.clone(),
-        xin_free: vec![p.max_transfers; npv],
-        xin_until: vec![0; npv],
         more_bits: vec![QueueBits::default(); topo.more_bits_words as usize],
         wait_bits: vec![0; topo.wait_words as usize],
         routed: vec![crate::switch::RoutedHead::NONE; sim_buffers - npv],

@@ -12,9 +12,10 @@ use crate::flow_control::FlowControlPackets;
 use crate::layout::{Layout, MAX_PARTITIONS};
 use crate::link::{wire_bytes, VL15_MAX_PAYLOAD};
 use crate::packet::PacketQueue;
-use crate::port::{OutBuffer, PortLine, Ports, TxCold};
+use crate::port::{OutBuffer, PortLine, Ports, RestOut, TxCold};
 use crate::qos::QosTables;
 use crate::sim::{Params, NONE};
+use crate::switch::CrossbarInput;
 
 use super::topology::Topology;
 
@@ -162,8 +163,9 @@ pub(super) fn build(
     let eager: Vec<bool> = ports.iter().map(|pm| pm.is_switch && (!output_buffers || p.credits_at_grant)).collect();
     // Each port's first slot's buffer goes into its line: `Layout::pv`
     // numbers every port's first slot before the others.
-    let out_rest = out.split_off(ports.len());
-    let lines = ports.iter().zip(out).map(|(&model, out0)| PortLine::new(model, out0)).collect();
+    let out_rest = out.split_off(ports.len()).into_iter().map(RestOut).collect();
+    let xin = CrossbarInput::new(p.max_transfers);
+    let lines = ports.iter().zip(out).map(|(&model, out0)| PortLine::new(model, out0, xin)).collect();
     Ok(Ports {
         node: topo.port_node.clone(),
         timings: topo.timings.clone(),
@@ -172,6 +174,7 @@ pub(super) fn build(
         inq_rest: vec![PacketQueue::default(); nin - ports.len()],
         in_cap,
         out_rest,
+        xin_rest: vec![xin; ports.len() * (layout.nvl - 1)],
         sl2vl: qos.sl2vl.clone(),
         arb_tables,
         port_arb,

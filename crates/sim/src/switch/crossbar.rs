@@ -84,7 +84,7 @@ impl SelectionView for BufferedView<'_> {
     fn can_accept(&self, c: &Candidate) -> bool {
         let gp = self.gp(c);
         let o = self.ports.out(gp, c.slot);
-        // The crossbar output is the one `Simulation::xidx` names: this
+        // The crossbar output is the one `Simulation::xslot` names: this
         // buffer's own with a port per VL.
         let x = c.slot & self.xbar_slot_mask;
         let crossing = if x == c.slot { o.crossing } else { self.ports.out(gp, x).crossing };
@@ -181,8 +181,7 @@ impl Simulation {
     #[inline(always)]
     pub(crate) fn on_xbar_done(&mut self, swi: u32, input: u32, out_port: u8, in_slot: u8, out_slot: u8) -> u32 {
         let output = self.switches.lines[swi as usize].model.gp(out_port);
-        let xi = self.xidx(input, in_slot);
-        self.switches.xin_free[xi] += 1;
+        self.ports.xin_mut(input, self.xslot(in_slot)).end();
         self.ports.out_mut(output, out_slot & self.p.xbar_slot_mask).crossing = false;
         self.mark_port_pending(swi, input);
         self.wake_waiters(swi, output);
@@ -246,7 +245,7 @@ impl Simulation {
             let (gp, q) = self.layout.split_local(sm.port_base, idx);
             let slot = self.layout.slot_of_q(q);
             // Queue numbers past the last slot exist only to round a port's up.
-            if slot as usize >= self.layout.nvl || self.switches.xin_free[self.xidx(gp, slot)] == 0 {
+            if slot as usize >= self.layout.nvl || self.ports.xin(gp, self.xslot(slot)).free() == 0 {
                 continue;
             }
             let head = self.ports.inq(gp, q).head;
@@ -309,7 +308,7 @@ impl Simulation {
             if p.ready_at > self.now {
                 return None;
             }
-            let xin_busy = self.switches.xin_free[self.xidx(gp, slot)] == 0;
+            let xin_busy = self.ports.xin(gp, self.xslot(slot)).free() == 0;
             if xin_busy && is_multicast(p.dlid) && self.switches.mcast.copying(i, head) {
                 // A copy of this head is crossing now: the head stays until
                 // that copy has left its buffer (the transfer's end re-arbitrates).
@@ -514,9 +513,7 @@ impl Simulation {
         let ser_o = self.ports.timing(ogp).ser_ps(p.wire_bytes as u32);
         let xser = if self.p.speedup == 1.0 { ser_o } else { (ser_o as f64 / self.p.speedup).ceil() as Time };
         let xend = (now + xser).max(p.tail_at);
-        let xi = self.xidx(gp, slot);
-        self.switches.xin_free[xi] -= 1;
-        self.switches.xin_until[xi] = xend;
+        self.ports.xin_mut(gp, self.xslot(slot)).start(xend);
         self.metrics.switch_hops += 1;
         self.ports.out_mut(ogp, c.slot & self.p.xbar_slot_mask).crossing = true;
         let (moved, last) = self.take_for_output(swi, gp, q, id, c.port, xend);
@@ -719,8 +716,8 @@ impl Simulation {
         let id = self.ports.inq(gp, q).head;
         let p = self.arena[id];
         let end = now + self.ports.timing(ogp).ser_ps(p.wire_bytes as u32);
-        let xi = self.xidx(gp, slot);
-        self.switches.xin_free[xi] -= 1;
+        // The transfer lasts as long as the link's transmission.
+        self.ports.xin_mut(gp, self.xslot(slot)).start(end);
         self.metrics.switch_hops += 1;
         let oport = self.ports.model(ogp).port;
         let (moved, last) = self.take_for_output(self.ports.model(gp).switch(), gp, q, id, oport, end);
@@ -882,12 +879,20 @@ mod tests {
         for (kind, per_vl) in [(CrossbarKind::PerVl, true), (CrossbarKind::Multiplexed, false)] {
             let mut cfg = SimConfig { data_vls: 2, ..SimConfig::default() };
             cfg.switch.crossbar = kind;
-            let sim = Simulation::new(&f, &lids, &t, &cfg).unwrap();
+            let mut sim = Simulation::new(&f, &lids, &t, &cfg).unwrap();
             assert_eq!(sim.layout.nvl, 3);
-            for gp in [0, 5, sim.layout.ports as u32 - 1] {
+            for gp in [0, 5, sim.layout.ports as u32 - 2] {
                 for slot in 0..sim.layout.nvl as u8 {
-                    let want = sim.layout.pv(gp, if per_vl { slot } else { 0 });
-                    assert_eq!(sim.xidx(gp, slot), want, "{kind:?}: port {gp} slot {slot}");
+                    // A transfer from (gp, slot) occupies the crossbar input
+                    // of exactly the slots that share it, and of no other port.
+                    let xslot = sim.xslot(slot);
+                    sim.ports.xin_mut(gp, xslot).start(7);
+                    for other in 0..sim.layout.nvl as u8 {
+                        let busy = sim.ports.xin(gp, sim.xslot(other)).free() == 0;
+                        assert_eq!(busy, !per_vl || other == slot, "{kind:?}: port {gp} slot {slot}, then slot {other}");
+                        assert_eq!(sim.ports.xin(gp + 1, sim.xslot(other)).free(), 1, "{kind:?}: the next port's");
+                    }
+                    sim.ports.xin_mut(gp, xslot).end();
                 }
             }
         }

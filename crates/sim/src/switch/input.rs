@@ -72,10 +72,10 @@ impl Simulation {
         if !self.p.offer_at_transfer_end {
             return false;
         }
-        let xi = self.xidx(gp, self.layout.slot_of_q(q));
+        let x = self.ports.xin(gp, self.xslot(self.layout.slot_of_q(q)));
         // Busy, not merely ended at `at`: a packet routed the very moment
         // the transfer's end was handled has no later event to offer it.
-        self.switches.xin_free[xi] == 0 && self.switches.xin_until[xi] >= at
+        x.free() == 0 && x.until() >= at
     }
 
     /// Removes the head of input queue `(gp, q)`; the crossbar input is busy
@@ -206,10 +206,12 @@ impl Simulation {
         self.switches.wait_bits[wb + local / 64] |= 1u64 << (local % 64);
     }
 
-    /// Index of the crossbar input or output port of `(gp, slot)` in the busy arrays.
-    #[inline]
-    pub(crate) fn xidx(&self, gp: u32, slot: u8) -> usize {
-        self.layout.pv(gp, slot & self.p.xbar_slot_mask)
+    /// The crossbar slot of VL slot `slot`, which names the crossbar input
+    /// or output of a (port, slot): the slot itself with a crossbar port per
+    /// VL, 0 with a multiplexed crossbar.
+    #[inline(always)]
+    pub(crate) fn xslot(&self, slot: u8) -> u8 {
+        slot & self.p.xbar_slot_mask
     }
 }
 

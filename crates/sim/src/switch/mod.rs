@@ -138,15 +138,6 @@ pub(crate) struct Switches {
     /// The role of each path-bits offset's LFT entry (escape, adaptive or
     /// ordinary; see [`ibnetsim_sm::labels`]).
     pub labels: ibnetsim_sm::PathLabels,
-    /// Transfers each crossbar input (per port, or per port × slot) may still
-    /// start: `switch.max_transfers_per_input` less those under way, each of
-    /// which ends with the event that ends its transfer. (Counted down, so
-    /// that "busy" is a test against 0 on the hot path.)
-    pub xin_free: Vec<u8>,
-    /// When the last transfer started from each crossbar input ends (with
-    /// output buffers): a head that arrives while it is under way and is
-    /// routed by then is offered at its end (see `Simulation::push_input`).
-    pub xin_until: Vec<Time>,
     /// Per switch, the words of bits over its input queues past the first
     /// (see [`QueueBits`], [`SwitchModel::bits_base`]).
     pub more_bits: Vec<QueueBits>,
@@ -211,6 +202,54 @@ impl Switches {
     }
 }
 
+/// A crossbar input: when its last transfer ends and how many more it may
+/// start (up to `switch.max_transfers_per_input`), kept in its port's line
+/// ([`crate::port::PortLine`]) beside the input queue that every grant,
+/// transfer end and arrival reads: as two arrays they were two more cache
+/// lines per switch hop on a large fabric. Packed, 9 bytes, to fit there
+/// (its fields are only ever read and written by value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C, packed)]
+pub(crate) struct CrossbarInput {
+    until: Time,
+    free: u8,
+}
+
+impl CrossbarInput {
+    /// An idle input that may start `transfers` at once.
+    pub fn new(transfers: u8) -> Self {
+        CrossbarInput { until: 0, free: transfers }
+    }
+
+    /// Transfers it may still start now ("busy" is a test against 0).
+    #[inline(always)]
+    pub fn free(self) -> u8 {
+        self.free
+    }
+
+    /// End of the last transfer started (0 before the first): with output
+    /// buffers, a head that arrives while it is under way and is routed by
+    /// then is offered at its end (see `Simulation::push_input`).
+    #[inline(always)]
+    pub fn until(self) -> Time {
+        self.until
+    }
+
+    /// Starts a transfer that ends at `until`, with the event that ends it.
+    #[inline(always)]
+    pub fn start(&mut self, until: Time) {
+        debug_assert!(self.free > 0, "a transfer started on a full crossbar input");
+        self.free -= 1;
+        self.until = until;
+    }
+
+    /// A transfer has ended.
+    #[inline(always)]
+    pub fn end(&mut self) {
+        self.free += 1;
+    }
+}
+
 /// The routing options remembered for the head of one input queue that had
 /// to wait (`remember_route`), so that it is not routed again at every
 /// attempt. Deterministic routing gives one option, which is kept here
@@ -234,7 +273,7 @@ impl RoutedHead {
 
 #[cfg(test)]
 mod tests {
-    use super::{RoutedHead, SwitchLine, SwitchModel};
+    use super::{CrossbarInput, RoutedHead, SwitchLine, SwitchModel};
 
     #[test]
     fn a_global_ports_number_on_its_switch_inverts_gp() {
@@ -248,6 +287,19 @@ mod tests {
     #[test]
     fn a_switchs_description_state_and_first_queue_bits_share_one_cache_line() {
         assert_eq!((std::mem::size_of::<SwitchLine>(), std::mem::align_of::<SwitchLine>()), (64, 64));
+    }
+
+    #[test]
+    fn a_crossbar_input_counts_its_free_transfers_and_keeps_the_last_end() {
+        assert_eq!(std::mem::size_of::<CrossbarInput>(), 9);
+        let mut x = CrossbarInput::new(3);
+        assert_eq!((x.free(), x.until()), (3, 0));
+        x.start(100);
+        x.start(40);
+        assert_eq!((x.free(), x.until()), (1, 40), "the last start's end");
+        x.end();
+        x.end();
+        assert_eq!((x.free(), x.until()), (3, 40));
     }
 
     #[test]

@@ -119,8 +119,7 @@ impl Simulation {
     pub(crate) fn switch_link_freed(&mut self, gp: u32, swi: u32, feeding: u32, fslot: u8) {
         self.wake_waiters(swi, gp);
         if feeding != NONE {
-            let xi = self.xidx(feeding, fslot);
-            self.switches.xin_free[xi] += 1;
+            self.ports.xin_mut(feeding, self.xslot(fslot)).end();
             self.mark_port_pending(swi, feeding);
         }
         self.arbitrate_switch(swi);

@@ -85,7 +85,7 @@ impl Simulation {
             let c = cands.as_slice()[k];
             let slot = self.layout.slot_of_q(q);
             let input = local(gp, slot);
-            st.room[input as usize] = self.switches.xin_free[self.xidx(gp, slot)] as u32;
+            st.room[input as usize] = self.ports.xin(gp, self.xslot(slot)).free() as u32;
             st.requests.push(Request { input, output: local(sm.gp(c.port), c.slot) });
             st.meta.push((idx as u32, c));
         }

@@ -36,7 +36,7 @@ impl Simulation {
         if head != NIL && is_multicast(self.arena[head].dlid) {
             return self.serve_fifo::<false>(swi, sm, idx, cands);
         }
-        let xi = self.xidx(gp, self.layout.slot_of_q(q));
+        let xslot = self.xslot(self.layout.slot_of_q(q));
         let in_port = self.switches.lines[swi as usize].model.port_of(gp);
         // Output ports an earlier packet of this buffer waits for.
         let mut waiting = PortSet::new();
@@ -57,7 +57,7 @@ impl Simulation {
                 id = next;
                 continue;
             }
-            if self.switches.xin_free[xi] == 0 {
+            if self.ports.xin(gp, xslot).free() == 0 {
                 // The crossbar input is full (its `XbarDone` will come): a
                 // mechanism may act on the waiting packets first.
                 self.arm_head_deadline(swi, id);
