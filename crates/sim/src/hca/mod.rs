@@ -48,10 +48,11 @@ pub(crate) struct HostModel {
 }
 
 /// Dynamic state of one host.
-// In this order, from a cache line's start: the counters and the first two
-// SLs' send queues share one line, the only one a host whose traffic uses
-// SL 0 or 1 touches (on a large fabric each line of the hosts' state is a
-// cache miss per packet sent or delivered).
+// In this order, from a cache line's start: the counters, the left-out
+// `LinkFree` event's sequence number and the first two SLs' send queues
+// share one line, the only one a host whose traffic uses SL 0 or 1 touches
+// (on a large fabric each line of the hosts' state is a cache miss per
+// packet sent or delivered).
 #[derive(Debug, Clone, Default)]
 #[repr(C, align(64))]
 pub(crate) struct HostState {
@@ -63,12 +64,12 @@ pub(crate) struct HostState {
     pub delivered: u64,
     /// Queues that are non-empty, bit per index.
     pub sl_mask: u32,
-    /// Unbounded send queue per SL (the injection queue), then the management
-    /// (VL15) queue at index [`MGMT_QUEUE`].
-    pub slq: [PacketQueue; 17],
     /// The sequence number of the `LinkFree` event its transmitter left out
     /// ([`crate::port::TxState::lazy_free`]).
     pub free_seq: u64,
+    /// Unbounded send queue per SL (the injection queue), then the management
+    /// (VL15) queue at index [`MGMT_QUEUE`].
+    pub slq: [PacketQueue; 17],
 }
 
 /// The hosts (traffic endpoints): CA ports with LIDs, in LID order.
@@ -534,6 +535,7 @@ mod tests {
     fn a_hosts_counters_and_first_two_send_queues_share_its_first_cache_line() {
         let end_of_sl1 = std::mem::offset_of!(HostState, slq) + 2 * std::mem::size_of::<PacketQueue>();
         assert!(end_of_sl1 <= 64, "SL 1's queue ends at byte {end_of_sl1}");
+        assert!(std::mem::offset_of!(HostState, free_seq) < 64);
         assert_eq!(std::mem::align_of::<HostState>(), 64);
     }
 }
