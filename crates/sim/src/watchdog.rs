@@ -35,10 +35,11 @@ use crate::packet::{PacketId, FLAG_VL15, NIL};
 use crate::selection::{Candidates, MAX_CANDIDATES};
 use crate::sim::{Simulation, NONE};
 
-/// What the scan remembers of one buffer.
+/// When the scan first saw a buffer's head: that packet's generation time
+/// (packet ids are reused; with the id it names the packet) and the scan's
+/// time.
 #[derive(Debug, Clone, Copy)]
-struct Mark {
-    head: PacketId,
+struct Seen {
     gen: Time,
     since: Time,
 }
@@ -47,7 +48,12 @@ struct Mark {
 /// [`Simulation::blocked_targets`].
 #[derive(Debug, Clone)]
 pub(crate) struct Watchdog {
-    marks: Vec<Mark>,
+    /// Each buffer's head at the last scan (`NIL`: empty), apart from when
+    /// it was first seen (`seen`): most buffers are empty at every scan, and
+    /// the scan then reads 4 bytes of theirs, not 24.
+    head: Vec<PacketId>,
+    seen: Vec<Seen>,
+    /// Scratch for the stuck buffers of one scan: all false between scans.
     member: Vec<bool>,
     /// Time of the next scan.
     pub next_scan: Time,
@@ -61,7 +67,8 @@ impl Watchdog {
     /// A watchdog over `buffers` buffers.
     pub fn new(buffers: usize, period: Time) -> Self {
         Watchdog {
-            marks: vec![Mark { head: NIL, gen: 0, since: 0 }; buffers],
+            head: vec![NIL; buffers],
+            seen: vec![Seen { gen: 0, since: 0 }; buffers],
             member: vec![false; buffers],
             next_scan: period,
             scans: 0,
@@ -155,22 +162,16 @@ impl Simulation {
         let mut wd = std::mem::replace(&mut self.watchdog, Watchdog::new(0, 0));
         wd.next_scan = (now / period + 1) * period;
         wd.scans += 1;
+        debug_assert!(wd.member.iter().all(|&m| !m), "members are cleared after each scan");
         let mut stuck = 0u64;
         let mut targets = [0usize; MAX_CANDIDATES];
-        for node in 0..wd.marks.len() {
-            let head = self.head_of(node);
-            let m = &mut wd.marks[node];
-            wd.member[node] = false;
-            if head == NIL {
-                m.head = NIL;
-                continue;
-            }
-            let gen = self.arena[head].gen_time;
-            if (m.head, m.gen) != (head, gen) {
-                *m = Mark { head, gen, since: now };
-                continue;
-            }
-            if now - m.since >= self.p.watchdog_ps && self.blocked_targets(node, &mut targets) > 0 {
+        // Buffer by buffer, in any order (each is judged on its own): first
+        // each port's first input queue and first output buffer, which share
+        // its line, then the other queues and buffers.
+        let (ports, nin, nodes) = (self.ports.len(), self.ports.inq_len(), wd.head.len());
+        let firsts = (0..ports).flat_map(|gp| [gp, nin + gp]);
+        for node in firsts.chain(ports..nin).chain(nin + ports..nodes) {
+            if self.mark_head(&mut wd, node, &mut targets) {
                 wd.member[node] = true;
                 stuck += 1;
             }
@@ -178,11 +179,32 @@ impl Simulation {
         wd.max_stuck = wd.max_stuck.max(stuck);
         let found = if stuck > 0 { self.deadlocked_cycle(&mut wd.member, &mut targets) } else { None };
         let report = found.map(|(cycle, members)| {
-            let since = cycle.iter().map(|&n| wd.marks[n].since).min().unwrap_or(now);
+            let since = cycle.iter().map(|&n| wd.seen[n].since).min().unwrap_or(now);
             self.report(cycle, members, since, true)
         });
+        if stuck > 0 {
+            wd.member.fill(false);
+        }
         self.watchdog = wd;
         report.map(|r| self.declare(r))
+    }
+
+    /// Updates buffer `node`'s mark; true if it is stuck: the same head
+    /// since a scan at least a watchdog period ago, and blocked now.
+    #[inline]
+    fn mark_head(&self, wd: &mut Watchdog, node: usize, targets: &mut [usize; MAX_CANDIDATES]) -> bool {
+        let head = self.head_of(node);
+        if head == NIL {
+            wd.head[node] = NIL;
+            return false;
+        }
+        let gen = self.arena[head].gen_time;
+        if wd.head[node] != head || wd.seen[node].gen != gen {
+            wd.head[node] = head;
+            wd.seen[node] = Seen { gen, since: self.now };
+            return false;
+        }
+        self.now - wd.seen[node].since >= self.p.watchdog_ps && self.blocked_targets(node, targets) > 0
     }
 
     /// Reduces `member` to the buffers that wait only for members (the
