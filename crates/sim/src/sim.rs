@@ -365,7 +365,7 @@ impl Simulation {
     /// delivery, or first byte injected → delivery when `network` is set.
     /// `None` for a class that does not exist.
     pub fn latency_histogram(&self, class: usize, network: bool) -> Option<Vec<(u64, u64, u64)>> {
-        let f = self.metrics.classes.get(class)?;
+        let f = self.metrics.class(class)?;
         Some(if network { f.network_latency.buckets() } else { f.latency.buckets() })
     }
 

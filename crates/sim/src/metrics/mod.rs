@@ -91,12 +91,16 @@ pub struct FlowStats {
 pub struct Metrics {
     /// Start of the measurement window.
     pub warmup_ps: Time,
-    /// Per traffic class.
-    pub classes: Vec<FlowStats>,
+    /// Per traffic class, when there are several ([`Metrics::class`]): with
+    /// one, its counts are `all`'s, kept once (a delivery records into two
+    /// histograms fewer).
+    classes: Vec<FlowStats>,
     /// Per SL, for SLs used by some class.
     pub sls: Vec<Option<FlowStats>>,
     /// All classes together.
     pub all: FlowStats,
+    /// The traffic has a single class (`classes` is then empty).
+    one_class: bool,
     /// The window being filled, for warm-up detection and then for the
     /// measured windows (all packets).
     pub win: WindowAcc,
@@ -172,7 +176,8 @@ impl Metrics {
         }
         Metrics {
             warmup_ps,
-            classes: vec![FlowStats::default(); classes],
+            classes: if classes > 1 { vec![FlowStats::default(); classes] } else { Vec::new() },
+            one_class: classes == 1,
             sls,
             all: FlowStats::default(),
             win: WindowAcc::default(),
@@ -243,7 +248,7 @@ impl Metrics {
             return;
         }
         let measured = gen >= self.warmup_ps;
-        for f in [&mut self.classes[class as usize], &mut self.all] {
+        for f in self.classes.get_mut(class as usize).into_iter().chain(std::iter::once(&mut self.all)) {
             f.messages_completed += 1;
             if measured {
                 f.message_time.record(now - gen);
@@ -258,7 +263,7 @@ impl Metrics {
         if gen < self.warmup_ps {
             return;
         }
-        for f in [&mut self.classes[class as usize], &mut self.all] {
+        for f in self.classes.get_mut(class as usize).into_iter().chain(std::iter::once(&mut self.all)) {
             f.message_network_time.record(now - first_inject);
         }
     }
@@ -311,11 +316,22 @@ impl Metrics {
         self.measured.restart(at);
     }
 
+    /// The counts of traffic class `class`, `None` if there is no such class.
+    pub fn class(&self, class: usize) -> Option<&FlowStats> {
+        if self.one_class && class == 0 {
+            Some(&self.all)
+        } else {
+            self.classes.get(class)
+        }
+    }
+
+    /// The flows a packet of `class` and `sl` counts in: its class's (unless
+    /// it is the only one, counted as `all`), its SL's if kept, and `all`.
     #[inline]
     fn flows(&mut self, class: u8, sl: u8) -> impl Iterator<Item = &mut FlowStats> {
-        let c = &mut self.classes[class as usize];
+        let c = self.classes.get_mut(class as usize);
         let s = self.sls[sl as usize & 15].as_mut();
-        std::iter::once(c).chain(s).chain(std::iter::once(&mut self.all))
+        c.into_iter().chain(s).chain(std::iter::once(&mut self.all))
     }
 }
 
@@ -387,6 +403,31 @@ mod tests {
         }
         assert_eq!(m.classes[1].messages_completed, 0);
         assert_eq!(sl3(&m).messages_completed, 0);
+    }
+
+    /// With one class, the class's counts are the totals, counted once:
+    /// the same figures as a class kept apart (a second, idle class beside it).
+    #[test]
+    fn a_single_class_is_counted_as_the_total() {
+        let one = Metrics::new(1_000, 1, &[3], 4, None, MeasuredWindows::new(10_000, 0.05, 1_000));
+        let [mut one, mut two] = [one, metrics()];
+        for m in [&mut one, &mut two] {
+            m.on_generate(1_100, 0, 3, 300);
+            m.on_deliver(1_300, &pkt(0, 3, 64, 1_000, 1_100));
+            m.on_deliver(1_350, &pkt(0, 2, 128, 1_050, 1_100));
+            m.on_message_complete(1_400, 0, 1_000);
+            m.on_message_arrival(1_400, 0, 1_000, 1_100);
+        }
+        assert!(one.classes.is_empty(), "kept once");
+        let (a, b) = (one.class(0).unwrap(), two.class(0).unwrap());
+        assert_eq!((a.generated_packets, a.generated_bytes, a.delivered_packets, a.delivered_bytes), (1, 300, 2, 192));
+        assert_eq!((b.generated_packets, b.generated_bytes, b.delivered_packets, b.delivered_bytes), (1, 300, 2, 192));
+        assert_eq!((a.latency.count(), a.latency.max(), a.network_latency.count()), (2, Some(300), 2));
+        assert_eq!((a.latency.buckets(), a.network_latency.buckets()), (b.latency.buckets(), b.network_latency.buckets()));
+        assert_eq!((a.messages_completed, a.message_time.count(), a.message_network_time.count()), (1, 1, 1));
+        assert_eq!((b.messages_completed, b.message_time.count(), b.message_network_time.count()), (1, 1, 1));
+        assert_eq!(sl3(&one).delivered_packets, 1, "SL 3's own count: one of the two");
+        assert!(one.class(1).is_none() && two.class(2).is_none());
     }
 
     #[test]

@@ -365,9 +365,8 @@ pub(crate) fn compute(sim: &Simulation) -> SimResults {
         .traffic
         .classes
         .iter()
-        .zip(&m.classes)
         .enumerate()
-        .map(|(i, (c, f))| flow(c.name.clone(), c.sl, f, class_rate[i]))
+        .map(|(i, c)| flow(c.name.clone(), c.sl, m.class(i).expect("a class's counts"), class_rate[i]))
         .collect();
     let mut sls = Vec::new();
     for (sl, f) in m.sls.iter().enumerate() {
