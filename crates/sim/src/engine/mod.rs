@@ -25,7 +25,8 @@ pub const PS_PER_NS: u64 = 1_000;
 
 /// The latest simulated time a configuration may ask for (a run's end, a
 /// delay, a trace time), in picoseconds: a quarter of `u64` leaves room to add
-/// the fabric's delays to any such time without overflowing (about 4.6 s).
+/// the fabric's delays to any such time without overflowing (about 4.6 × 10^6 s,
+/// 53 days).
 pub const MAX_TIME_PS: Time = u64::MAX / 4;
 
 /// An event queue ordered by (time, insertion sequence).
