@@ -171,17 +171,18 @@ impl Default for TxCold {
 }
 
 /// What a port's events touch most, in two cache lines: the transmitter
-/// and its credits (every packet sent reads and writes both), then the
-/// output buffer of its first VL slot, its description, the input queue
-/// of its first queue (VL0's, for a fabric's data: the only data VL by
+/// and its credits (every packet sent reads and writes both), then its
+/// description, the output buffer of its first VL slot, the input queue of
+/// its first queue (VL0's, for a fabric's data: the only data VL by
 /// default) and a switch's crossbar input of its first slot. A grant reads
 /// the output's buffer, transmitter and description, and the input's queue
 /// and crossbar input; a transmission the output's line and the
-/// description's peer; an arrival the input queue and crossbar input. Apart, these were five arrays, each a cache
-/// miss on a large fabric and a pointer to reload on every use. Aligned to
-/// 128 bytes: the L2 cache of Intel's cores fetches such a pair of lines
-/// together. The other slots' buffers and queues are in [`Ports`]'
-/// `out_rest` and `inq_rest`.
+/// description's peer; an arrival the input queue and crossbar input.
+/// Apart, these were six arrays, each a cache miss on a large fabric and a
+/// pointer to reload on every use. Aligned to 128 bytes: the L2 cache of
+/// Intel's cores fetches such a pair of lines together. The other slots'
+/// buffers, queues and crossbar inputs are in [`Ports`]' `out_rest`,
+/// `inq_rest` and `xin_rest`.
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(128))]
 pub(crate) struct PortLine {
@@ -242,7 +243,8 @@ pub(crate) struct Ports {
 
 /// Item `i` of a per-(port, slot) or per-(port, queue) array whose first
 /// `lines.len()` items are in the ports' lines (`first` of each) and the
-/// others in `rest`: the layout of [`Ports`]' output buffers and input queues.
+/// others in `rest` (`item` of each): the layout of [`Ports`]' output
+/// buffers and input queues.
 #[inline(always)]
 fn line_or_rest<'a, T, R>(lines: &'a [PortLine], rest: &'a [R], i: usize, first: impl Fn(&'a PortLine) -> &'a T, item: impl Fn(&'a R) -> &'a T) -> &'a T {
     match i.checked_sub(lines.len()) {

@@ -182,7 +182,7 @@ impl Simulation {
     pub(crate) fn on_xbar_done(&mut self, swi: u32, input: u32, out_port: u8, in_slot: u8, out_slot: u8) -> u32 {
         let output = self.switches.lines[swi as usize].model.gp(out_port);
         self.ports.xin_mut(input, self.xslot(in_slot)).end();
-        self.ports.out_mut(output, out_slot & self.p.xbar_slot_mask).crossing = false;
+        self.ports.out_mut(output, self.xslot(out_slot)).crossing = false;
         self.mark_port_pending(swi, input);
         self.wake_waiters(swi, output);
         self.arbitrate_switch(swi);
@@ -515,7 +515,7 @@ impl Simulation {
         let xend = (now + xser).max(p.tail_at);
         self.ports.xin_mut(gp, self.xslot(slot)).start(xend);
         self.metrics.switch_hops += 1;
-        self.ports.out_mut(ogp, c.slot & self.p.xbar_slot_mask).crossing = true;
+        self.ports.out_mut(ogp, self.xslot(c.slot)).crossing = true;
         let (moved, last) = self.take_for_output(swi, gp, q, id, c.port, xend);
         {
             let p = &mut self.arena[moved];
