@@ -131,6 +131,7 @@ impl Simulation {
     }
 
     #[inline(never)]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.ibnetsim")]
     fn resolve_lazy_free_of(&mut self, h: u32, gp: u32) {
         let seq = self.hcas.state[h as usize].free_seq;
         let tx = self.ports.tx_mut(gp);

@@ -272,6 +272,7 @@ impl Credits {
     // sums them, and each becomes an event of its own when taken); they
     // keep it anyway.
     #[inline(never)]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.ibnetsim")]
     fn settle_due(&mut self, port: u32) {
         let now = self.now_key;
         let d = &mut self.per_port[port as usize].c;

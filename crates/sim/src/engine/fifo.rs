@@ -129,6 +129,7 @@ impl FifoQueue {
     }
 
     #[inline(never)]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.ibnetsim")]
     fn push_heap(&mut self, e: Entry) {
         self.head_keys[HEAP] = self.head_keys[HEAP].min(e.key);
         self.heap.push(HeapEntry(e));

@@ -104,6 +104,7 @@ struct Arrival {
 /// Draws `src`'s pending arrival and advances it to the next: the one place
 /// that consumes a source's random stream, so that replaying a copy of the
 /// source (bounded queues, `backlog.rs`) draws the same packets.
+#[cfg_attr(target_os = "linux", link_section = ".text.hot.ibnetsim")]
 fn draw_arrival(src: &mut Source, classes: &[Class], hosts: &[HostModel]) -> Arrival {
     let class = &classes[src.class as usize];
     let dst = class.pattern.dest(src);
@@ -148,6 +149,7 @@ impl Simulation {
 
     /// Makes arrival `a` of source `s` into a packet in its SL send queue;
     /// `count` it as generated unless it was when it arrived (deferred).
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.ibnetsim")]
     fn make_arrival(&mut self, s: u32, host: u32, a: Arrival, count: bool) {
         let id = self.new_packet(a.at, a.class, a.sl, host, a.dst, a.dlid, a.payload);
         self.open_single_packet_message(id);
@@ -280,6 +282,7 @@ impl Simulation {
     /// A packet of `class` on `sl` with `payload` bytes from `host` to `dst`,
     /// generated at `at`, in the arena but in no queue yet.
     #[allow(clippy::too_many_arguments)]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.ibnetsim")]
     pub(crate) fn new_packet(&mut self, at: Time, class: u8, sl: u8, host: u32, dst: u32, dlid: u16, payload: u32) -> PacketId {
         let hm = self.hcas.model[host as usize];
         let (sl, vl15) = self.packet_sl(class, sl, host, dlid);
@@ -332,6 +335,7 @@ impl Simulation {
     }
 
     /// Counts packet `id` as generated now and puts it in its host's SL queue.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.ibnetsim")]
     fn enqueue_generated(&mut self, id: PacketId) {
         let p = self.arena[id];
         self.count_generated(p.src, p.class, p.sl, p.wire_bytes as u32);
@@ -358,6 +362,7 @@ impl Simulation {
     /// Moves packets from host `h`'s SL queues into its send VL buffers, SLs in
     /// priority order, each SL in FIFO order while its head fits; returns how
     /// many moved.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.ibnetsim")]
     pub(crate) fn hca_fill(&mut self, h: u32) -> u32 {
         if self.hcas.state[h as usize].sl_mask == 0 {
             return 0;

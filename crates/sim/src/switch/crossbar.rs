@@ -219,6 +219,7 @@ impl Simulation {
 
     /// `arbitrate_switch` when some input of `swi` is pending.
     #[inline(never)]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.ibnetsim")]
     fn arbitrate_pending(&mut self, swi: u32) {
         if self.p.output_buffers {
             if self.p.plain_arbitration {
@@ -481,6 +482,7 @@ impl Simulation {
     /// heads, deterministic selection), compiled with those choices known:
     /// without the other arbiters, organisations and policies in the loop it
     /// takes fewer instructions (see `crates/sim/README.md`).
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.ibnetsim")]
     fn arbitrate_plain(&mut self, swi: u32) {
         let sm = self.switches.lines[swi as usize].model;
         if self.switches.lines[swi as usize].state.vl15_inputs > 0 {

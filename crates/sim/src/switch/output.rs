@@ -30,6 +30,7 @@ impl Simulation {
 
     /// `try_transmit` on an idle link with packets queued.
     #[inline(never)]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.ibnetsim")]
     fn transmit_next(&mut self, gp: u32) {
         let now = self.now;
         let vl15 = self.layout.vl15_slot;
