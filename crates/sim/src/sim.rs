@@ -205,11 +205,12 @@ impl Simulation {
 
     /// Runs until simulated time `until_ps` (inclusive) or a deadlock. May be
     /// called again with a later time to continue.
-    // The run loop and the functions it calls on every packet are marked
-    // for the `.text.hot` section, which the GNU and LLVM linkers place
-    // together: the hot code is larger than the L1 instruction cache, and
-    // scattered among the rest it conflicted there by chance of layout
-    // (see `crates/sim/README.md`, tenth stop). ELF only, hence Linux.
+    // The run loop and the functions it calls on every packet are given a
+    // section of their own (`.text.hot.*`, merged into `.text`), so that the
+    // linker lays them out side by side: the hot code is larger than the L1
+    // instruction cache, and scattered among the rest it conflicted there
+    // by chance of layout (see `crates/sim/README.md`, tenth stop). An ELF
+    // section name, hence Linux only.
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.ibnetsim")]
     pub fn run(&mut self, until_ps: Time) -> Result<(), SimError> {
         if let Some(d) = &self.deadlock {
