@@ -167,9 +167,10 @@ impl Simulation {
         let mut targets = [0usize; MAX_CANDIDATES];
         // Buffer by buffer, in any order (each is judged on its own): first
         // each port's first input queue and first output buffer, which share
-        // its line, then the other queues and buffers.
-        let (ports, nin, nodes) = (self.ports.len(), self.ports.inq_len(), wd.head.len());
-        let firsts = (0..ports).flat_map(|gp| [gp, nin + gp]);
+        // its line, then the other queues and buffers (the layout numbers
+        // every port's queue 0 and slot 0 before the others).
+        let (l, ports, nin, nodes) = (self.layout, self.ports.len(), self.ports.inq_len(), wd.head.len());
+        let firsts = (0..ports as u32).flat_map(|gp| [l.pq(gp, 0), nin + l.pv(gp, 0)]);
         for node in firsts.chain(ports..nin).chain(nin + ports..nodes) {
             if self.mark_head(&mut wd, node, &mut targets) {
                 wd.member[node] = true;

@@ -86,7 +86,6 @@ impl Simulation {
     /// under `voq` every packet has had its own since it arrived.
     #[inline(always)]
     pub(crate) fn pop_input(&mut self, swi: u32, gp: u32, q: u8, free_at: Time) -> PacketId {
-        let i = self.layout.pq(gp, q);
         let inq = self.ports.inq_mut(gp, q);
         let id = inq.pop(&mut self.arena).expect("pop from an empty input queue");
         let head = inq.head;
@@ -95,7 +94,7 @@ impl Simulation {
         // Only a multicast head has copies to forget; a unicast one would
         // touch the multicast state's line for nothing.
         if is_multicast(popped.dlid) {
-            self.switches.mcast.forget(i);
+            self.switches.mcast.forget(self.layout.pq(gp, q));
         }
         if head == NIL {
             let (w, b) = self.input_bit(swi, gp, q);
