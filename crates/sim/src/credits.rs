@@ -10,6 +10,7 @@
 
 use crate::engine::event_key;
 use crate::port::PortLine;
+use crate::table::IdVec;
 
 /// Bytes per flow-control block.
 pub const CREDIT_BYTES: u32 = 64;
@@ -124,11 +125,11 @@ pub(crate) struct PortCredits {
 #[derive(Debug, Clone)]
 pub(crate) struct Credits {
     /// Credits of queues `INLINE_QUEUES..queues`, by port.
-    avail_rest: Vec<u32>,
+    avail_rest: IdVec<u32>,
     /// `queues − INLINE_QUEUES`, or 0.
     rest: usize,
     /// Each port's line, by global port.
-    per_port: Vec<PortLine>,
+    per_port: IdVec<PortLine>,
     /// Key of the event being handled: returns due before it have arrived.
     now_key: u128,
 }
@@ -148,7 +149,7 @@ impl Credits {
             avail_rest.extend_from_slice(&cap[inline..]);
             line.c = d;
         }
-        Credits { avail_rest, rest, per_port: lines, now_key: 0 }
+        Credits { avail_rest: avail_rest.into(), rest, per_port: lines.into(), now_key: 0 }
     }
 
     /// The line of port `port`.

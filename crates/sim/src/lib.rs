@@ -42,6 +42,7 @@ pub mod presets;
 pub mod qos;
 pub use mechanism::selection;
 mod sim;
+mod table;
 pub mod switch;
 pub mod traffic;
 mod watchdog;

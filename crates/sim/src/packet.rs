@@ -8,6 +8,7 @@
 //! moving it between queues costs two index writes.
 
 use crate::engine::Time;
+use crate::table::IdVec;
 
 /// Index of a packet in the [`PacketArena`].
 pub type PacketId = u32;
@@ -147,7 +148,7 @@ impl Packet {
 /// Slab of packets with free-list reuse.
 #[derive(Debug, Clone, Default)]
 pub struct PacketArena {
-    slots: Vec<Packet>,
+    slots: IdVec<Packet>,
     free: Vec<PacketId>,
     live: usize,
 }

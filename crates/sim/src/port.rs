@@ -16,6 +16,7 @@ use crate::packet::PacketQueue;
 use crate::qos::Sl2VlMap;
 use crate::sim::NONE;
 use crate::switch::CrossbarInput;
+use crate::table::IdVec;
 
 /// Static description of one `(node, port)`: 16 bytes, so that four share
 /// a cache line and a large fabric's ports stay in the caches (every event
@@ -209,31 +210,31 @@ pub(crate) struct Ports {
     /// Node index, by global port.
     pub node: Vec<u32>,
     /// The distinct cable timings, indexed by [`PortModel::timing`].
-    pub timings: Vec<LinkTiming>,
+    pub timings: IdVec<LinkTiming>,
     /// The rest of the transmitters' state, by global port (the state
     /// every packet touches is beside its credits: [`Ports::tx`]).
-    pub tx_cold: Vec<TxCold>,
+    pub tx_cold: IdVec<TxCold>,
     /// Credits each transmitter holds for its receiver's VL buffers.
     pub credits: Credits,
     /// Input queues past each port's first (in its line), by
     /// [`crate::layout::Layout::pq`] less the number of ports: that layout
     /// numbers every port's first queue before the others.
-    pub inq_rest: Vec<PacketQueue>,
+    pub inq_rest: IdVec<PacketQueue>,
     /// Capacity of every input queue in blocks, by `Layout::pq`.
     pub in_cap: Vec<u32>,
     /// Output (switch) or send (CA) VL buffers past each port's first (in
     /// its line), by [`crate::layout::Layout::pv`] less the number of ports.
-    pub out_rest: Vec<RestOut>,
+    pub out_rest: IdVec<RestOut>,
     /// A switch's crossbar inputs past each port's first (in its line), by
     /// `Layout::pv` less the number of ports (with a crossbar port per VL;
     /// a multiplexed crossbar has only the first).
-    pub xin_rest: Vec<CrossbarInput>,
+    pub xin_rest: IdVec<CrossbarInput>,
     /// SL2VL tables.
     pub sl2vl: Sl2VlMap,
     /// Distinct VLArbitration tables.
-    pub arb_tables: Vec<VlArbTable>,
+    pub arb_tables: IdVec<VlArbTable>,
     /// The table of each port, by global port.
-    pub port_arb: Vec<u16>,
+    pub port_arb: IdVec<u16>,
     /// The VL arbitration policy.
     pub arbiter: VlArbiter,
     /// Flow-control packets waiting for their transmitters, where they are

@@ -91,13 +91,13 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
     let lft = topo.take_sendable_lft();
     let switches = Switches {
         lines: topo.switches.into_iter().map(|model| SwitchLine { model, state: SwitchState::default(), bits: QueueBits::default() }).collect(),
-        lft,
+        lft: lft.into(),
         lft_stride: topo.lft_stride,
         labels: labels.clone(),
-        more_bits: vec![QueueBits::default(); topo.more_bits_words as usize],
-        wait_bits: vec![0; topo.wait_words as usize],
-        routed: vec![crate::switch::RoutedHead::NONE; sim_buffers - npv],
-        routed_more: vec![Candidates::new(); if multi_option { sim_buffers - npv } else { 0 }],
+        more_bits: vec![QueueBits::default(); topo.more_bits_words as usize].into(),
+        wait_bits: vec![0; topo.wait_words as usize].into(),
+        routed: vec![crate::switch::RoutedHead::NONE; sim_buffers - npv].into(),
+        routed_more: vec![Candidates::new(); if multi_option { sim_buffers - npv } else { 0 }].into(),
         mcast,
         scratch_req: vec![NONE; max_ports * nvl],
         scratch_opt: vec![Candidate::default(); max_ports * nvl],

@@ -168,16 +168,16 @@ pub(super) fn build(
     let lines = ports.iter().zip(out).map(|(&model, out0)| PortLine::new(model, out0, xin)).collect();
     Ok(Ports {
         node: topo.port_node.clone(),
-        timings: topo.timings.clone(),
-        tx_cold: vec![TxCold::default(); ports.len()],
+        timings: topo.timings.clone().into(),
+        tx_cold: vec![TxCold::default(); ports.len()].into(),
         credits: Credits::new(lines, credit_init, layout.qpp, &eager),
-        inq_rest: vec![PacketQueue::default(); nin - ports.len()],
+        inq_rest: vec![PacketQueue::default(); nin - ports.len()].into(),
         in_cap,
         out_rest,
-        xin_rest: vec![xin; ports.len() * (layout.nvl - 1)],
+        xin_rest: vec![xin; ports.len() * (layout.nvl - 1)].into(),
         sl2vl: qos.sl2vl.clone(),
-        arb_tables,
-        port_arb,
+        arb_tables: arb_tables.into(),
+        port_arb: port_arb.into(),
         arbiter,
         fcp: FlowControlPackets::new(ports.iter().map(|m| p.credit_packet_bytes[usize::from(!m.is_switch)]).collect(), layout.qpp),
     })

@@ -50,6 +50,7 @@ pub mod output;
 pub mod route;
 
 use crate::engine::Time;
+use crate::table::IdVec;
 
 /// Static description of one switch.
 #[derive(Debug, Clone, Copy)]
@@ -130,9 +131,9 @@ pub(crate) struct QueueBits {
 #[derive(Debug, Clone)]
 pub(crate) struct Switches {
     /// Each switch's description and state, by dense switch index.
-    pub lines: Vec<SwitchLine>,
+    pub lines: IdVec<SwitchLine>,
     /// `lft[switch * lft_stride + lid]`, 255 = no path.
-    pub lft: Vec<u8>,
+    pub lft: IdVec<u8>,
     /// LIDs per LFT row.
     pub lft_stride: usize,
     /// The role of each path-bits offset's LFT entry (escape, adaptive or
@@ -140,17 +141,17 @@ pub(crate) struct Switches {
     pub labels: ibnetsim_sm::PathLabels,
     /// Per switch, the words of bits over its input queues past the first
     /// (see [`QueueBits`], [`SwitchModel::bits_base`]).
-    pub more_bits: Vec<QueueBits>,
+    pub more_bits: IdVec<QueueBits>,
     /// Per output port, the input queues whose head waits for it.
-    pub wait_bits: Vec<u64>,
+    pub wait_bits: IdVec<u64>,
     /// Per input queue, the head whose routing options are remembered and the
     /// first of them (see [`RoutedHead`]); read only for a head whose
     /// `Packet::remembered` is set.
-    pub routed: Vec<RoutedHead>,
+    pub routed: IdVec<RoutedHead>,
     /// The whole list, per input queue, where a remembered head has more than
     /// one option; empty unless the selection policy can give more than one
     /// (adaptive and fully adaptive selection).
-    pub routed_more: Vec<crate::selection::Candidates>,
+    pub routed_more: IdVec<crate::selection::Candidates>,
     /// Multicast forwarding sets and replication state.
     pub mcast: multicast::Multicast,
     /// Scratch for bufferless arbitration: request per (output port, slot).
@@ -198,7 +199,7 @@ impl Switches {
     #[inline(never)]
     fn nothing_more_pending(&self, sm: &SwitchModel) -> bool {
         let more = sm.bits_base as usize..(sm.bits_base + sm.bits_words - 1) as usize;
-        self.more_bits[more].iter().all(|w| w.pending == 0)
+        self.more_bits.as_slice()[more].iter().all(|w| w.pending == 0)
     }
 }
 

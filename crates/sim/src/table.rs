@@ -1,0 +1,127 @@
+//! Arrays indexed by the ids the builder issues: ports, switches, queues and
+//! packets.
+//!
+//! An [`IdVec`] is a `Vec` whose `[i]` is not bounds-checked in a release
+//! build. Every index into one is an id made by `build` (a global port, a
+//! switch index, a queue number from [`crate::layout::Layout`]) or by
+//! [`crate::packet::PacketArena::alloc`], all below the array's length by
+//! construction, and no `IdVec` ever shrinks. A hop reads about a dozen of
+//! these arrays; with `&mut Simulation` LLVM reloads each one's pointer and
+//! length after every store, and the checks were about a fifth of the
+//! mesh's instructions (`crates/sim/README.md`, eleventh stop).
+//!
+//! A debug build, which every test runs (`[profile.test]` keeps debug
+//! assertions), checks every index as a `Vec` does; so does a release build
+//! with the `checked-indexing` feature, to chase a suspected bad index.
+
+use std::ops::{Deref, DerefMut, Index, IndexMut};
+
+/// A `Vec` indexed by ids that are in range by construction (see the module doc).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct IdVec<T>(Vec<T>);
+
+const CHECKED: bool = cfg!(any(debug_assertions, feature = "checked-indexing"));
+
+impl<T> IdVec<T> {
+    /// An empty array.
+    pub(crate) fn new() -> Self {
+        IdVec(Vec::new())
+    }
+}
+
+impl<T> Default for IdVec<T> {
+    fn default() -> Self {
+        IdVec::new()
+    }
+}
+
+impl<T> From<Vec<T>> for IdVec<T> {
+    fn from(v: Vec<T>) -> Self {
+        IdVec(v)
+    }
+}
+
+impl<T> FromIterator<T> for IdVec<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        IdVec(iter.into_iter().collect())
+    }
+}
+
+impl<'a, T> IntoIterator for &'a IdVec<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a mut IdVec<T> {
+    type Item = &'a mut T;
+    type IntoIter = std::slice::IterMut<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter_mut()
+    }
+}
+
+impl<T> Deref for IdVec<T> {
+    type Target = Vec<T>;
+    #[inline(always)]
+    fn deref(&self) -> &Vec<T> {
+        &self.0
+    }
+}
+
+impl<T> DerefMut for IdVec<T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Vec<T> {
+        &mut self.0
+    }
+}
+
+impl<T> Index<usize> for IdVec<T> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, i: usize) -> &T {
+        if CHECKED {
+            &self.0[i]
+        } else {
+            // SAFETY: `i` is an id below the length by construction, and the
+            // array never shrinks (module doc); checked builds verify it.
+            unsafe { self.0.get_unchecked(i) }
+        }
+    }
+}
+
+impl<T> IndexMut<usize> for IdVec<T> {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        if CHECKED {
+            &mut self.0[i]
+        } else {
+            // SAFETY: as for `index`.
+            unsafe { self.0.get_unchecked_mut(i) }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indexes_like_a_vec() {
+        let mut v: IdVec<u32> = (0..5).collect();
+        v[3] += 10;
+        assert_eq!(v[3], 13);
+        assert_eq!(&v.as_slice()[1..3], &[1, 2]);
+        v.push(7);
+        assert_eq!((v.len(), v[5]), (6, 7));
+    }
+
+    #[test]
+    #[should_panic(expected = "index out of bounds")]
+    fn a_test_build_checks_every_index() {
+        let v: IdVec<u32> = vec![1, 2].into();
+        let _ = v[2];
+    }
+}
