@@ -107,8 +107,8 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
     let source_queues = SourceQueues::new(c.hca.source_queue_packets, &traffic.sources, traffic.classes.len(), topo.hosts.len() as u32);
     let hcas = Hcas {
         source_queues,
-        state: vec![HostState::default(); topo.hosts.len()],
-        model: topo.hosts,
+        state: vec![HostState::default(); topo.hosts.len()].into(),
+        model: topo.hosts.into(),
         lid_host: topo.lid_host,
         transport: Transport::new(&c.transport, reply_class),
         path_sl: path_sl.clone(),

@@ -265,7 +265,7 @@ pub(super) fn build(
     used_sls.dedup();
     check_sls_have_data_vls(qos, &used_sls, data_vls, "a used SL")?;
 
-    Ok((Workload { classes, sources, traces, closed_loop, connections, conn_class, injections_pending: 0 }, used_sls, reply_class))
+    Ok((Workload { classes, sources: sources.into(), traces, closed_loop, connections, conn_class, injections_pending: 0 }, used_sls, reply_class))
 }
 
 /// The pattern of a class sending to multicast group `mlid`: its members send.

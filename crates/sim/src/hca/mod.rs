@@ -19,6 +19,7 @@ use crate::link::wire_bytes;
 use crate::metrics::DropReason;
 use crate::packet::{Packet, PacketId, PacketKind, PacketQueue, FLAG_CONN, FLAG_FECN, FLAG_FLOW, FLAG_VL15, NIL};
 use crate::sim::{Simulation, NONE};
+use crate::table::IdVec;
 use ibnetsim_sm::PathSl;
 
 use crate::switch::multicast::is_multicast;
@@ -76,9 +77,9 @@ pub(crate) struct HostState {
 #[derive(Debug, Clone)]
 pub(crate) struct Hcas {
     /// Static description, by host index.
-    pub model: Vec<HostModel>,
+    pub model: IdVec<HostModel>,
     /// Send queues, by host index.
-    pub state: Vec<HostState>,
+    pub state: IdVec<HostState>,
     /// Host owning each LID, or `NONE`.
     pub lid_host: Vec<u32>,
     /// Flows, messages and replies.

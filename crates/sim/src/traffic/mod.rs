@@ -25,6 +25,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
+use crate::table::IdVec;
 pub use closed_loop::{ClosedLoopConfig, ClosedLoopSource, GapDistribution};
 pub use connection::{Connection, ConnectionConfig};
 pub use pattern::{Pattern, PatternConfig, PatternKeys, PatternKind};
@@ -38,7 +39,7 @@ pub(crate) struct Workload {
     /// Traffic classes (open-loop classes, then traces, then the connections' class).
     pub classes: Vec<Class>,
     /// Open-loop sources, one per (class, sending host).
-    pub sources: Vec<Source>,
+    pub sources: IdVec<Source>,
     /// Trace replays, each with its cursor.
     pub traces: Vec<Trace>,
     /// Closed-loop sources, one per (closed-loop class, sending host).
