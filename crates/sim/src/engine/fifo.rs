@@ -11,9 +11,11 @@
 //! and the heap top, whose keys sit side by side in one small array. This is the
 //! idea of simcore's `emit_ordered`, generalised to several delays.
 
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
+use super::ring::Ring;
 use super::{Entry, Event, EventQueue, Time};
+use crate::table::IdVec;
 
 /// Distinct delays that get a FIFO of their own.
 pub const MAX_FIFOS: usize = 16;
@@ -28,7 +30,7 @@ const CACHE: usize = 64;
 #[derive(Debug, Clone)]
 pub struct FifoQueue {
     delays: Vec<Time>,
-    fifos: Vec<VecDeque<Entry>>,
+    fifos: IdVec<Ring>,
     /// The heap top's key, then each FIFO's head key (`u128::MAX` when
     /// empty or unused): a few at most, so the earliest is found by
     /// comparing them all, cheaper than keeping them in a heap.
@@ -81,7 +83,7 @@ impl FifoQueue {
     pub fn new() -> Self {
         FifoQueue {
             delays: Vec::new(),
-            fifos: Vec::new(),
+            fifos: IdVec::new(),
             head_keys: [u128::MAX; MAX_FIFOS + 1],
             heap: BinaryHeap::new(),
             cache: [(Time::MAX, 0); CACHE],
@@ -111,7 +113,7 @@ impl FifoQueue {
             Some(i) => i,
             None if self.delays.len() < MAX_FIFOS => {
                 self.delays.push(delay);
-                self.fifos.push(VecDeque::with_capacity(1024));
+                self.fifos.push(Ring::with_capacity(1024));
                 self.delays.len() - 1
             }
             None => {

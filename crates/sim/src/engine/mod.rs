@@ -12,6 +12,7 @@
 mod event;
 mod fifo;
 mod heap;
+mod ring;
 
 pub use event::Event;
 pub use fifo::FifoQueue;
