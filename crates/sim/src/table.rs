@@ -3,12 +3,15 @@
 //!
 //! An [`IdVec`] is a `Vec` whose `[i]` is not bounds-checked in a release
 //! build. Every index into one is an id made by `build` (a global port, a
-//! switch index, a queue number from [`crate::layout::Layout`]) or by
-//! [`crate::packet::PacketArena::alloc`], all below the array's length by
-//! construction, and no `IdVec` ever shrinks. A hop reads about a dozen of
-//! these arrays; with `&mut Simulation` LLVM reloads each one's pointer and
-//! length after every store, and the checks were about a fifth of the
-//! mesh's instructions (`crates/sim/README.md`, eleventh stop).
+//! switch, a host, a source, a queue number from [`crate::layout::Layout`])
+//! or by [`crate::packet::PacketArena::alloc`], or an offset the builder
+//! laid out from them, all below the array's length by construction; and
+//! no `IdVec` ever shrinks (nothing truncates, clears or pops one). A hop
+//! reads about a dozen of these arrays; with `&mut Simulation` LLVM loads
+//! each one's pointer and length again after every store, and compares:
+//! without the compares the mesh runs 10 % fewer instructions
+//! (`crates/sim/README.md`, eleventh stop). Indices that come from outside
+//! (a packet's destination LID) stay checked, in plain `Vec`s or by `get`.
 //!
 //! A debug build, which every test runs (`[profile.test]` keeps debug
 //! assertions), checks every index as a `Vec` does; so does a release build
