@@ -41,7 +41,6 @@ pub struct FifoQueue {
     /// given to another delay takes its old delay's entry out).
     cache: [(Time, u8); CACHE],
     seq: u64,
-    len: usize,
 }
 
 impl Default for FifoQueue {
@@ -88,7 +87,6 @@ impl FifoQueue {
             heap: BinaryHeap::new(),
             cache: [(Time::MAX, 0); CACHE],
             seq: 0,
-            len: 0,
         }
     }
 
@@ -171,7 +169,6 @@ impl EventQueue for FifoQueue {
     fn push_reserved(&mut self, now: Time, at: Time, seq: u64, ev: Event) {
         debug_assert!(at >= now, "event scheduled in the past: {at} < {now}");
         let e = Entry::new(at, seq, ev);
-        self.len += 1;
         // Arrival gaps are random: a FIFO per gap would only churn the cache.
         let fifo = if matches!(ev, Event::Generate { .. } | Event::TraceNext { .. } | Event::ConnNext { .. }) { None } else { self.fifo_for(at - now) };
         match fifo {
@@ -189,7 +186,6 @@ impl EventQueue for FifoQueue {
 
     #[inline]
     fn push_late(&mut self, _now: Time, at: Time, seq: u64, ev: Event) {
-        self.len += 1;
         self.push_heap(Entry::new(at, seq, ev));
     }
 
@@ -210,7 +206,6 @@ impl EventQueue for FifoQueue {
             self.head_keys[slot] = f.front().map_or(u128::MAX, |next| next.key);
             e
         };
-        self.len -= 1;
         Some((e.time(), e.seq(), e.ev))
     }
 
@@ -221,8 +216,9 @@ impl EventQueue for FifoQueue {
     }
 
     #[inline]
+    // Counted when asked (between runs, by reports), not at every push and pop.
     fn len(&self) -> usize {
-        self.len
+        self.heap.len() + self.fifos.iter().map(Ring::len).sum::<usize>()
     }
 }
 

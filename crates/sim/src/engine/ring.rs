@@ -28,6 +28,11 @@ impl Ring {
         Ring { slots: vec![VACANT; capacity].into(), mask: capacity - 1, head: 0, tail: 0 }
     }
 
+    /// The number of live entries.
+    pub(super) fn len(&self) -> usize {
+        self.tail.wrapping_sub(self.head)
+    }
+
     #[inline(always)]
     pub(super) fn is_empty(&self) -> bool {
         self.head == self.tail
@@ -47,7 +52,7 @@ impl Ring {
 
     #[inline(always)]
     pub(super) fn push_back(&mut self, e: Entry) {
-        if self.tail.wrapping_sub(self.head) == self.slots.len() {
+        if self.len() == self.slots.len() {
             self.grow();
         }
         let i = self.tail & self.mask;
@@ -69,7 +74,7 @@ impl Ring {
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        let len = self.tail.wrapping_sub(self.head);
+        let len = self.len();
         let mut slots = Vec::with_capacity(2 * self.slots.len());
         slots.extend((0..len).map(|k| self.slots[self.head.wrapping_add(k) & self.mask]));
         slots.resize(2 * self.slots.len(), VACANT);
@@ -105,7 +110,7 @@ mod tests {
                 popped += 1;
             }
         }
-        assert_eq!(r.slots.len(), 64);
+        assert_eq!((r.slots.len(), r.len()), (64, (pushed - popped) as usize));
         while let Some(e) = r.pop_front() {
             assert_eq!(e.seq(), popped);
             popped += 1;
