@@ -215,8 +215,8 @@ impl EventQueue for FifoQueue {
         (key != u128::MAX).then_some((key >> 64) as Time)
     }
 
-    #[inline]
     // Counted when asked (between runs, by reports), not at every push and pop.
+    #[inline]
     fn len(&self) -> usize {
         self.heap.len() + self.fifos.iter().map(Ring::len).sum::<usize>()
     }
