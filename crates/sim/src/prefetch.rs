@@ -5,6 +5,20 @@
 //! well before the read, fetching it early hides the wait. A hint only: the
 //! results cannot change.
 
+/// Asks the CPU to bring the line `offset` bytes into `s[i]` into the
+/// cache; an address out of range is never read.
+#[inline(always)]
+pub(crate) fn prefetch_at<T>(s: &[T], i: usize, offset: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults, whatever the address, and nothing is read.
+    unsafe {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((s.as_ptr().wrapping_add(i) as *const i8).wrapping_add(offset));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (s, i, offset);
+}
+
 /// Asks the CPU to bring `s[i]` into the cache; an index out of range is
 /// never read.
 #[inline(always)]

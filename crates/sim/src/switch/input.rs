@@ -154,8 +154,33 @@ impl Simulation {
         // fabric two misses one after the other, unless the packet's line is
         // on its way already. (Usually the head; a hint either way.)
         self.arena.prefetch(packet);
+        self.prefetch_routed_lines(swi, gp, packet);
         self.mark_pending(swi, gp, q);
         self.arbitrate_switch(swi);
+    }
+
+    /// Asks for the port lines arbitration will read for the packet just
+    /// routed at input port `gp` of switch `swi`: the input's queues (the
+    /// second half of its line) and both halves of the line of the output
+    /// its forwarding-table entry names. On a large fabric each is an L2
+    /// miss, and arbitration reaches them one after the other (switch, queue,
+    /// packet, table entry, output); asked for together, the waits overlap.
+    /// The entry was asked for when the packet arrived. A hint only: the
+    /// packet may be another head's by now, or the entry name no port.
+    #[inline(always)]
+    fn prefetch_routed_lines(&self, swi: u32, gp: u32, packet: PacketId) {
+        use crate::prefetch::{prefetch, prefetch_at};
+        let lines = self.ports.credits.lines();
+        prefetch_at(lines, gp as usize, 64);
+        let dlid = self.arena[packet].dlid as usize;
+        if dlid < self.switches.lft_stride {
+            let port = self.switches.lft[swi as usize * self.switches.lft_stride + dlid];
+            // `SwitchModel::gp` without its arithmetic's checks: port 0 or
+            // `NO_PATH` give an address past the switch's ports, never read.
+            let ogp = (self.switches.lines[swi as usize].model.port_base as usize + port as usize).wrapping_sub(1);
+            prefetch(lines, ogp);
+            prefetch_at(lines, ogp, 64);
+        }
     }
 
     /// Marks input queue `(gp, q)` for arbitration.
