@@ -175,8 +175,9 @@ impl Simulation {
         let dlid = self.arena[packet].dlid as usize;
         if dlid < self.switches.lft_stride {
             let port = self.switches.lft[swi as usize * self.switches.lft_stride + dlid];
-            // `SwitchModel::gp` without its arithmetic's checks: port 0 or
-            // `NO_PATH` give an address past the switch's ports, never read.
+            // `SwitchModel::gp` without its arithmetic's checks: for port 0
+            // or `NO_PATH` (no route) it names another node's line or none,
+            // a wasted hint but never a read.
             let ogp = (self.switches.lines[swi as usize].model.port_base as usize + port as usize).wrapping_sub(1);
             prefetch(lines, ogp);
             prefetch_at(lines, ogp, 64);
