@@ -33,6 +33,21 @@ impl Simulation {
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.ibnetsim")]
     fn transmit_next(&mut self, gp: u32) {
         let now = self.now;
+        if self.layout.data_vls == 1 && self.ports.tx(gp).outq_mask == 1 && !self.p.credits_at_grant && !self.p.fully_adaptive {
+            // Only the one data VL has packets (every hop of the benchmarks):
+            // the general loop's only choice, without its loop.
+            let head = self.ports.out(gp, 0).queue.head;
+            let p = &self.arena[head];
+            if p.ready_at <= now && self.ports.credits.available(gp, self.layout.q(0, p.part())) >= p.blocks as u32 && self.ports.out(gp, 0).served {
+                let q = &mut self.ports.out_mut(gp, 0).queue;
+                q.pop(&mut self.arena);
+                if q.is_empty() {
+                    self.ports.tx_mut(gp).outq_mask = 0;
+                }
+                self.start_transmission(gp, head, 0, true);
+                return;
+            }
+        }
         let vl15 = self.layout.vl15_slot;
         let is_switch = self.ports.model(gp).is_switch;
         let mut ready: u16 = 0;
