@@ -57,21 +57,6 @@ pub enum Event {
         /// VL slot at the output.
         out_slot: u8,
     },
-    /// A crossbar transfer and the transmission of the same packet on the
-    /// output link `out_port` end at once (it left the output buffer as it
-    /// arrived there): `XbarDone`, then `LinkFree` of that port, as one event.
-    XbarLinkDone {
-        /// Input port (global index).
-        input: u32,
-        /// The switch (dense index).
-        switch: u32,
-        /// Output port number on the switch, whose transmitter is free too.
-        out_port: u8,
-        /// VL slot at the input.
-        in_slot: u8,
-        /// VL slot at the output.
-        out_slot: u8,
-    },
     /// The transmitter at `port` has sent the last byte of its packet.
     LinkFree {
         /// Output port.
@@ -114,6 +99,21 @@ pub enum Event {
     SwitchWake {
         /// Switch node index.
         switch: u32,
+    },
+    /// A crossbar transfer and the transmission of the same packet on the
+    /// output link `out_port` end at once (it left the output buffer as it
+    /// arrived there): `XbarDone`, then `LinkFree` of that port, as one event.
+    XbarLinkDone {
+        /// Input port (global index).
+        input: u32,
+        /// The switch (dense index).
+        switch: u32,
+        /// Output port number on the switch, whose transmitter is free too.
+        out_port: u8,
+        /// VL slot at the input.
+        in_slot: u8,
+        /// VL slot at the output.
+        out_slot: u8,
     },
     /// Credits freed in input queue `queue` of `port` are due to be
     /// advertised in a flow-control packet (`flow_control.rs`).
