@@ -441,7 +441,9 @@ impl Simulation {
     /// at `left_at`, back to the upstream transmitter: those of the buffer
     /// part it was sent to (its FIFO may be another part's, see
     /// `Simulation::input_fifo`).
-    #[inline]
+    // Inlined into the grant, as it was before other changes there made
+    // LLVM leave it a call per hop.
+    #[inline(always)]
     fn return_input_credits(&mut self, gp: u32, q: u8, p: &Packet, left_at: Time) {
         if p.flags & FLAG_VL15 != 0 {
             return;
