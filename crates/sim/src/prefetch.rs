@@ -23,14 +23,7 @@ pub(crate) fn prefetch_at<T>(s: &[T], i: usize, offset: usize) {
 /// never read.
 #[inline(always)]
 pub(crate) fn prefetch<T>(s: &[T], i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults, whatever the address, and nothing is read.
-    unsafe {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(s.as_ptr().wrapping_add(i) as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (s, i);
+    prefetch_at(s, i, 0);
 }
 
 #[cfg(test)]
