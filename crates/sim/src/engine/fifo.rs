@@ -26,14 +26,33 @@ const HEAP: usize = 0;
 /// Slots of the delay → FIFO lookup cache.
 const CACHE: usize = 64;
 
+/// Low bits of a head key's sequence part that name its slot (see
+/// [`FifoQueue::head_keys`]); enough for the heap and [`MAX_FIFOS`] FIFOs.
+const SLOT_BITS: u32 = 5;
+const _: () = assert!(MAX_FIFOS < 1 << SLOT_BITS);
+
+/// The head key of the entry keyed `key` ([`super::event_key`]) at slot
+/// `slot`: the sequence number shifted up and the slot below it. Sequence
+/// numbers are unique, so these keys order exactly as the entries' own, and
+/// the earliest head is a plain minimum whose low bits say where it is (a
+/// minimum that also tracked an index compiled to a branch that the order
+/// of the heads makes unpredictable).
+#[inline(always)]
+fn head_key(key: u128, slot: usize) -> u128 {
+    let seq = key as u64;
+    debug_assert!(seq < 1 << (64 - SLOT_BITS), "sequence numbers ran past the slot bits");
+    (key >> 64 << 64) | ((seq << SLOT_BITS) | slot as u64) as u128
+}
+
 /// The per-delay FIFO queue.
 #[derive(Debug, Clone)]
 pub struct FifoQueue {
     delays: Vec<Time>,
     fifos: IdVec<Ring>,
-    /// The heap top's key, then each FIFO's head key (`u128::MAX` when
-    /// empty or unused): a few at most, so the earliest is found by
-    /// comparing them all, cheaper than keeping them in a heap.
+    /// The heap top's key, then each FIFO's head key, tagged with their
+    /// slot ([`head_key`]; `u128::MAX` when empty or unused): a few at most,
+    /// so the earliest is found by comparing them all, cheaper than keeping
+    /// them in a heap.
     head_keys: [u128; MAX_FIFOS + 1],
     /// Events with other delays.
     heap: BinaryHeap<HeapEntry>,
@@ -131,30 +150,21 @@ impl FifoQueue {
     #[inline(never)]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.ibnetsim")]
     fn push_heap(&mut self, e: Entry) {
-        self.head_keys[HEAP] = self.head_keys[HEAP].min(e.key);
+        self.head_keys[HEAP] = self.head_keys[HEAP].min(head_key(e.key, HEAP));
         self.heap.push(HeapEntry(e));
     }
 
-    /// The earliest key and its slot in `head_keys` (`HEAP`, or FIFO
-    /// `slot - 1`); the key is `u128::MAX` when the queue is empty.
-    // Keys are unique (their sequence numbers are), so the order of the
-    // comparisons does not matter. With up to three FIFOs (every benchmark
-    // scenario) the four slots are compared pairwise, without a loop.
+    /// The earliest head key ([`head_key`]); `u128::MAX` when the queue is
+    /// empty.
+    // With up to three FIFOs (every benchmark scenario) the four slots are
+    // compared pairwise, without a loop.
     #[inline(always)]
-    fn min_key(&self) -> (u128, usize) {
+    fn min_key(&self) -> u128 {
         let k = &self.head_keys;
         if self.fifos.len() <= 3 {
-            let (a, ia) = if k[1] < k[0] { (k[1], 1) } else { (k[0], 0) };
-            let (b, ib) = if k[3] < k[2] { (k[3], 3) } else { (k[2], 2) };
-            return if b < a { (b, ib) } else { (a, ia) };
+            return k[0].min(k[1]).min(k[2].min(k[3]));
         }
-        let mut best = (k[HEAP], HEAP);
-        for (slot, &key) in k.iter().enumerate().skip(1) {
-            if key < best.0 {
-                best = (key, slot);
-            }
-        }
-        best
+        k.iter().copied().min().unwrap_or(u128::MAX)
     }
 }
 
@@ -176,7 +186,7 @@ impl EventQueue for FifoQueue {
             // is monotone in the simulator, and this guards the invariant anyway.
             Some(i) if !matches!(self.fifos[i].back(), Some(b) if b.key >= e.key) => {
                 if self.fifos[i].is_empty() {
-                    self.head_keys[i + 1] = e.key;
+                    self.head_keys[i + 1] = head_key(e.key, i + 1);
                 }
                 self.fifos[i].push_back(e);
             }
@@ -191,19 +201,20 @@ impl EventQueue for FifoQueue {
 
     #[inline]
     fn pop_entry_until(&mut self, limit: Time) -> Option<(Time, u64, Event)> {
-        let (key, slot) = self.min_key();
+        let key = self.min_key();
         // An empty queue's key is past any limit.
         if (key >> 64) as Time > limit || key == u128::MAX {
             return None;
         }
+        let slot = (key as usize) & ((1 << SLOT_BITS) - 1);
         let e = if slot == HEAP {
             let e = self.heap.pop().expect("heap top").0;
-            self.head_keys[HEAP] = self.heap.peek().map_or(u128::MAX, |next| next.0.key);
+            self.head_keys[HEAP] = self.heap.peek().map_or(u128::MAX, |next| head_key(next.0.key, HEAP));
             e
         } else {
             let f = &mut self.fifos[slot - 1];
             let e = f.pop_front().expect("non-empty FIFO");
-            self.head_keys[slot] = f.front().map_or(u128::MAX, |next| next.key);
+            self.head_keys[slot] = f.front().map_or(u128::MAX, |next| head_key(next.key, slot));
             e
         };
         Some((e.time(), e.seq(), e.ev))
@@ -211,7 +222,7 @@ impl EventQueue for FifoQueue {
 
     #[inline]
     fn peek_time(&self) -> Option<Time> {
-        let (key, _) = self.min_key();
+        let key = self.min_key();
         (key != u128::MAX).then_some((key >> 64) as Time)
     }
 

@@ -47,17 +47,19 @@ impl Simulation {
     /// the general loop visits them. Serving a FIFO head never marks another
     /// input pending (the grant path only schedules events), so the word
     /// read at the start is the one the general loop reads bit by bit.
+    // The word is rotated so that the pointer's bit comes first: one loop
+    // visits the bits in round-robin order (bits at and past `nbits` are
+    // never set), where two loops, one per side of the pointer, left a
+    // branch on which side the pending bits are.
     #[inline(always)]
     fn round_robin_word(&mut self, swi: u32, sm: &SwitchModel, cands: &mut Candidates, start: usize, nbits: usize) {
         let word = self.switches.lines[swi as usize].bits.pending;
-        let from_start = !0u64 << start;
-        for mut bits in [word & from_start, word & !from_start] {
-            while bits != 0 {
-                let idx = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if self.serve_plain(swi, sm, idx, cands) {
-                    self.pass_pointer(swi, idx, nbits);
-                }
+        let mut bits = word.rotate_right(start as u32);
+        while bits != 0 {
+            let idx = (bits.trailing_zeros() as usize + start) % 64;
+            bits &= bits - 1;
+            if self.serve_plain(swi, sm, idx, cands) {
+                self.pass_pointer(swi, idx, nbits);
             }
         }
         debug_assert_eq!(self.switches.lines[swi as usize].bits.pending & !word, 0, "a pending mark appeared during the pass");
