@@ -154,6 +154,27 @@ impl FifoQueue {
         self.heap.push(HeapEntry(e));
     }
 
+    /// Schedules `e`, pushed at `now`: at the back of its delay's FIFO, or
+    /// in the heap. `CHECKED`: `e` may sort before that FIFO's back (its
+    /// sequence number was reserved earlier), so it goes there only if not.
+    #[inline(always)]
+    fn push_entry<const CHECKED: bool>(&mut self, now: Time, e: Entry) {
+        let at = e.time();
+        debug_assert!(at >= now, "event scheduled in the past: {at} < {now}");
+        // Arrival gaps are random: a FIFO per gap would only churn the cache.
+        let fifo = if matches!(e.ev, Event::Generate { .. } | Event::TraceNext { .. } | Event::ConnNext { .. }) { None } else { self.fifo_for(at - now) };
+        match fifo {
+            Some(i) if !(CHECKED && matches!(self.fifos[i].back(), Some(b) if b.key >= e.key)) => {
+                debug_assert!(!matches!(self.fifos[i].back(), Some(b) if b.key >= e.key), "a FIFO's pushes out of order");
+                if self.fifos[i].is_empty() {
+                    self.head_keys[i + 1] = head_key(e.key, i + 1);
+                }
+                self.fifos[i].push_back(e);
+            }
+            _ => self.push_heap(e),
+        }
+    }
+
     /// The earliest head key ([`head_key`]); `u128::MAX` when the queue is
     /// empty.
     // With up to three FIFOs (every benchmark scenario) the four slots are
@@ -175,23 +196,19 @@ impl EventQueue for FifoQueue {
         self.seq - 1
     }
 
+    // A fresh sequence number is the largest yet and "now" never decreases,
+    // so an event pushed with one sorts after everything in its delay's FIFO.
+    #[inline(always)]
+    fn push(&mut self, now: Time, at: Time, ev: Event) {
+        let seq = self.reserve();
+        self.push_entry::<false>(now, Entry::new(at, seq, ev));
+    }
+
+    // A sequence number reserved earlier may be older than the back of
+    // its delay's FIFO: such an entry goes to the heap.
     #[inline(always)]
     fn push_reserved(&mut self, now: Time, at: Time, seq: u64, ev: Event) {
-        debug_assert!(at >= now, "event scheduled in the past: {at} < {now}");
-        let e = Entry::new(at, seq, ev);
-        // Arrival gaps are random: a FIFO per gap would only churn the cache.
-        let fifo = if matches!(ev, Event::Generate { .. } | Event::TraceNext { .. } | Event::ConnNext { .. }) { None } else { self.fifo_for(at - now) };
-        match fifo {
-            // A FIFO stays sorted only if its pushes come in time order; "now"
-            // is monotone in the simulator, and this guards the invariant anyway.
-            Some(i) if !matches!(self.fifos[i].back(), Some(b) if b.key >= e.key) => {
-                if self.fifos[i].is_empty() {
-                    self.head_keys[i + 1] = head_key(e.key, i + 1);
-                }
-                self.fifos[i].push_back(e);
-            }
-            _ => self.push_heap(e),
-        }
+        self.push_entry::<true>(now, Entry::new(at, seq, ev));
     }
 
     #[inline]
