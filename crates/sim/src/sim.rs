@@ -549,9 +549,6 @@ impl Simulation {
 
     /// Name of the event queue in use.
     pub fn event_queue_name(&self) -> &'static str {
-        match self.queue {
-            Queue::Heap(_) => crate::engine::HeapQueue::NAME,
-            Queue::Fifo(_) => crate::engine::FifoQueue::NAME,
-        }
+        self.queue.name()
     }
 }

@@ -29,7 +29,11 @@ const CACHE: usize = 64;
 /// Low bits of a head key's sequence part that name its slot (see
 /// [`FifoQueue::head_keys`]); enough for the heap and [`MAX_FIFOS`] FIFOs.
 const SLOT_BITS: u32 = 5;
-const _: () = assert!(MAX_FIFOS < 1 << SLOT_BITS);
+
+/// Slots of [`FifoQueue::head_keys`]: every value the slot bits can take, so
+/// that indexing with them needs no check.
+const HEAD_SLOTS: usize = 1 << SLOT_BITS;
+const _: () = assert!(MAX_FIFOS < HEAD_SLOTS);
 
 /// The head key of the entry keyed `key` ([`super::event_key`]) at slot
 /// `slot`: the sequence number shifted up and the slot below it. Sequence
@@ -47,13 +51,16 @@ fn head_key(key: u128, slot: usize) -> u128 {
 /// The per-delay FIFO queue.
 #[derive(Debug, Clone)]
 pub struct FifoQueue {
+    /// FIFOs it may give delays: [`MAX_FIFOS`], or 0 for the queue called
+    /// `heap`, which keeps every event in its heap.
+    max_fifos: usize,
     delays: Vec<Time>,
     fifos: IdVec<Ring>,
     /// The heap top's key, then each FIFO's head key, tagged with their
     /// slot ([`head_key`]; `u128::MAX` when empty or unused): a few at most,
     /// so the earliest is found by comparing them all, cheaper than keeping
     /// them in a heap.
-    head_keys: [u128; MAX_FIFOS + 1],
+    head_keys: [u128; HEAD_SLOTS],
     /// Events with other delays.
     heap: BinaryHeap<HeapEntry>,
     /// Direct-mapped cache `delay → fifo`: every entry is current (a FIFO
@@ -94,18 +101,44 @@ fn cache_slot(delay: Time) -> usize {
 }
 
 impl FifoQueue {
-    /// Registry name.
-    pub const NAME: &'static str = "fifo";
+    /// Registry names, in the order they are listed in errors: per-delay
+    /// FIFOs next to a heap, or the heap alone (identical results; one type,
+    /// so that the run loop does not dispatch on the kind of queue).
+    pub const NAMES: &'static [&'static str] = &["fifo", "heap"];
 
-    /// An empty queue.
+    /// An empty queue with per-delay FIFOs.
     pub fn new() -> Self {
+        FifoQueue::with_fifos(MAX_FIFOS)
+    }
+
+    fn with_fifos(max_fifos: usize) -> Self {
         FifoQueue {
+            max_fifos,
             delays: Vec::new(),
             fifos: IdVec::new(),
-            head_keys: [u128::MAX; MAX_FIFOS + 1],
+            head_keys: [u128::MAX; HEAD_SLOTS],
             heap: BinaryHeap::new(),
             cache: [(Time::MAX, 0); CACHE],
             seq: 0,
+        }
+    }
+
+    /// The queue called `name` ([`FifoQueue::NAMES`]), or `None` when no
+    /// queue has that name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "fifo" => Some(FifoQueue::new()),
+            "heap" => Some(FifoQueue::with_fifos(0)),
+            _ => None,
+        }
+    }
+
+    /// The queue's registry name.
+    pub fn name(&self) -> &'static str {
+        if self.max_fifos == 0 {
+            "heap"
+        } else {
+            "fifo"
         }
     }
 
@@ -128,7 +161,7 @@ impl FifoQueue {
     fn assign_fifo(&mut self, delay: Time, c: usize) -> Option<usize> {
         let i = match self.delays.iter().position(|&d| d == delay) {
             Some(i) => i,
-            None if self.delays.len() < MAX_FIFOS => {
+            None if self.delays.len() < self.max_fifos => {
                 self.delays.push(delay);
                 self.fifos.push(Ring::with_capacity(1024));
                 self.delays.len() - 1
@@ -185,7 +218,7 @@ impl FifoQueue {
         if self.fifos.len() <= 3 {
             return k[0].min(k[1]).min(k[2].min(k[3]));
         }
-        k.iter().copied().min().unwrap_or(u128::MAX)
+        k[..=self.fifos.len()].iter().copied().min().unwrap_or(u128::MAX)
     }
 }
 
@@ -259,12 +292,14 @@ mod tests {
 
     /// One step of a run: schedule at one of 24 delays (more than the FIFOs),
     /// schedule a generation (random gap, the heap), schedule with a sequence
-    /// number reserved earlier, or pop up to a limit.
+    /// number reserved earlier (`push_late`, or `push_reserved` as a grant
+    /// does after scheduling others), or pop up to a limit.
     #[derive(Debug, Clone)]
     enum Step {
         Push(u8),
         Generate(u64),
         Late(u8),
+        Reserved(u8),
         Pop(u64),
     }
 
@@ -273,6 +308,7 @@ mod tests {
             4 => (0u8..24).prop_map(Step::Push),
             1 => (0u64..5_000).prop_map(Step::Generate),
             1 => (0u8..24).prop_map(Step::Late),
+            1 => (0u8..24).prop_map(Step::Reserved),
             3 => (0u64..3_000).prop_map(Step::Pop),
         ]
     }
@@ -282,8 +318,9 @@ mod tests {
         /// its time and sequence number: ties included, FIFOs recycled, and
         /// pushes out of a FIFO's order sent to its heap.
         #[test]
-        fn fifos_pop_in_the_heaps_order(steps in proptest::collection::vec(step(), 1..400)) {
-            let (mut fifo, mut heap) = (FifoQueue::new(), HeapQueue::new());
+        fn fifos_pop_in_the_heaps_order(steps in proptest::collection::vec(step(), 1..400), heap_only in any::<bool>()) {
+            let name = if heap_only { "heap" } else { "fifo" };
+            let (mut fifo, mut heap) = (FifoQueue::from_name(name).unwrap(), HeapQueue::new());
             let mut now: Time = 0;
             let mut reserved = None;
             for (id, s) in (1u32..).zip(steps) {
@@ -305,6 +342,14 @@ mod tests {
                             let (at, ev) = (now + 100 * d as u64, Event::SwitchWake { switch: id });
                             fifo.push_late(now, at, sf, ev);
                             heap.push_late(now, at, sh, ev);
+                        }
+                    },
+                    Step::Reserved(d) => match reserved.take() {
+                        None => reserved = Some((fifo.reserve(), heap.reserve())),
+                        Some((sf, sh)) => {
+                            let (at, ev) = (now + 100 * d as u64, Event::SwitchWake { switch: id });
+                            fifo.push_reserved(now, at, sf, ev);
+                            heap.push_reserved(now, at, sh, ev);
                         }
                     },
                     Step::Pop(ahead) => {

@@ -1,4 +1,6 @@
-//! A binary-heap event queue ordered by (time, sequence).
+//! A plain binary-heap event queue ordered by (time, sequence): the
+//! reference the simulator's queue ([`super::FifoQueue`], in both of its
+//! modes) is checked against in the tests.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -35,9 +37,6 @@ pub struct HeapQueue {
 }
 
 impl HeapQueue {
-    /// Registry name.
-    pub const NAME: &'static str = "heap";
-
     /// An empty queue.
     pub fn new() -> Self {
         HeapQueue::default()

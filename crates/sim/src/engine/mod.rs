@@ -2,21 +2,24 @@
 //! event queue ordered by (time, sequence number).
 //!
 //! Ordering by insertion sequence among events of equal time makes runs
-//! deterministic (nexosim's `priority_queue.rs` does the same). Two queue
-//! implementations sit behind [`EventQueue`]: a binary heap and a set of
-//! per-delay FIFOs next to a heap (simcore's `emit_ordered` idea). Both assign
+//! deterministic (nexosim's `priority_queue.rs` does the same). The queue
+//! keeps a set of per-delay FIFOs next to a heap (simcore's `emit_ordered`
+//! idea), or, as the queue called `heap`, the heap alone. Both assign
 //! sequence numbers the same way, so they pop events in exactly the same order;
 //! `tests/it/determinism.rs` (`heap_and_fifo_queues_give_identical_runs`)
-//! checks that whole runs agree.
+//! checks that whole runs agree, and [`HeapQueue`], a plain binary heap kept
+//! for the tests, is the reference both are checked against.
 
 mod event;
 mod fifo;
+#[cfg(test)]
 mod heap;
 mod ring;
 
 pub use event::Event;
 pub use fifo::FifoQueue;
-pub use heap::HeapQueue;
+#[cfg(test)]
+use heap::HeapQueue;
 
 /// Simulated time in picoseconds.
 pub type Time = u64;
@@ -78,84 +81,10 @@ pub trait EventQueue {
     }
 }
 
-/// The queue implementations, selectable by name (`event_queue` in the config).
-// One queue lives in each simulation and is never moved on the hot path, so
-// the size difference of the variants costs nothing; boxing would cost a
-// pointer chase per event.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone)]
-pub enum Queue {
-    /// A binary heap over (time, sequence).
-    Heap(HeapQueue),
-    /// Per-delay FIFOs next to a heap.
-    Fifo(FifoQueue),
-}
-
-impl Queue {
-    /// Registry names, in the order they are listed in errors.
-    pub const NAMES: &'static [&'static str] = &[FifoQueue::NAME, HeapQueue::NAME];
-
-    /// The queue called `name`, or `None` when no queue has that name.
-    pub fn from_name(name: &str) -> Option<Queue> {
-        match name {
-            HeapQueue::NAME => Some(Queue::Heap(HeapQueue::new())),
-            FifoQueue::NAME => Some(Queue::Fifo(FifoQueue::new())),
-            _ => None,
-        }
-    }
-}
-
-impl EventQueue for Queue {
-    #[inline(always)]
-    fn push(&mut self, now: Time, at: Time, ev: Event) {
-        match self {
-            Queue::Heap(q) => q.push(now, at, ev),
-            Queue::Fifo(q) => q.push(now, at, ev),
-        }
-    }
-    #[inline]
-    fn reserve(&mut self) -> u64 {
-        match self {
-            Queue::Heap(q) => q.reserve(),
-            Queue::Fifo(q) => q.reserve(),
-        }
-    }
-    #[inline]
-    fn push_reserved(&mut self, now: Time, at: Time, seq: u64, ev: Event) {
-        match self {
-            Queue::Heap(q) => q.push_reserved(now, at, seq, ev),
-            Queue::Fifo(q) => q.push_reserved(now, at, seq, ev),
-        }
-    }
-    #[inline]
-    fn push_late(&mut self, now: Time, at: Time, seq: u64, ev: Event) {
-        match self {
-            Queue::Heap(q) => q.push_late(now, at, seq, ev),
-            Queue::Fifo(q) => q.push_late(now, at, seq, ev),
-        }
-    }
-    #[inline]
-    fn pop_entry_until(&mut self, limit: Time) -> Option<(Time, u64, Event)> {
-        match self {
-            Queue::Heap(q) => q.pop_entry_until(limit),
-            Queue::Fifo(q) => q.pop_entry_until(limit),
-        }
-    }
-    #[inline]
-    fn peek_time(&self) -> Option<Time> {
-        match self {
-            Queue::Heap(q) => q.peek_time(),
-            Queue::Fifo(q) => q.peek_time(),
-        }
-    }
-    #[inline]
-    fn len(&self) -> usize {
-        match self {
-            Queue::Heap(q) => q.len(),
-            Queue::Fifo(q) => q.len(),
-        }
-    }
-}
+/// The event queue of every simulation, selectable by name (`event_queue`
+/// in the config, [`FifoQueue::NAMES`]): per-delay FIFOs next to a heap, or
+/// the heap alone.
+pub type Queue = FifoQueue;
 
 /// The ordering key of an event at `time` pushed as the `seq`-th:
 /// `time · 2⁶⁴ + seq`, so that one integer comparison orders by time, then
@@ -201,7 +130,7 @@ mod tests {
 
     /// Drives a queue the way the simulator does (time never goes backwards,
     /// a few fixed delays and some random ones) and returns the pop order.
-    fn drive(mut q: Queue, seed: u64) -> Vec<(Time, u32)> {
+    fn drive(mut q: impl EventQueue, seed: u64) -> Vec<(Time, u32)> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut now = 0;
         let mut id = 0u32;
@@ -232,12 +161,13 @@ mod tests {
     }
 
     #[test]
-    fn heap_and_fifo_pop_in_identical_order() {
+    fn both_queues_pop_in_the_reference_heaps_order() {
         for seed in 0..4 {
-            let a = drive(Queue::from_name("heap").unwrap(), seed);
-            let b = drive(Queue::from_name("fifo").unwrap(), seed);
-            assert!(a.len() > 10_000);
-            assert_eq!(a, b, "seed {seed}");
+            let reference = drive(HeapQueue::new(), seed);
+            assert!(reference.len() > 10_000);
+            for name in Queue::NAMES {
+                assert_eq!(drive(Queue::from_name(name).unwrap(), seed), reference, "{name}, seed {seed}");
+            }
         }
     }
 
@@ -260,7 +190,10 @@ mod tests {
     }
 
     #[test]
-    fn unknown_queue_name() {
+    fn queue_names() {
+        for name in Queue::NAMES {
+            assert_eq!(Queue::from_name(name).unwrap().name(), *name);
+        }
         assert!(Queue::from_name("calendar").is_none());
     }
 }
