@@ -63,6 +63,11 @@ pub struct FifoQueue {
     head_keys: [u128; HEAD_SLOTS],
     /// Events with other delays.
     heap: BinaryHeap<HeapEntry>,
+    /// The heap's top has been popped but is still in place: the next push
+    /// into the heap overwrites it and sifts once, where taking it out and
+    /// pushing would sift twice (a source's `Generate` schedules its next at
+    /// once, so every generation saves a sift); a second pop takes it out.
+    top_taken: bool,
     /// Direct-mapped cache `delay → fifo`: every entry is current (a FIFO
     /// given to another delay takes its old delay's entry out).
     cache: [(Time, u8); CACHE],
@@ -118,6 +123,7 @@ impl FifoQueue {
             fifos: IdVec::new(),
             head_keys: [u128::MAX; HEAD_SLOTS],
             heap: BinaryHeap::new(),
+            top_taken: false,
             cache: [(Time::MAX, 0); CACHE],
             seq: 0,
         }
@@ -183,8 +189,34 @@ impl FifoQueue {
     #[inline(never)]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.ibnetsim")]
     fn push_heap(&mut self, e: Entry) {
+        if self.top_taken {
+            self.top_taken = false;
+            *self.heap.peek_mut().expect("a taken top") = HeapEntry(e);
+            self.head_keys[HEAP] = head_key(self.heap.peek().expect("a top").0.key, HEAP);
+            return;
+        }
         self.head_keys[HEAP] = self.head_keys[HEAP].min(head_key(e.key, HEAP));
         self.heap.push(HeapEntry(e));
+    }
+
+    /// Pops the heap's top, leaving it in place ([`FifoQueue::top_taken`]).
+    #[inline(always)]
+    fn take_heap_top(&mut self) -> Entry {
+        if std::mem::take(&mut self.top_taken) {
+            self.heap.pop();
+        }
+        let h = self.heap.as_slice();
+        let e = h[0].0;
+        // The next earliest is a child of the top.
+        let next = match h {
+            [_] => u128::MAX,
+            [_, a] => head_key(a.0.key, HEAP),
+            [_, a, b, ..] => head_key(a.0.key.min(b.0.key), HEAP),
+            [] => unreachable!("a heap key names a top"),
+        };
+        self.head_keys[HEAP] = next;
+        self.top_taken = true;
+        e
     }
 
     /// Schedules `e`, pushed at `now`: at the back of its delay's FIFO, or
@@ -258,12 +290,11 @@ impl EventQueue for FifoQueue {
         }
         let slot = (key as usize) & ((1 << SLOT_BITS) - 1);
         let e = if slot == HEAP {
-            let e = self.heap.pop().expect("heap top").0;
-            self.head_keys[HEAP] = self.heap.peek().map_or(u128::MAX, |next| head_key(next.0.key, HEAP));
-            e
+            self.take_heap_top()
         } else {
             let f = &mut self.fifos[slot - 1];
-            let e = f.pop_front().expect("non-empty FIFO");
+            // A head key names a FIFO only while it has a head.
+            let e = f.pop_front_unchecked();
             self.head_keys[slot] = f.front().map_or(u128::MAX, |next| head_key(next.key, slot));
             e
         };
@@ -279,7 +310,7 @@ impl EventQueue for FifoQueue {
     // Counted when asked (between runs, by reports), not at every push and pop.
     #[inline]
     fn len(&self) -> usize {
-        self.heap.len() + self.fifos.iter().map(Ring::len).sum::<usize>()
+        self.heap.len() - self.top_taken as usize + self.fifos.iter().map(Ring::len).sum::<usize>()
     }
 }
 

@@ -60,14 +60,19 @@ impl Ring {
         self.tail = self.tail.wrapping_add(1);
     }
 
+    #[cfg(test)]
+    fn pop_front(&mut self) -> Option<Entry> {
+        (!self.is_empty()).then(|| self.pop_front_unchecked())
+    }
+
+    /// The oldest entry, taken out of a ring the caller knows is not empty
+    /// (an empty one gives a stale or vacant entry and corrupts its count).
     #[inline(always)]
-    pub(super) fn pop_front(&mut self) -> Option<Entry> {
-        if self.is_empty() {
-            return None;
-        }
+    pub(super) fn pop_front_unchecked(&mut self) -> Entry {
+        debug_assert!(!self.is_empty(), "pop from an empty ring");
         let e = self.slots[self.head & self.mask];
         self.head = self.head.wrapping_add(1);
-        Some(e)
+        e
     }
 
     /// Twice the room, the live entries first in order.
