@@ -159,6 +159,10 @@ impl Simulation {
     #[inline]
     pub(crate) fn on_link_free(&mut self, gp: u32, swi: u32) {
         debug_assert_eq!(swi, self.ports.model(gp).switch_or_none(), "the port's switch");
+        // The transmitter is in the first half of the port's line, the
+        // output buffer it frees and the queue it sends from in the second:
+        // asked for together, the two misses of a large fabric overlap.
+        crate::prefetch::prefetch_at(self.ports.credits.lines(), gp as usize, 64);
         self.release_transmitter(gp);
         // Only a switch without output buffers feeds a link from a crossbar input.
         let (feeding, fslot) = if self.p.output_buffers {

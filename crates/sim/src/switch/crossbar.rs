@@ -180,7 +180,12 @@ impl Simulation {
     // Inlined into both its event handlers: a call per crossbar transfer.
     #[inline(always)]
     pub(crate) fn on_xbar_done(&mut self, swi: u32, input: u32, out_port: u8, in_slot: u8, out_slot: u8) -> u32 {
+        // The input's and the output's crossbar state are in the second
+        // halves of their lines: on a large fabric, misses that overlap with
+        // the switch's own instead of following it.
+        crate::prefetch::prefetch_at(self.ports.credits.lines(), input as usize, 64);
         let output = self.switches.lines[swi as usize].model.gp(out_port);
+        crate::prefetch::prefetch_at(self.ports.credits.lines(), output as usize, 64);
         self.ports.xin_mut(input, self.xslot(in_slot)).end();
         self.ports.out_mut(output, self.xslot(out_slot)).crossing = false;
         self.mark_port_pending(swi, input);
