@@ -199,6 +199,16 @@ impl FifoQueue {
         self.heap.push(HeapEntry(e));
     }
 
+    /// The heap's earliest event (`None` while its top is taken): a hint of
+    /// which source generates next, whose state can be asked for early.
+    #[inline]
+    pub fn heap_top(&self) -> Option<Event> {
+        if self.top_taken {
+            return None;
+        }
+        self.heap.peek().map(|e| e.0.ev)
+    }
+
     /// Pops the heap's top, leaving it in place ([`FifoQueue::top_taken`]).
     #[inline(always)]
     fn take_heap_top(&mut self) -> Entry {
@@ -362,7 +372,7 @@ mod tests {
                         heap.push(now, at, ev);
                     }
                     Step::Generate(gap) => {
-                        let (at, ev) = (now + gap, Event::Generate { source: id });
+                        let (at, ev) = (now + gap, Event::Generate { source: id, host: 0 });
                         fifo.push(now, at, ev);
                         heap.push(now, at, ev);
                     }
