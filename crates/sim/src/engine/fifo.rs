@@ -61,6 +61,12 @@ pub struct FifoQueue {
     /// so the earliest is found by comparing them all, cheaper than keeping
     /// them in a heap.
     head_keys: [u128; HEAD_SLOTS],
+    /// Each FIFO's head entry, kept out of its ring (which holds the entries
+    /// behind it) at its slot: a pop reads the event it returns at an
+    /// address that depends on the slot alone, where reaching into the ring
+    /// took three loads one after another, each waiting for the one before,
+    /// between one event and the next.
+    heads: [Entry; HEAD_SLOTS],
     /// Events with other delays.
     heap: BinaryHeap<HeapEntry>,
     /// The heap's top has been popped but is still in place: the next push
@@ -122,6 +128,7 @@ impl FifoQueue {
             delays: Vec::new(),
             fifos: IdVec::new(),
             head_keys: [u128::MAX; HEAD_SLOTS],
+            heads: [Entry::new(0, 0, Event::SwitchWake { switch: u32::MAX }); HEAD_SLOTS],
             heap: BinaryHeap::new(),
             top_taken: false,
             cache: [(Time::MAX, 0); CACHE],
@@ -173,7 +180,7 @@ impl FifoQueue {
                 self.delays.len() - 1
             }
             None => {
-                let i = self.fifos.iter().position(|f| f.is_empty())?;
+                let i = (0..self.fifos.len()).position(|i| self.head_keys[i + 1] == u128::MAX)?;
                 let old = cache_slot(self.delays[i]);
                 if self.cache[old].0 == self.delays[i] {
                     self.cache[old] = (Time::MAX, 0);
@@ -238,16 +245,19 @@ impl FifoQueue {
         debug_assert!(at >= now, "event scheduled in the past: {at} < {now}");
         // Arrival gaps are random: a FIFO per gap would only churn the cache.
         let fifo = if matches!(e.ev, Event::Generate { .. } | Event::TraceNext { .. } | Event::ConnNext { .. }) { None } else { self.fifo_for(at - now) };
-        match fifo {
-            Some(i) if !(CHECKED && matches!(self.fifos[i].back(), Some(b) if b.key >= e.key)) => {
-                debug_assert!(!matches!(self.fifos[i].back(), Some(b) if b.key >= e.key), "a FIFO's pushes out of order");
-                if self.fifos[i].is_empty() {
-                    self.head_keys[i + 1] = head_key(e.key, i + 1);
-                }
-                self.fifos[i].push_back(e);
-            }
-            _ => self.push_heap(e),
+        let Some(i) = fifo else { return self.push_heap(e) };
+        let slot = i + 1;
+        if self.head_keys[slot] == u128::MAX {
+            self.heads[slot] = e;
+            self.head_keys[slot] = head_key(e.key, slot);
+            return;
         }
+        let back = self.fifos[i].back().unwrap_or(&self.heads[slot]).key;
+        debug_assert!(CHECKED || back < e.key, "a FIFO's pushes out of order");
+        if CHECKED && back >= e.key {
+            return self.push_heap(e);
+        }
+        self.fifos[i].push_back(e);
     }
 
     /// The earliest head key ([`head_key`]); `u128::MAX` when the queue is
@@ -302,10 +312,14 @@ impl EventQueue for FifoQueue {
         let e = if slot == HEAP {
             self.take_heap_top()
         } else {
-            let f = &mut self.fifos[slot - 1];
-            // A head key names a FIFO only while it has a head.
-            let e = f.pop_front_unchecked();
-            self.head_keys[slot] = f.front().map_or(u128::MAX, |next| head_key(next.key, slot));
+            let e = self.heads[slot];
+            match self.fifos[slot - 1].pop_front() {
+                Some(next) => {
+                    self.heads[slot] = next;
+                    self.head_keys[slot] = head_key(next.key, slot);
+                }
+                None => self.head_keys[slot] = u128::MAX,
+            }
             e
         };
         Some((e.time(), e.seq(), e.ev))
@@ -320,7 +334,8 @@ impl EventQueue for FifoQueue {
     // Counted when asked (between runs, by reports), not at every push and pop.
     #[inline]
     fn len(&self) -> usize {
-        self.heap.len() - self.top_taken as usize + self.fifos.iter().map(Ring::len).sum::<usize>()
+        let heads = self.head_keys[1..].iter().filter(|&&k| k != u128::MAX).count();
+        self.heap.len() - self.top_taken as usize + heads + self.fifos.iter().map(Ring::len).sum::<usize>()
     }
 }
 

@@ -39,8 +39,8 @@ impl Ring {
     }
 
     /// The oldest entry.
-    #[inline(always)]
-    pub(super) fn front(&self) -> Option<&Entry> {
+    #[cfg(test)]
+    fn front(&self) -> Option<&Entry> {
         (!self.is_empty()).then(|| &self.slots[self.head & self.mask])
     }
 
@@ -60,19 +60,14 @@ impl Ring {
         self.tail = self.tail.wrapping_add(1);
     }
 
-    #[cfg(test)]
-    fn pop_front(&mut self) -> Option<Entry> {
-        (!self.is_empty()).then(|| self.pop_front_unchecked())
-    }
-
-    /// The oldest entry, taken out of a ring the caller knows is not empty
-    /// (an empty one gives a stale or vacant entry and corrupts its count).
     #[inline(always)]
-    pub(super) fn pop_front_unchecked(&mut self) -> Entry {
-        debug_assert!(!self.is_empty(), "pop from an empty ring");
+    pub(super) fn pop_front(&mut self) -> Option<Entry> {
+        if self.is_empty() {
+            return None;
+        }
         let e = self.slots[self.head & self.mask];
         self.head = self.head.wrapping_add(1);
-        e
+        Some(e)
     }
 
     /// Twice the room, the live entries first in order.
