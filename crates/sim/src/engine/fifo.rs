@@ -8,8 +8,10 @@
 //! if one is free — never used, or empty again (so rare delays do not keep
 //! their FIFO) — up to [`MAX_FIFOS`]; anything else, and traffic generation
 //! (random gaps), goes to a heap. `pop` takes the earliest of the FIFO heads
-//! and the heap top, whose keys sit side by side in one small array. This is the
-//! idea of simcore's `emit_ordered`, generalised to several delays.
+//! and the heap top, whose keys sit side by side in one small array, as do
+//! the FIFOs' head entries. This is the idea of simcore's `emit_ordered`,
+//! generalised to several delays. With no FIFOs (the queue called `heap`)
+//! every event goes to the heap.
 
 use std::collections::BinaryHeap;
 
