@@ -75,6 +75,10 @@ pub(crate) struct Params {
     /// transfer per input, and no mechanism acting on waiting heads
     /// (`Simulation::offered_at_transfer_end`).
     pub offer_at_transfer_end: bool,
+    /// A transmitter with only its one data VL queued sends that VL's head
+    /// without the VL arbiter (`Simulation::only_data_vl_ready`): one data
+    /// VL, and no escape paths, whose credits a switch takes at the grant.
+    pub one_vl_sends_head: bool,
     /// A host's transmitter that has nothing more to send frees itself
     /// when its packet's last byte has left, without a `LinkFree` event
     /// (`Simulation::resolve_lazy_free`): every run without a time series,

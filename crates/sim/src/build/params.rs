@@ -146,6 +146,7 @@ pub(super) fn resolve(c: &SimConfig) -> Result<Resolved, SimError> {
         crossbar_arbiter,
         plain_arbitration,
         offer_at_transfer_end: plain_arbitration && sc.output_buffer_bytes > 0 && max_transfers == 1 && c.mechanisms.lifetime.is_none(),
+        one_vl_sends_head: c.data_vls == 1 && !selection.escape_paths(),
         lazy_host_free: crate::config::ns_to_ps("series_interval_ns", c.series_interval_ns)? == 0,
         watchdog_ps,
         sl_order: sl_order(&c.hca.sl_priority)?,

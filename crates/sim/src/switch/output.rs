@@ -72,7 +72,7 @@ impl Simulation {
     /// the VL arbiter (2.4 % of the mesh's instructions, twelfth stop).
     #[inline(always)]
     fn only_data_vl_ready(&self, gp: u32) -> bool {
-        if self.layout.data_vls != 1 || self.ports.tx(gp).outq_mask != 1 || self.p.credits_at_grant || self.p.fully_adaptive {
+        if !self.p.one_vl_sends_head || self.ports.tx(gp).outq_mask != 1 {
             return false;
         }
         let p = &self.arena[self.ports.out(gp, 0).queue.head];
