@@ -6,36 +6,52 @@
 //! (time, sequence) order, so a plain FIFO per distinct delay stays sorted and
 //! costs O(1) per push and pop. A delay seen for the first time gets a FIFO
 //! if one is free — never used, or empty again (so rare delays do not keep
-//! their FIFO) — up to [`MAX_FIFOS`]; anything else, and traffic generation
-//! (random gaps), goes to a heap. `pop` takes the earliest of the FIFO heads
-//! and the heap top, whose keys sit side by side in one small array, as do
-//! the FIFOs' head entries. This is the idea of simcore's `emit_ordered`,
-//! generalised to several delays. With no FIFOs (the queue called `heap`)
-//! every event goes to the heap.
+//! their FIFO) — up to [`MAX_FIFOS`]. Traffic sources' generations (random
+//! gaps, one pending per source) go to a winner tree with a leaf per source
+//! (`tournament.rs`), anything else to a heap. `pop` takes the earliest of
+//! the FIFO heads, the tree's root and the heap top, whose keys sit side by
+//! side in one small array, as do the FIFOs' head entries. This is the idea
+//! of simcore's `emit_ordered`, generalised to several delays. With no FIFOs
+//! (the queue called `heap`) every event goes to the heap.
 
 use std::collections::BinaryHeap;
 
 use super::ring::Ring;
+use super::tournament::Tournament;
 use super::{Entry, Event, EventQueue, Time};
 use crate::table::IdVec;
 
 /// Distinct delays that get a FIFO of their own.
 pub const MAX_FIFOS: usize = 16;
 
-/// The heap's slot in [`FifoQueue::head_keys`] (FIFO `i` has slot `i + 1`).
+/// The heap's slot in [`FifoQueue::head_keys`].
 const HEAP: usize = 0;
+
+/// The generation tree's slot in [`FifoQueue::head_keys`] (FIFO `i` has
+/// slot `i + FIRST_FIFO`).
+const GENERATIONS: usize = 1;
+
+/// The slot of FIFO 0.
+const FIRST_FIFO: usize = 2;
+
+/// The generation tree's head key while its earliest entry is taken
+/// ([`Tournament::take_top`]): no key at that slot is smaller, so the next
+/// pop finds the tree's slot unless an earlier event is due, and settles
+/// the tree first.
+const GENERATION_TAKEN: u128 = GENERATIONS as u128;
 
 /// Slots of the delay → FIFO lookup cache.
 const CACHE: usize = 64;
 
 /// Low bits of a head key's sequence part that name its slot (see
-/// [`FifoQueue::head_keys`]); enough for the heap and [`MAX_FIFOS`] FIFOs.
+/// [`FifoQueue::head_keys`]); enough for the heap, the tree and
+/// [`MAX_FIFOS`] FIFOs.
 const SLOT_BITS: u32 = 5;
 
 /// Slots of [`FifoQueue::head_keys`]: every value the slot bits can take, so
 /// that indexing with them needs no check.
 const HEAD_SLOTS: usize = 1 << SLOT_BITS;
-const _: () = assert!(MAX_FIFOS < HEAD_SLOTS);
+const _: () = assert!(MAX_FIFOS + FIRST_FIFO <= HEAD_SLOTS);
 
 /// The head key of the entry keyed `key` ([`super::event_key`]) at slot
 /// `slot`: the sequence number shifted up and the slot below it. Sequence
@@ -50,6 +66,16 @@ fn head_key(key: u128, slot: usize) -> u128 {
     (key >> 64 << 64) | ((seq << SLOT_BITS) | slot as u64) as u128
 }
 
+/// [`head_key`], or `u128::MAX` for a key that says "empty".
+#[inline(always)]
+fn head_key_or_empty(key: u128, slot: usize) -> u128 {
+    if key == u128::MAX {
+        u128::MAX
+    } else {
+        head_key(key, slot)
+    }
+}
+
 /// The per-delay FIFO queue.
 #[derive(Debug, Clone)]
 pub struct FifoQueue {
@@ -58,10 +84,11 @@ pub struct FifoQueue {
     max_fifos: usize,
     delays: Vec<Time>,
     fifos: IdVec<Ring>,
-    /// The heap top's key, then each FIFO's head key, tagged with their
-    /// slot ([`head_key`]; `u128::MAX` when empty or unused): a few at most,
-    /// so the earliest is found by comparing them all, cheaper than keeping
-    /// them in a heap.
+    /// The heap top's key, the generation tree's earliest, then each
+    /// FIFO's head key, tagged with their slot ([`head_key`]; `u128::MAX`
+    /// when empty or unused, [`GENERATION_TAKEN`]): a few at most, so the
+    /// earliest is found by comparing them all, cheaper than keeping them in
+    /// a heap.
     head_keys: [u128; HEAD_SLOTS],
     /// Each FIFO's head entry, kept out of its ring (which holds the entries
     /// behind it) at its slot: a pop reads the event it returns at an
@@ -69,6 +96,10 @@ pub struct FifoQueue {
     /// took three loads one after another, each waiting for the one before,
     /// between one event and the next.
     heads: [Entry; HEAD_SLOTS],
+    /// The traffic sources' `Generate` events, with a FIFO queue (the
+    /// queue called `heap` keeps them in its heap, the reference for whole
+    /// runs).
+    generations: Tournament,
     /// Events with other delays.
     heap: BinaryHeap<HeapEntry>,
     /// The heap's top has been popped but is still in place: the next push
@@ -131,6 +162,7 @@ impl FifoQueue {
             fifos: IdVec::new(),
             head_keys: [u128::MAX; HEAD_SLOTS],
             heads: [Entry::new(0, 0, Event::SwitchWake { switch: u32::MAX }); HEAD_SLOTS],
+            generations: Tournament::default(),
             heap: BinaryHeap::new(),
             top_taken: false,
             cache: [(Time::MAX, 0); CACHE],
@@ -182,7 +214,7 @@ impl FifoQueue {
                 self.delays.len() - 1
             }
             None => {
-                let i = (0..self.fifos.len()).position(|i| self.head_keys[i + 1] == u128::MAX)?;
+                let i = (0..self.fifos.len()).position(|i| self.head_keys[i + FIRST_FIFO] == u128::MAX)?;
                 let old = cache_slot(self.delays[i]);
                 if self.cache[old].0 == self.delays[i] {
                     self.cache[old] = (Time::MAX, 0);
@@ -208,14 +240,32 @@ impl FifoQueue {
         self.heap.push(HeapEntry(e));
     }
 
-    /// The heap's earliest event (`None` while its top is taken): a hint of
-    /// which source generates next, whose state can be asked for early.
+    /// The earliest pending `Generate`, when it is known at once (`None`
+    /// when it is not): a hint of which source generates next, whose state
+    /// can be asked for early.
     #[inline]
-    pub fn heap_top(&self) -> Option<Event> {
-        if self.top_taken {
-            return None;
-        }
-        self.heap.peek().map(|e| e.0.ev)
+    pub fn next_generation(&self) -> Option<Event> {
+        let next = if self.max_fifos > 0 {
+            if self.generations.has_taken() {
+                return None;
+            }
+            self.generations.top()?.ev
+        } else {
+            if self.top_taken {
+                return None;
+            }
+            self.heap.peek()?.0.ev
+        };
+        matches!(next, Event::Generate { .. }).then_some(next)
+    }
+
+    /// Empties the generation tree's taken leaf: no push replaced it before
+    /// the next pop.
+    #[cold]
+    #[inline(never)]
+    fn settle_generations(&mut self) {
+        self.generations.settle();
+        self.head_keys[GENERATIONS] = head_key_or_empty(self.generations.top_key(), GENERATIONS);
     }
 
     /// Pops the heap's top, leaving it in place ([`FifoQueue::top_taken`]).
@@ -246,9 +296,19 @@ impl FifoQueue {
         let at = e.time();
         debug_assert!(at >= now, "event scheduled in the past: {at} < {now}");
         // Arrival gaps are random: a FIFO per gap would only churn the cache.
-        let fifo = if matches!(e.ev, Event::Generate { .. } | Event::TraceNext { .. } | Event::ConnNext { .. }) { None } else { self.fifo_for(at - now) };
+        let fifo = match e.ev {
+            Event::Generate { source, .. } if self.max_fifos > 0 => {
+                if self.generations.push(source, e) {
+                    self.head_keys[GENERATIONS] = head_key_or_empty(self.generations.top_key(), GENERATIONS);
+                    return;
+                }
+                None
+            }
+            Event::Generate { .. } | Event::TraceNext { .. } | Event::ConnNext { .. } => None,
+            _ => self.fifo_for(at - now),
+        };
         let Some(i) = fifo else { return self.push_heap(e) };
-        let slot = i + 1;
+        let slot = i + FIRST_FIFO;
         if self.head_keys[slot] == u128::MAX {
             self.heads[slot] = e;
             self.head_keys[slot] = head_key(e.key, slot);
@@ -264,15 +324,19 @@ impl FifoQueue {
 
     /// The earliest head key ([`head_key`]); `u128::MAX` when the queue is
     /// empty.
-    // With up to three FIFOs (every benchmark scenario) the four slots are
-    // compared pairwise, without a loop.
+    // With up to six FIFOs (every benchmark scenario has three at most) the
+    // slots are compared pairwise, without a loop.
     #[inline(always)]
     fn min_key(&self) -> u128 {
         let k = &self.head_keys;
-        if self.fifos.len() <= 3 {
-            return k[0].min(k[1]).min(k[2].min(k[3]));
+        let pairs = |k: &[u128]| k[0].min(k[1]).min(k[2].min(k[3]));
+        if self.fifos.len() <= 2 {
+            return pairs(&k[..4]);
         }
-        k[..=self.fifos.len()].iter().copied().min().unwrap_or(u128::MAX)
+        if self.fifos.len() <= 6 {
+            return pairs(&k[..4]).min(pairs(&k[4..8]));
+        }
+        k[..FIRST_FIFO + self.fifos.len()].iter().copied().min().unwrap_or(u128::MAX)
     }
 }
 
@@ -313,9 +377,16 @@ impl EventQueue for FifoQueue {
         let slot = (key as usize) & ((1 << SLOT_BITS) - 1);
         let e = if slot == HEAP {
             self.take_heap_top()
+        } else if slot == GENERATIONS {
+            if self.generations.has_taken() {
+                self.settle_generations();
+                return self.pop_entry_until(limit);
+            }
+            self.head_keys[GENERATIONS] = GENERATION_TAKEN;
+            self.generations.take_top()
         } else {
             let e = self.heads[slot];
-            match self.fifos[slot - 1].pop_front() {
+            match self.fifos[slot - FIRST_FIFO].pop_front() {
                 Some(next) => {
                     self.heads[slot] = next;
                     self.head_keys[slot] = head_key(next.key, slot);
@@ -329,15 +400,19 @@ impl EventQueue for FifoQueue {
 
     #[inline]
     fn peek_time(&self) -> Option<Time> {
-        let key = self.min_key();
+        let mut key = self.min_key();
+        if key == GENERATION_TAKEN {
+            let others = self.head_keys.iter().enumerate().filter(|&(i, _)| i != GENERATIONS).map(|(_, &k)| k).min().unwrap_or(u128::MAX);
+            key = others.min(head_key_or_empty(self.generations.peek_key(), GENERATIONS));
+        }
         (key != u128::MAX).then_some((key >> 64) as Time)
     }
 
     // Counted when asked (between runs, by reports), not at every push and pop.
     #[inline]
     fn len(&self) -> usize {
-        let heads = self.head_keys[1..].iter().filter(|&&k| k != u128::MAX).count();
-        self.heap.len() - self.top_taken as usize + heads + self.fifos.iter().map(Ring::len).sum::<usize>()
+        let heads = self.head_keys[FIRST_FIFO..].iter().filter(|&&k| k != u128::MAX).count();
+        self.heap.len() - self.top_taken as usize + self.generations.len() + heads + self.fifos.iter().map(Ring::len).sum::<usize>()
     }
 }
 
@@ -349,13 +424,16 @@ mod tests {
     use crate::engine::HeapQueue;
 
     /// One step of a run: schedule at one of 24 delays (more than the FIFOs),
-    /// schedule a generation (random gap, the heap), schedule with a sequence
-    /// number reserved earlier (`push_late`, or `push_reserved` as a grant
-    /// does after scheduling others), or pop up to a limit.
+    /// schedule a generation of a new source or of one of six (random gap;
+    /// a source with one pending in the tree has the next in the heap),
+    /// schedule with a sequence number reserved earlier (`push_late`, or
+    /// `push_reserved` as a grant does after scheduling others), or pop up
+    /// to a limit.
     #[derive(Debug, Clone)]
     enum Step {
         Push(u8),
         Generate(u64),
+        GenerateFrom(u8, u64),
         Late(u8),
         Reserved(u8),
         Pop(u64),
@@ -365,6 +443,7 @@ mod tests {
         prop_oneof![
             4 => (0u8..24).prop_map(Step::Push),
             1 => (0u64..5_000).prop_map(Step::Generate),
+            2 => (0u8..6, 0u64..5_000).prop_map(|(s, gap)| Step::GenerateFrom(s, gap)),
             1 => (0u8..24).prop_map(Step::Late),
             1 => (0u8..24).prop_map(Step::Reserved),
             3 => (0u64..3_000).prop_map(Step::Pop),
@@ -373,8 +452,10 @@ mod tests {
 
     proptest! {
         /// The per-delay FIFOs pop every event when the binary heap does, with
-        /// its time and sequence number: ties included, FIFOs recycled, and
-        /// pushes out of a FIFO's order sent to its heap.
+        /// its time and sequence number: ties included, FIFOs recycled,
+        /// pushes out of a FIFO's order sent to its heap, and generations
+        /// through the tree (grown, a taken entry replaced, or settled when
+        /// the next pop comes first).
         #[test]
         fn fifos_pop_in_the_heaps_order(steps in proptest::collection::vec(step(), 1..400), heap_only in any::<bool>()) {
             let name = if heap_only { "heap" } else { "fifo" };
@@ -390,6 +471,11 @@ mod tests {
                     }
                     Step::Generate(gap) => {
                         let (at, ev) = (now + gap, Event::Generate { source: id, host: 0 });
+                        fifo.push(now, at, ev);
+                        heap.push(now, at, ev);
+                    }
+                    Step::GenerateFrom(source, gap) => {
+                        let (at, ev) = (now + gap, Event::Generate { source: source as u32, host: id });
                         fifo.push(now, at, ev);
                         heap.push(now, at, ev);
                     }

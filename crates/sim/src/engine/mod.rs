@@ -15,6 +15,7 @@ mod fifo;
 #[cfg(test)]
 mod heap;
 mod ring;
+mod tournament;
 
 pub use event::Event;
 pub use fifo::FifoQueue;

@@ -19,7 +19,7 @@ pub(super) struct Ring {
 }
 
 /// The filler of slots not in use.
-const VACANT: Entry = Entry { key: u128::MAX, ev: Event::SwitchWake { switch: u32::MAX } };
+pub(super) const VACANT: Entry = Entry { key: u128::MAX, ev: Event::SwitchWake { switch: u32::MAX } };
 
 impl Ring {
     /// An empty ring with room for `capacity` entries (rounded up to a power of two).

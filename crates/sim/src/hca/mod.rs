@@ -139,7 +139,7 @@ impl Simulation {
         let a = draw_arrival(src, &self.traffic.classes, &self.hcas.model);
         let next = src.due();
         self.schedule(next, Event::Generate { source: s, host });
-        if let Some(Event::Generate { source, host }) = self.queue.heap_top() {
+        if let Some(Event::Generate { source, host }) = self.queue.next_generation() {
             self.prefetch_generation(source, host);
         }
         if defer {
@@ -154,7 +154,7 @@ impl Simulation {
     /// Asks for the lines the generation of source `s` at host `host` will
     /// read: the source's state and random stream, the host's state and its
     /// port's line. Sources take turns at random, so on a large fabric each
-    /// is a miss; the next generation is known (the heap's earliest event)
+    /// is a miss; the next generation is known (the generation tree's root)
     /// a dozen events or so ahead on the benchmarks.
     #[inline(always)]
     fn prefetch_generation(&self, s: u32, host: u32) {
