@@ -91,6 +91,10 @@ impl Simulation {
             let fifo = self.input_fifo(q, id);
             self.push_input(swi, gp, fifo, id);
         } else {
+            // The delivery counts at the destination host, a host's state
+            // that on a large fabric is a miss; it is asked for a packet's
+            // serialization ahead.
+            crate::prefetch::prefetch(&self.hcas.state, self.arena[id].dst as usize);
             self.arena[id].tail_at = tail;
             self.ports.inq_mut(gp, q).push(&mut self.arena, id);
             self.schedule(tail, Event::Deliver { port: gp, queue: q, packet: id });

@@ -265,7 +265,8 @@ pub(super) fn build(
     used_sls.dedup();
     check_sls_have_data_vls(qos, &used_sls, data_vls, "a used SL")?;
 
-    Ok((Workload { classes, sources: sources.into(), traces, closed_loop, connections, conn_class, injections_pending: 0 }, used_sls, reply_class))
+    let source_hosts = sources.iter().map(|s| s.host).collect();
+    Ok((Workload { classes, sources: sources.into(), source_hosts, traces, closed_loop, connections, conn_class, injections_pending: 0 }, used_sls, reply_class))
 }
 
 /// The pattern of a class sending to multicast group `mlid`: its members send.

@@ -217,11 +217,18 @@ impl Tournament {
     }
 
     /// The earliest pending entry, if any. Not while an entry is taken.
+    #[cfg(test)]
+    fn top(&self) -> Option<Entry> {
+        self.top_stream().map(|leaf| self.entries[leaf as usize])
+    }
+
+    /// The stream of the earliest pending entry, if any, from the root
+    /// alone. Not while an entry is taken.
     #[inline(always)]
-    pub(super) fn top(&self) -> Option<Entry> {
+    pub(super) fn top_stream(&self) -> Option<u32> {
         debug_assert!(!self.has_taken(), "the top of a tree with an entry taken");
         let root = self.nodes[1];
-        (root != u128::MAX).then(|| self.entries[(root as u64 & ((1 << self.bits) - 1)) as usize])
+        (root != u128::MAX).then_some((root as u64 & ((1 << self.bits) - 1)) as u32)
     }
 
     /// Takes the earliest entry, which must exist, leaving it in place until

@@ -139,8 +139,8 @@ impl Simulation {
         let a = draw_arrival(src, &self.traffic.classes, &self.hcas.model);
         let next = src.due();
         self.schedule(next, Event::Generate { source: s, host });
-        if let Some(Event::Generate { source, host }) = self.queue.next_generation() {
-            self.prefetch_generation(source, host);
+        if let Some(next) = self.queue.next_generation() {
+            self.prefetch_generation(next, self.traffic.source_hosts[next as usize]);
         }
         if defer {
             let (sl, _) = self.packet_sl(a.class, a.sl, host, a.dlid);
