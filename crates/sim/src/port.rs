@@ -105,6 +105,12 @@ pub(crate) struct OutBuffer {
     /// when its table gives it weight): a packet buffered on a VL that is
     /// never sent would starve there.
     pub served: bool,
+    /// Input queues of the switch wait for this output port to free
+    /// (`Switches::wait_bits`; only the port's first slot's flag is used,
+    /// for the whole port). Waking the port's waiters reads their bitset,
+    /// on a large fabric a miss, only when it is set; a transfer's or a
+    /// transmission's end reads this line anyway.
+    pub waited: bool,
 }
 
 impl OutBuffer {

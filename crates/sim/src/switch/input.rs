@@ -216,6 +216,10 @@ impl Simulation {
         let sm = &self.switches.lines[swi as usize].model;
         let words = sm.bits_words as usize;
         let wb = sm.wait_base as usize + (gp - sm.port_base) as usize * words;
+        if !std::mem::take(&mut self.ports.out_mut(gp, 0).waited) {
+            debug_assert!(self.switches.wait_bits.as_slice()[wb..wb + words].iter().all(|&w| w == 0), "a waiter its output missed");
+            return;
+        }
         for k in 0..words {
             let waiting = std::mem::take(&mut self.switches.wait_bits[wb + k]);
             self.switches.bits_mut(swi, k).pending |= waiting;
@@ -229,6 +233,8 @@ impl Simulation {
         let sm = &self.switches.lines[swi as usize].model;
         let wb = sm.wait_base as usize + (port as usize - 1) * sm.bits_words as usize;
         self.switches.wait_bits[wb + local / 64] |= 1u64 << (local % 64);
+        let gp = sm.gp(port);
+        self.ports.out_mut(gp, 0).waited = true;
     }
 
     /// The crossbar slot of VL slot `slot`, which names the crossbar input
