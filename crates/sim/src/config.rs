@@ -260,8 +260,9 @@ pub struct SimConfig {
     /// Each sample holds a row per cabled port and VL: choose the interval
     /// with the run length and fabric size in mind.
     pub series_interval_ns: f64,
-    /// Event queue: `fifo` (a FIFO per fixed delay beside a binary heap) or
-    /// `heap` (the heap alone); identical results.
+    /// Event queue: `fifo` (a FIFO per fixed delay, a tree of the traffic
+    /// sources' next arrivals, and a binary heap for the rest) or `heap`
+    /// (the heap alone); identical results.
     #[schemars(extend("enum" = crate::engine::Queue::NAMES))]
     pub event_queue: String,
     /// Selection policy among routing options: `deterministic`, `adaptive-by-credits`

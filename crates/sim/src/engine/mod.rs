@@ -3,8 +3,9 @@
 //!
 //! Ordering by insertion sequence among events of equal time makes runs
 //! deterministic (nexosim's `priority_queue.rs` does the same). The queue
-//! keeps a set of per-delay FIFOs next to a heap (simcore's `emit_ordered`
-//! idea), or, as the queue called `heap`, the heap alone. Both assign
+//! keeps a set of per-delay FIFOs (simcore's `emit_ordered` idea) and a
+//! winner tree of the traffic sources' next arrivals next to a heap, or, as
+//! the queue called `heap`, the heap alone. Both assign
 //! sequence numbers the same way, so they pop events in exactly the same order;
 //! `tests/it/determinism.rs` (`heap_and_fifo_queues_give_identical_runs`)
 //! checks that whole runs agree, and [`HeapQueue`], a plain binary heap kept
