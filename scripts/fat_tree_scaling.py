@@ -16,9 +16,10 @@ shows how the cost per event grows with the fabric (see
 
 A call of ``simulate`` also pays for work done once per run: building the
 simulation from the fabric and its tables, and turning the results into
-Python objects. On the 1,728-host tree that is about 0.04 s, 5–7 % of a
-run of 10^7 events; on the mesh about 1 ms. Each run is therefore paired
-with a run of 1 µs of the same configuration, and the line "per event"
+Python objects. On the 1,728-host tree that is a few hundredths of a
+second, 2–3 % of a run of 10^7 events; on the mesh about 1 ms. Each run is therefore paired
+with a run of 1 µs of the same fabric, traffic and parameters (without a
+warm-up), and the line "per event"
 gives the events per second of the difference (the events a longer run
 adds, over the time it adds): the cost of an event, without the run's
 fixed cost. The line "per call" divides by the whole call, as before.
@@ -46,7 +47,12 @@ def events_per_s(fab, sm, traffic, time_us: float, warmup_us: float, **config) -
     difference from a run of 1 µs, which pays the same fixed cost)."""
     events, cpu = timed(fab, sm, traffic, time_us, warmup_us, **config)
     short_events, short_cpu = timed(fab, sm, traffic, 1.0, 0.0, **config)
-    return events / cpu, (events - short_events) / max(cpu - short_cpu, 1e-9)
+    if events <= short_events or cpu <= short_cpu:
+        raise SystemExit(
+            f"a run of {time_us} µs took no longer than one of 1 µs ({cpu:.4f} s, {events} events, against "
+            f"{short_cpu:.4f} s, {short_events}): too short to time"
+        )
+    return events / cpu, (events - short_events) / (cpu - short_cpu)
 
 
 def main() -> None:

@@ -91,10 +91,15 @@ impl Simulation {
             let fifo = self.input_fifo(q, id);
             self.push_input(swi, gp, fifo, id);
         } else {
-            // The delivery counts at the destination host, a host's state
-            // that on a large fabric is a miss; it is asked for a packet's
-            // serialization ahead.
-            crate::prefetch::prefetch(&self.hcas.state, self.arena[id].dst as usize);
+            // The delivery counts in the receiving host's state, on a large
+            // fabric a miss: asked for a serialization ahead. A unicast
+            // packet's destination is that host, named in the packet's own
+            // line (the port's description would be one more miss to wait
+            // for); a multicast copy names none.
+            let dst = self.arena[id].dst;
+            if dst != NONE {
+                crate::prefetch::prefetch(&self.hcas.state, dst as usize);
+            }
             self.arena[id].tail_at = tail;
             self.ports.inq_mut(gp, q).push(&mut self.arena, id);
             self.schedule(tail, Event::Deliver { port: gp, queue: q, packet: id });

@@ -1,4 +1,4 @@
-//! Per-delay FIFOs next to a heap.
+//! Per-delay FIFOs and a tree of the sources' next arrivals, next to a heap.
 //!
 //! Most events of a packet network are scheduled at a fixed delay from "now":
 //! a packet's serialization time, a cable's propagation, the routing delay.
@@ -8,7 +8,8 @@
 //! if one is free — never used, or empty again (so rare delays do not keep
 //! their FIFO) — up to [`MAX_FIFOS`]. Traffic sources' generations (random
 //! gaps, one pending per source) go to a winner tree with a leaf per source
-//! (`tournament.rs`), anything else to a heap. `pop` takes the earliest of
+//! (`tournament.rs`; a second pending one of a source, or a source past the
+//! tree's 2^16 leaves, to the heap), anything else to a heap. `pop` takes the earliest of
 //! the FIFO heads, the tree's root and the heap top, whose keys sit side by
 //! side in one small array, as do the FIFOs' head entries. This is the idea
 //! of simcore's `emit_ordered`, generalised to several delays. With no FIFOs
@@ -35,9 +36,12 @@ const GENERATIONS: usize = 1;
 const FIRST_FIFO: usize = 2;
 
 /// The generation tree's head key while its earliest entry is taken
-/// ([`Tournament::take_top`]): no key at that slot is smaller, so the next
-/// pop finds the tree's slot unless an earlier event is due, and settles
-/// the tree first.
+/// ([`Tournament::take_top`]), which a push usually replaces at once: it
+/// sorts before every real head key but the heap's at time 0 with sequence
+/// number 0, so the next pop, if no push came first, lands on the tree's
+/// slot and settles the tree before it looks again. (It equals the real
+/// head key at time 0, sequence number 0 of the tree's slot: `pop` and
+/// `peek_time` ask the tree whether an entry is taken, not the key.)
 const GENERATION_TAKEN: u128 = GENERATIONS as u128;
 
 /// Slots of the delay → FIFO lookup cache.
@@ -86,9 +90,9 @@ pub struct FifoQueue {
     fifos: IdVec<Ring>,
     /// The heap top's key, the generation tree's earliest, then each
     /// FIFO's head key, tagged with their slot ([`head_key`]; `u128::MAX`
-    /// when empty or unused, [`GENERATION_TAKEN`]): a few at most, so the
-    /// earliest is found by comparing them all, cheaper than keeping them in
-    /// a heap.
+    /// when empty or unused, and [`GENERATION_TAKEN`] at the tree's slot
+    /// while its top is taken): a few at most, so the earliest is found by
+    /// comparing them all, cheaper than keeping them in a heap.
     head_keys: [u128; HEAD_SLOTS],
     /// Each FIFO's head entry, kept out of its ring (which holds the entries
     /// behind it) at its slot: a pop reads the event it returns at an
@@ -100,12 +104,15 @@ pub struct FifoQueue {
     /// queue called `heap` keeps them in its heap, the reference for whole
     /// runs).
     generations: Tournament,
-    /// Events with other delays.
+    /// Everything else: events at delays without a FIFO, traces' and
+    /// connections' next messages, pushes out of a FIFO's order, and
+    /// generations the tree refuses (all of them in the queue called `heap`).
     heap: BinaryHeap<HeapEntry>,
     /// The heap's top has been popped but is still in place: the next push
     /// into the heap overwrites it and sifts once, where taking it out and
-    /// pushing would sift twice (a source's `Generate` schedules its next at
-    /// once, so every generation saves a sift); a second pop takes it out.
+    /// pushing would sift twice (in the queue called `heap` a source's
+    /// `Generate` schedules its next at once, so every generation saves a
+    /// sift); a second pop takes it out.
     top_taken: bool,
     /// Direct-mapped cache `delay → fifo`: every entry is current (a FIFO
     /// given to another delay takes its old delay's entry out).
@@ -146,8 +153,9 @@ fn cache_slot(delay: Time) -> usize {
 
 impl FifoQueue {
     /// Registry names, in the order they are listed in errors: per-delay
-    /// FIFOs next to a heap, or the heap alone (identical results; one type,
-    /// so that the run loop does not dispatch on the kind of queue).
+    /// FIFOs and the sources' tree next to a heap, or the heap alone
+    /// (identical results; one type, so that the run loop does not dispatch
+    /// on the kind of queue).
     pub const NAMES: &'static [&'static str] = &["fifo", "heap"];
 
     /// An empty queue with per-delay FIFOs.
@@ -290,8 +298,8 @@ impl FifoQueue {
         e
     }
 
-    /// Schedules `e`, pushed at `now`: at the back of its delay's FIFO, or
-    /// in the heap. `CHECKED`: `e` may sort before that FIFO's back (its
+    /// Schedules `e`, pushed at `now`: a generation in the sources' tree,
+    /// anything else at the back of its delay's FIFO, or in the heap. `CHECKED`: `e` may sort before that FIFO's back (its
     /// sequence number was reserved earlier), so it goes there only if not.
     #[inline(always)]
     fn push_entry<const CHECKED: bool>(&mut self, now: Time, e: Entry) {
@@ -327,7 +335,7 @@ impl FifoQueue {
     /// The earliest head key ([`head_key`]); `u128::MAX` when the queue is
     /// empty.
     // With up to six FIFOs (every benchmark scenario has three at most) the
-    // slots in use, rounded up to an even number, are compared pairwise,
+    // slots in use, rounded up to an even number and at least four, are compared pairwise,
     // without a loop (each comparison of two keys is five instructions, and
     // every pop makes them).
     #[inline(always)]

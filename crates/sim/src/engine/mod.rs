@@ -84,8 +84,8 @@ pub trait EventQueue {
 }
 
 /// The event queue of every simulation, selectable by name (`event_queue`
-/// in the config, [`FifoQueue::NAMES`]): per-delay FIFOs next to a heap, or
-/// the heap alone.
+/// in the config, [`FifoQueue::NAMES`]): per-delay FIFOs and the sources'
+/// tree next to a heap, or the heap alone.
 pub type Queue = FifoQueue;
 
 /// The ordering key of an event at `time` pushed as the `seq`-th:

@@ -154,7 +154,7 @@ impl Simulation {
     /// Asks for the lines the generation of source `s` at host `host` will
     /// read: the source's state and random stream, the host's state and its
     /// port's line. Sources take turns at random, so on a large fabric each
-    /// is a miss; the next generation is known (the generation tree's root)
+    /// is a miss; the next generation is known ([`crate::engine::FifoQueue::next_generation`])
     /// a dozen events or so ahead on the benchmarks.
     #[inline(always)]
     fn prefetch_generation(&self, s: u32, host: u32) {

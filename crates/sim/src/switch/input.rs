@@ -217,7 +217,7 @@ impl Simulation {
         let words = sm.bits_words as usize;
         let wb = sm.wait_base as usize + (gp - sm.port_base) as usize * words;
         if !std::mem::take(&mut self.ports.out_mut(gp, 0).waited) {
-            debug_assert!(self.switches.wait_bits.as_slice()[wb..wb + words].iter().all(|&w| w == 0), "a waiter its output missed");
+            debug_assert!(self.switches.wait_bits.as_slice()[wb..wb + words].iter().all(|&w| w == 0), "a waiter parked without setting its output's `waited`");
             return;
         }
         for k in 0..words {
