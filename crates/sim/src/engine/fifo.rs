@@ -9,11 +9,12 @@
 //! their FIFO) — up to [`MAX_FIFOS`]. Traffic sources' generations (random
 //! gaps, one pending per source) go to a winner tree with a leaf per source
 //! (`tournament.rs`; a second pending one of a source, or a source past the
-//! tree's 2^16 leaves, to the heap), anything else to a heap. `pop` takes the earliest of
-//! the FIFO heads, the tree's root and the heap top, whose keys sit side by
-//! side in one small array, as do the FIFOs' head entries. This is the idea
-//! of simcore's `emit_ordered`, generalised to several delays. With no FIFOs
-//! (the queue called `heap`) every event goes to the heap.
+//! tree's 2^16 leaves, to the heap), anything else to a heap. `pop` takes
+//! the earliest of the FIFO heads, the tree's root and the heap top, whose
+//! keys sit side by side in one small array, as do the FIFOs' head entries.
+//! This is the idea of simcore's `emit_ordered`, generalised to several
+//! delays. With no FIFOs (the queue called `heap`) every event goes to the
+//! heap.
 
 use std::collections::BinaryHeap;
 
@@ -299,8 +300,9 @@ impl FifoQueue {
     }
 
     /// Schedules `e`, pushed at `now`: a generation in the sources' tree,
-    /// anything else at the back of its delay's FIFO, or in the heap. `CHECKED`: `e` may sort before that FIFO's back (its
-    /// sequence number was reserved earlier), so it goes there only if not.
+    /// anything else at the back of its delay's FIFO, or in the heap.
+    /// `CHECKED`: `e` may sort before that FIFO's back (its sequence number
+    /// was reserved earlier), so it goes there only if not.
     #[inline(always)]
     fn push_entry<const CHECKED: bool>(&mut self, now: Time, e: Entry) {
         let at = e.time();
@@ -335,9 +337,9 @@ impl FifoQueue {
     /// The earliest head key ([`head_key`]); `u128::MAX` when the queue is
     /// empty.
     // With up to six FIFOs (every benchmark scenario has three at most) the
-    // slots in use, rounded up to an even number and at least four, are compared pairwise,
-    // without a loop (each comparison of two keys is five instructions, and
-    // every pop makes them).
+    // slots in use, rounded up to an even number and at least four, are
+    // compared pairwise, without a loop (each comparison of two keys is five
+    // instructions, and every pop makes them).
     #[inline(always)]
     fn min_key(&self) -> u128 {
         let k = &self.head_keys;
