@@ -337,7 +337,7 @@ impl Simulation {
     #[inline]
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::Generate { source, host } => self.on_generate(source, host),
+            Event::Generate { source } => self.on_generate(source),
             Event::TraceNext { trace } => self.on_trace(trace),
             Event::ConnNext { conn } => self.on_connection(conn),
             Event::MessageNext { source } => self.on_message_next(source),

@@ -136,8 +136,8 @@ pub(crate) fn build(fabric: &Fabric, routing: Routing<'_>, c: &SimConfig, qos: Q
     };
     sim.update_housekeeping();
     for s in 0..sim.traffic.sources.len() {
-        let (at, host) = (sim.traffic.sources[s].due(), sim.traffic.sources[s].host);
-        sim.queue.push(0, at, Event::Generate { source: s as u32, host });
+        let at = sim.traffic.sources[s].due();
+        sim.queue.push(0, at, Event::Generate { source: s as u32 });
     }
     for t in 0..sim.traffic.traces.len() {
         if let Some(at) = sim.traffic.traces[t].due() {

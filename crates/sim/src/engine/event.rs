@@ -13,10 +13,6 @@ pub enum Event {
     Generate {
         /// Source index.
         source: u32,
-        /// Its host: the handler starts from the host's state without first
-        /// reading the source's, and the next generation's host state can
-        /// be asked for early (on a large fabric, misses).
-        host: u32,
     },
     /// Trace `trace` sends its next message.
     TraceNext {
@@ -184,7 +180,7 @@ mod tests {
     fn kind_names_match_the_variants() {
         use super::Event;
         let samples = [
-            Event::Generate { source: 0, host: 0 },
+            Event::Generate { source: 0 },
             Event::TraceNext { trace: 0 },
             Event::MessageNext { source: 0 },
             Event::ConnNext { conn: 0 },

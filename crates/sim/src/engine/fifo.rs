@@ -276,6 +276,12 @@ impl FifoQueue {
     #[inline(never)]
     fn settle_generations(&mut self) {
         self.generations.settle();
+        self.refresh_generations_key();
+    }
+
+    /// The tree's slot after a push into it or a settle.
+    #[inline(always)]
+    fn refresh_generations_key(&mut self) {
         self.head_keys[GENERATIONS] = head_key_or_empty(self.generations.top_key(), GENERATIONS);
     }
 
@@ -311,7 +317,7 @@ impl FifoQueue {
         let fifo = match e.ev {
             Event::Generate { source, .. } if self.max_fifos > 0 => {
                 if self.generations.push(source, e) {
-                    self.head_keys[GENERATIONS] = head_key_or_empty(self.generations.top_key(), GENERATIONS);
+                    self.refresh_generations_key();
                     return;
                 }
                 None
@@ -483,12 +489,12 @@ mod tests {
                         heap.push(now, at, ev);
                     }
                     Step::Generate(gap) => {
-                        let (at, ev) = (now + gap, Event::Generate { source: id, host: 0 });
+                        let (at, ev) = (now + gap, Event::Generate { source: id });
                         fifo.push(now, at, ev);
                         heap.push(now, at, ev);
                     }
                     Step::GenerateFrom(source, gap) => {
-                        let (at, ev) = (now + gap, Event::Generate { source: source as u32, host: id });
+                        let (at, ev) = (now + gap, Event::Generate { source: source as u32 });
                         fifo.push(now, at, ev);
                         heap.push(now, at, ev);
                     }

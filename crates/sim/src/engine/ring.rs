@@ -90,7 +90,7 @@ mod tests {
     use super::*;
 
     fn entry(k: u64) -> Entry {
-        Entry::new(k, k, Event::Generate { source: k as u32, host: 0 })
+        Entry::new(k, k, Event::Generate { source: k as u32 })
     }
 
     #[test]

@@ -191,9 +191,8 @@ impl Tournament {
             return false;
         }
         self.settle();
-        let old = std::mem::replace(self, Tournament { bits, ..Tournament::default() });
-        self.nodes = vec![u128::MAX; 2 << bits].into();
-        self.entries = vec![super::ring::VACANT; 1 << bits].into();
+        let grown = Tournament { nodes: vec![u128::MAX; 2 << bits].into(), entries: vec![super::ring::VACANT; 1 << bits].into(), bits, taken: NO_LEAF };
+        let old = std::mem::replace(self, grown);
         let leaves = self.leaves();
         for leaf in 0..old.leaves() {
             let tagged = old.nodes[old.leaves() + leaf];
@@ -292,7 +291,7 @@ mod tests {
     }
 
     fn entry(time: u64, seq: u64, stream: u32) -> Entry {
-        Entry::new(time, seq, Event::Generate { source: stream, host: 0 })
+        Entry::new(time, seq, Event::Generate { source: stream })
     }
 
     /// Growing keeps every pending entry, a stream with one pending is
@@ -309,11 +308,11 @@ mod tests {
         assert!(!t.push(u32::MAX, entry(1, 4, 0)), "no stream passes for the taken one when none is");
         assert_eq!(t.len(), 3);
         assert_eq!(t.top_key(), entry(20, 1, 5).key);
-        assert_eq!(t.take_top().ev, Event::Generate { source: 5, host: 0 });
+        assert_eq!(t.take_top().ev, Event::Generate { source: 5 });
         assert_eq!((t.len(), t.peek_key()), (2, entry(20, 2, 300).key));
         assert!(t.push(5, entry(60, 5, 5)), "the taken entry's stream schedules its next");
         assert_eq!(t.top().map(|e| e.key), Some(entry(20, 2, 300).key));
-        assert_eq!(t.take_top().ev, Event::Generate { source: 300, host: 0 });
+        assert_eq!(t.take_top().ev, Event::Generate { source: 300 });
         assert!(t.push(1000, entry(70, 6, 1000)), "another stream, with growth, settles the taken one");
         let order: Vec<u64> = std::iter::from_fn(|| {
             t.settle();

@@ -128,17 +128,19 @@ fn draw_arrival(src: &mut Source, classes: &[Class], hosts: &[HostModel]) -> Arr
 impl Simulation {
     /// Source `s`'s arrival is due now: a packet in its host's SL send
     /// queue, or, when its bounded queue is full, a count (`backlog.rs`).
-    pub(crate) fn on_generate(&mut self, s: u32, host: u32) {
+    pub(crate) fn on_generate(&mut self, s: u32) {
+        // From the compact array: the source's own lines may still be on
+        // their way (`prefetch_generation`).
+        let host = self.traffic.source_hosts[s as usize];
         let defer = self.hcas.source_queues.must_defer(s);
         if defer {
             let before = &self.traffic.sources[s as usize];
             self.hcas.source_queues.defer(s, before);
         }
         let src = &mut self.traffic.sources[s as usize];
-        debug_assert_eq!(host, src.host, "a generation's host is its source's");
         let a = draw_arrival(src, &self.traffic.classes, &self.hcas.model);
         let next = src.due();
-        self.schedule(next, Event::Generate { source: s, host });
+        self.schedule(next, Event::Generate { source: s });
         if let Some(next) = self.queue.next_generation() {
             self.prefetch_generation(next, self.traffic.source_hosts[next as usize]);
         }

@@ -40,9 +40,10 @@ pub(crate) struct Workload {
     pub classes: Vec<Class>,
     /// Open-loop sources, one per (class, sending host).
     pub sources: IdVec<Source>,
-    /// Each open-loop source's host, by source: the next generation's
-    /// lines are asked for from these (`Simulation::prefetch_generation`)
-    /// without reading the source's own, on a large fabric a miss.
+    /// Each open-loop source's host, by source: a generation starts from its
+    /// host, and the next one's lines are asked for
+    /// (`Simulation::prefetch_generation`), without reading the source's own
+    /// state first, on a large fabric a miss.
     pub source_hosts: IdVec<u32>,
     /// Trace replays, each with its cursor.
     pub traces: Vec<Trace>,
