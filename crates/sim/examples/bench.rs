@@ -81,7 +81,10 @@ fn main() {
     let f = nets::random_regular(64, 4, 4, 1, spec);
     let lids = LidMap::assign(&f, 0).unwrap();
     let t = nets::updn(&f, &lids);
-    for (load, until) in [(0.015, 10_000_000_000), (0.3, 2_000_000_000)] {
+    // A tenth of a second or more each: shorter runs scatter too much. The
+    // saturated run is the shortest, since every packet it generates and
+    // does not deliver stays queued at its source.
+    for (load, until) in [(0.015, 100_000_000_000), (0.3, 10_000_000_000)] {
         let mut c = preset("martinez2003").unwrap();
         c.event_queue = queue.clone();
         c.traffic.classes = vec![uniform_256(load)];
@@ -96,5 +99,5 @@ fn main() {
     let mut c = SimConfig { mtu_bytes: 256, event_queue: queue, ..SimConfig::default() };
     c.traffic.classes = vec![uniform_256(0.3)];
     c.warmup_ns = 50_000.0;
-    measure("8x8 mesh, DOR, 1 VL, uniform 30 %, 256 B", &f, &lids, &t, &c, 4_000_000_000);
+    measure("8x8 mesh, DOR, 1 VL, uniform 30 %, 256 B", &f, &lids, &t, &c, 40_000_000_000);
 }
