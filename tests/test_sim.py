@@ -1,3 +1,4 @@
+import json
 import re
 from pathlib import Path
 
@@ -92,6 +93,27 @@ def test_per_port_and_histogram_tables(small):
     assert ((ports["utilization"] >= 0) & (ports["utilization"] <= 1)).all()
     h = r.latency_hist
     assert h["count"].sum() == r.summary["delivered_packets"].sum()
+
+
+def test_port_records_read_as_their_json_would(small):
+    # The core builds these records as Python objects, not through JSON
+    # (crates/py/src/port_results.rs): the same keys in the same order, the
+    # same types, and the idle VLs' zeros as floats.
+    fab, sm = small
+    r = ib.simulate(fab, sm, traffic=ib.traffic.uniform(0.1), time_us=300, seed=2, data_vls=2)
+    records = r.raw["ports"]
+    assert len(records) == 2 * fab.num_links
+    keys = list(r.raw)
+    assert keys[keys.index("sls") + 1 : keys.index("sls") + 3] == ["ports", "vl_of_slot"]  # where SimResults declares it
+    for p in records:
+        assert list(p) == ["node", "port", "peer_node", "peer_port", "utilization", "vl_utilization"]
+        assert [type(p[k]) for k in ("node", "port", "peer_node", "peer_port", "utilization")] == [str, int, str, int, float]
+        assert len(p["vl_utilization"]) == len(r.raw["vl_of_slot"])
+        assert all(type(u) is float for u in p["vl_utilization"])
+    # Traffic on SL 0 uses VL 0 only: every other slot is idle, VL 0 is not everywhere.
+    assert all(p["vl_utilization"][1:] == [0.0] * (len(p["vl_utilization"]) - 1) for p in records)
+    assert sum(p["vl_utilization"][0] > 0 for p in records) > len(records) // 2
+    assert json.loads(json.dumps(r.raw["ports"])) == records
 
 
 @pytest.mark.parametrize("seed", [1, 2])

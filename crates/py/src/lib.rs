@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 mod errors;
 mod fabric;
+mod port_results;
 mod qos;
 mod sim;
 mod subnet;

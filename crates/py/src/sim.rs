@@ -165,9 +165,13 @@ impl PySimulation {
         self.sim.num_hosts()
     }
 
-    /// All results as JSON (see `SimResults`).
-    fn results_json(&self) -> String {
-        serde_json::to_string(&self.sim.results()).expect("results serialize")
+    /// All results (see `SimResults`): JSON of everything but the per-port
+    /// records (`"ports": []`), and those records as Python objects, which
+    /// on a large fabric cost less built directly (`port_results.rs`).
+    fn results<'py>(&self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyList>)> {
+        let mut r = self.sim.results();
+        let ports = std::mem::take(&mut r.ports);
+        Ok((serde_json::to_string(&r).expect("results serialize"), crate::port_results::port_records(py, &ports)?))
     }
 
     /// Latency histogram of class `class`: (bucket low ps, bucket width ps,
