@@ -8,7 +8,9 @@
 //! `0.0` of an idle VL and a new string for every repetition of a node's
 //! name. Python's floats and strings are immutable, so the records can share
 //! one zero and one string per node; they are equal, value and type, to
-//! what `json.loads` gives for the same results.
+//! what `json.loads` gives for the same results (whose utilizations are
+//! finite: a zero-length window counts as idle, where JSON would have
+//! turned a NaN into `null`).
 
 use std::collections::HashMap;
 
