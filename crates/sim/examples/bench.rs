@@ -7,7 +7,9 @@
 //!   (below up*/down*'s saturation, about 2 %) and at 30 % (saturated: most
 //!   packets pile up in the injection queues);
 //! * an 8×8 mesh with one host per switch, dimension-order routing, 1 VL,
-//!   uniform traffic of 256 B packets at 30 % load.
+//!   IBA's default switch with an MTU of 256 B (`ibnetsim bench`'s mesh has
+//!   paper 002's switch instead), uniform traffic of 256 B packets at 30 %
+//!   load.
 //!
 //! Each workload is run three times and the fastest run is reported, since
 //! the wall clock of a shared machine is noisy.
