@@ -16,13 +16,14 @@ shows how the cost per event grows with the fabric (see
 
 A call of ``simulate`` also pays for work done once per run: building the
 simulation from the fabric and its tables, and turning the results into
-Python objects. On the 1,728-host tree that is a few hundredths of a
-second, 2–3 % of a run of 10^7 events; on the mesh about 1 ms. Each run is therefore paired
-with a run of 1 µs of the same fabric, traffic and parameters (without a
-warm-up), and the line "per event"
-gives the events per second of the difference (the events a longer run
-adds, over the time it adds): the cost of an event, without the run's
-fixed cost. The line "per call" divides by the whole call, as before.
+Python objects. On the 1,728-host tree that is 11–12 ms (about 19 ms
+before the per-port results were built without JSON), 1–2 % of a run of
+10^7 events; on the mesh about 1 ms. Each run is therefore paired with a
+run of 1 µs of the same fabric, traffic and parameters (without a
+warm-up), and the line "per event" gives the events per second of the
+difference (the events a longer run adds, over the time it adds): the cost
+of an event, without the run's fixed cost. The line "per call" divides by
+the whole call, as before.
 """
 
 from __future__ import annotations

@@ -101,5 +101,5 @@ fn main() {
     let mut c = SimConfig { mtu_bytes: 256, event_queue: queue, ..SimConfig::default() };
     c.traffic.classes = vec![uniform_256(0.3)];
     c.warmup_ns = 50_000.0;
-    measure("8x8 mesh, DOR, 1 VL, uniform 30 %, 256 B", &f, &lids, &t, &c, 40_000_000_000);
+    measure("8x8 mesh, IBA default switch, DOR, 1 VL, uniform 30 %, 256 B", &f, &lids, &t, &c, 40_000_000_000);
 }

@@ -109,6 +109,22 @@ impl Tournament {
         (tagged >> 64 << 64) | ((tagged as u64) >> self.bits) as u128
     }
 
+    /// [`Tournament::untag`], or `u128::MAX` for a node that says "empty".
+    #[inline(always)]
+    fn untag_or_empty(&self, tagged: u128) -> u128 {
+        if tagged == u128::MAX {
+            u128::MAX
+        } else {
+            self.untag(tagged)
+        }
+    }
+
+    /// The leaf a tagged key names.
+    #[inline(always)]
+    fn leaf_of(&self, tagged: u128) -> u32 {
+        (tagged as u64 & ((1 << self.bits) - 1)) as u32
+    }
+
     /// Sets `leaf`'s tagged key and brings its ancestors up to date.
     #[inline(always)]
     fn replay(&mut self, leaf: u32, tagged: u128) {
@@ -173,7 +189,7 @@ impl Tournament {
         if root == u128::MAX {
             return;
         }
-        let leaf = (root as u64 & ((1 << self.bits) - 1)) as usize;
+        let leaf = self.leaf_of(root) as usize;
         crate::prefetch::prefetch(self.entries.as_slice(), leaf);
         let mut i = self.leaves() + leaf;
         while i >= HOT_NODES {
@@ -212,12 +228,7 @@ impl Tournament {
     #[inline(always)]
     pub(super) fn top_key(&self) -> u128 {
         debug_assert!(!self.has_taken(), "the top of a tree with an entry taken");
-        let root = self.nodes[1];
-        if root == u128::MAX {
-            u128::MAX
-        } else {
-            self.untag(root)
-        }
+        self.untag_or_empty(self.nodes[1])
     }
 
     /// The earliest pending entry, if any. Not while an entry is taken.
@@ -232,7 +243,7 @@ impl Tournament {
     pub(super) fn top_stream(&self) -> Option<u32> {
         debug_assert!(!self.has_taken(), "the top of a tree with an entry taken");
         let root = self.nodes[1];
-        (root != u128::MAX).then_some((root as u64 & ((1 << self.bits) - 1)) as u32)
+        (root != u128::MAX).then_some(self.leaf_of(root))
     }
 
     /// Takes the earliest entry, which must exist, leaving it in place until
@@ -240,7 +251,7 @@ impl Tournament {
     #[inline(always)]
     pub(super) fn take_top(&mut self) -> Entry {
         debug_assert!(!self.has_taken() && self.nodes[1] != u128::MAX, "a take from an empty tree");
-        let leaf = (self.nodes[1] as u64 & ((1 << self.bits) - 1)) as u32;
+        let leaf = self.leaf_of(self.nodes[1]);
         self.taken = leaf;
         self.entries[leaf as usize]
     }
@@ -257,11 +268,7 @@ impl Tournament {
             best = best.min(self.nodes[i ^ 1]);
             i >>= 1;
         }
-        if best == u128::MAX {
-            u128::MAX
-        } else {
-            self.untag(best)
-        }
+        self.untag_or_empty(best)
     }
 
     /// The number of pending entries.
